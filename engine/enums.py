@@ -1,0 +1,120 @@
+"""Enumerations, mirroring MuJoCo's mjt* enums where MuJoCo has a counterpart."""
+from enum import IntEnum, IntFlag
+
+
+class JointType(IntEnum):
+    FREE = 0
+    BALL = 1
+    SLIDE = 2
+    HINGE = 3
+
+
+class GeomType(IntEnum):
+    PLANE = 0
+    HFIELD = 1
+    SPHERE = 2
+    CAPSULE = 3
+    ELLIPSOID = 4
+    CYLINDER = 5
+    BOX = 6
+    MESH = 7
+
+
+class Integrator(IntEnum):
+    """The manual's five integrators. SEMIIMPLICIT is MuJoCo's "Euler"."""
+    SEMIIMPLICIT = 0
+    RK4 = 1
+    EXPLICIT = 2
+    MIDPOINT = 3
+    INTERLEAVE = 4
+
+
+class Solver(IntEnum):
+    PGS = 0
+    NEWTON = 2
+
+
+class Cone(IntEnum):
+    PYRAMIDAL = 0
+    ELLIPTIC = 1
+
+
+class DisableBit(IntFlag):
+    CONSTRAINT = 1 << 0
+    EQUALITY = 1 << 1
+    FRICTIONLOSS = 1 << 2
+    LIMIT = 1 << 3
+    CONTACT = 1 << 4
+    PASSIVE = 1 << 5       # springs and dampers together (MuJoCo's old "passive" flag)
+    GRAVITY = 1 << 6
+    ACTUATION = 1 << 7
+    WARMSTART = 1 << 8
+    CLAMPCTRL = 1 << 9
+    FILTERPARENT = 1 << 10
+    EULERDAMP = 1 << 11
+    SPRING = 1 << 12
+    DAMPER = 1 << 13
+
+
+class TrnType(IntEnum):
+    JOINT = 0
+    JOINTINPARENT = 1
+    SLIDERCRANK = 2
+    TENDON = 3
+    SITE = 4
+    BODY = 5
+
+
+class DynType(IntEnum):
+    NONE = 0
+    INTEGRATOR = 1
+    FILTER = 2
+    FILTEREXACT = 3
+    MUSCLE = 4
+    USER = 5
+
+
+class GainType(IntEnum):
+    FIXED = 0
+    AFFINE = 1
+    MUSCLE = 2
+    USER = 3
+
+
+class BiasType(IntEnum):
+    NONE = 0
+    AFFINE = 1
+    MUSCLE = 2
+    USER = 3
+
+
+class WrapType(IntEnum):
+    NONE = 0
+    JOINT = 1
+    PULLEY = 2
+    SITE = 3
+    SPHERE = 4
+    CYLINDER = 5
+
+
+class EqType(IntEnum):
+    CONNECT = 0
+    WELD = 1
+    JOINT = 2
+    TENDON = 3
+
+
+class CamLight(IntEnum):
+    FIXED = 0
+    TRACK = 1
+    TRACKCOM = 2
+    TARGETBODY = 3
+    TARGETBODYCOM = 4
+
+
+class Warning(IntEnum):
+    """Indices into d.warning (counts), as MuJoCo's mjtWarning."""
+    BADQACC = 0
+    BADQPOS = 1
+    BADQVEL = 2
+    NWARNING = 3

@@ -1,0 +1,529 @@
+"""Model and Data: structures of arrays with MuJoCo's field names, allocated once.
+
+The tables below are the single source of truth for every numeric array. Each line reads
+``name dtype shape...  # meaning`` where dtype is ``f`` (float64) or ``i`` (int64) and the shape is
+made of size names (``nbody``) and integers. Jitted kernels receive a ``numba`` structref holding
+the very same arrays (no copies), so writing ``d.qpos[:] = x`` from Python is seen by the next
+``step``. Assigning a whole array (``d.qpos = x``) copies into the existing buffer for that reason.
+
+The structref constructors are generated into ``engine/_structs.py`` (numba cannot cache functions
+created at run time); ``python -m engine.types`` rewrites that file after the tables change and a
+test checks that it is current.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import types as nbtypes
+from numba.experimental import structref
+
+from .enums import Cone, Integrator, Solver
+
+# --------------------------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------------------------
+MODEL_SIZES = (
+    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface ntendon nwrap "
+    "neq nkey npair nexclude nM nmocap"
+).split()
+
+MODEL_FIELDS = """
+# options (one-element arrays so that jitted code sees live edits; m.opt exposes them as scalars)
+opt_timestep        f 1          # simulation timestep (s)
+opt_gravity         f 3          # gravitational acceleration
+opt_wind            f 3          # wind velocity of the medium
+opt_magnetic        f 3          # global magnetic flux
+opt_density         f 1          # density of the medium
+opt_viscosity       f 1          # viscosity of the medium
+opt_tolerance       f 1          # solver tolerance
+opt_epsilon         f 1          # impulse regularisation scaling (paper eq. 27)
+opt_kappa           f 1          # error-reduction time constant in s (paper eq. 28)
+opt_rmin            f 1          # regulariser floor (paper eq. 27)
+opt_impratio        f 1          # ratio of frictional to normal impedance (MuJoCo)
+opt_integrator      i 1          # Integrator
+opt_solver          i 1          # Solver
+opt_cone            i 1          # Cone
+opt_iterations      i 1          # maximum solver iterations
+opt_disableflags    i 1          # DisableBit
+opt_enableflags     i 1          # enable bits (reserved)
+# bodies (body 0 is the world; parents come before children)
+body_parentid       i nbody      # id of the parent body
+body_rootid         i nbody      # id of the root above the body (child of world)
+body_weldid         i nbody      # id of the body this one is welded to (no joints in between)
+body_mocapid        i nbody      # mocap index, -1 if not a mocap body
+body_jntnum         i nbody      # number of joints of this body
+body_jntadr         i nbody      # first joint address, -1 if none
+body_dofnum         i nbody      # number of dofs of this body
+body_dofadr         i nbody      # first dof address, -1 if none
+body_geomnum        i nbody      # number of geoms
+body_geomadr        i nbody      # first geom address, -1 if none
+body_pos            f nbody 3    # position offset relative to the parent body
+body_quat           f nbody 4    # orientation offset relative to the parent body
+body_ipos           f nbody 3    # local position of the centre of mass
+body_iquat          f nbody 4    # local orientation of the inertia ellipsoid
+body_mass           f nbody      # mass
+body_subtreemass    f nbody      # mass of the subtree starting at this body
+body_inertia        f nbody 3    # diagonal inertia in the ipos/iquat frame
+body_gravcomp       f nbody      # gravity compensation (fraction of the body's weight)
+# joints
+jnt_type            i njnt       # JointType
+jnt_qposadr         i njnt       # start address in qpos
+jnt_dofadr          i njnt       # start address in qvel
+jnt_bodyid          i njnt       # id of the joint's body
+jnt_group           i njnt       # group for visibility
+jnt_limited         i njnt       # does the joint have limits (0/1)
+jnt_pos             f njnt 3     # local anchor position
+jnt_axis            f njnt 3     # local joint axis
+jnt_stiffness       f njnt       # stiffness coefficient
+jnt_range           f njnt 2     # joint limits
+jnt_margin          f njnt       # minimum distance for limit detection
+jnt_epsilon         f njnt       # softness epsilon of the joint's limit (-1: use opt)
+jnt_kappa           f njnt       # softness kappa of the joint's limit (-1: use opt)
+# dofs
+dof_bodyid          i nv         # id of the dof's body
+dof_jntid           i nv         # id of the dof's joint
+dof_parentid        i nv         # id of the parent dof, -1 for none
+dof_Madr            i nv         # address of the dof's diagonal in the sparse qM
+dof_armature        f nv         # dof armature inertia
+dof_damping         f nv         # damping coefficient
+dof_frictionloss    f nv         # dof friction loss
+# geoms
+geom_type           i ngeom      # GeomType
+geom_contype        i ngeom      # contact type bits
+geom_conaffinity    i ngeom      # contact affinity bits
+geom_condim         i ngeom      # contact dimensionality (1, 3, 4, 6)
+geom_bodyid         i ngeom      # id of the geom's body
+geom_dataid         i ngeom      # mesh id, -1 for none
+geom_matid          i ngeom      # material id, -1 for none
+geom_group          i ngeom      # group for visibility
+geom_priority       i ngeom      # contact parameter mixing priority
+geom_size           f ngeom 3    # type-specific size parameters
+geom_rbound         f ngeom      # radius of the bounding sphere about geom_pos (0 for planes)
+geom_pos            f ngeom 3    # local position offset relative to the body
+geom_quat           f ngeom 4    # local orientation offset relative to the body
+geom_friction       f ngeom 3    # friction: sliding, torsional, rolling
+geom_margin         f ngeom      # detect contact if dist < margin
+geom_gap            f ngeom      # include in solver if dist < margin - gap
+geom_epsilon        f ngeom      # softness epsilon (-1: use opt)
+geom_kappa          f ngeom      # softness kappa (-1: use opt)
+geom_rgba           f ngeom 4    # colour
+# sites
+site_type           i nsite      # GeomType of the site's visual shape
+site_bodyid         i nsite      # id of the site's body
+site_group          i nsite      # group for visibility
+site_size           f nsite 3    # geom-like size
+site_pos            f nsite 3    # local position offset relative to the body
+site_quat           f nsite 4    # local orientation offset relative to the body
+site_rgba           f nsite 4    # colour
+# cameras
+cam_mode            i ncam       # CamLight
+cam_bodyid          i ncam       # id of the camera's body
+cam_targetbodyid    i ncam       # id of the targeted body, -1 for none
+cam_pos             f ncam 3     # position relative to the body
+cam_quat            f ncam 4     # orientation relative to the body
+cam_poscom0         f ncam 3     # global position relative to the subtree com at qpos0
+cam_pos0            f ncam 3     # global position relative to the body at qpos0
+cam_mat0            f ncam 9     # global orientation at qpos0
+cam_fovy            f ncam       # vertical field of view (degrees)
+# lights
+light_mode          i nlight     # CamLight
+light_bodyid        i nlight     # id of the light's body
+light_targetbodyid  i nlight     # id of the targeted body, -1 for none
+light_directional   i nlight     # directional light (0/1)
+light_castshadow    i nlight     # does the light cast shadows (0/1)
+light_active        i nlight     # is the light on (0/1)
+light_pos           f nlight 3   # position relative to the body
+light_dir           f nlight 3   # direction relative to the body
+light_poscom0       f nlight 3   # global position relative to the subtree com at qpos0
+light_pos0          f nlight 3   # global position relative to the body at qpos0
+light_dir0          f nlight 3   # global direction at qpos0
+light_attenuation   f nlight 3   # OpenGL attenuation
+light_cutoff        f nlight     # spot cutoff angle (degrees)
+light_exponent      f nlight     # spot exponent
+light_ambient       f nlight 3   # ambient colour
+light_diffuse       f nlight 3   # diffuse colour
+light_specular      f nlight 3   # specular colour
+# meshes (vertices in the mesh frame: centred at the mesh's com, aligned with its principal axes)
+mesh_vertadr        i nmesh      # first vertex address
+mesh_vertnum        i nmesh      # number of vertices
+mesh_faceadr        i nmesh      # first face address
+mesh_facenum        i nmesh      # number of faces
+mesh_vert           f nmeshvert 3  # vertex positions
+mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
+# tendons
+tendon_adr          i ntendon    # address of the first wrap object
+tendon_num          i ntendon    # number of wrap objects
+tendon_limited      i ntendon    # does the tendon have length limits (0/1)
+tendon_range        f ntendon 2  # tendon length limits
+tendon_margin       f ntendon    # minimum distance for limit detection
+tendon_stiffness    f ntendon    # stiffness coefficient
+tendon_damping      f ntendon    # damping coefficient
+tendon_frictionloss f ntendon    # friction loss
+tendon_lengthspring f ntendon 2  # spring rest length range (a dead band when the two differ)
+tendon_length0      f ntendon    # tendon length at qpos0
+tendon_epsilon      f ntendon    # softness epsilon of the tendon's limit (-1: use opt)
+tendon_kappa        f ntendon    # softness kappa of the tendon's limit (-1: use opt)
+tendon_width        f ntendon    # width for rendering
+tendon_rgba         f ntendon 4  # colour
+wrap_type           i nwrap      # WrapType
+wrap_objid          i nwrap      # joint, site or geom id; -1 for a pulley
+wrap_prm            f nwrap      # joint coefficient, or pulley divisor
+# actuators
+actuator_trntype    i nu         # TrnType
+actuator_dyntype    i nu         # DynType
+actuator_gaintype   i nu         # GainType
+actuator_biastype   i nu         # BiasType
+actuator_trnid      i nu 2       # transmission target ids (second: refsite for site transmission)
+actuator_actadr     i nu         # first activation address, -1 for stateless
+actuator_actnum     i nu         # number of activation variables
+actuator_group      i nu         # group for visibility
+actuator_ctrllimited  i nu       # is the control limited (0/1)
+actuator_forcelimited i nu       # is the force limited (0/1)
+actuator_actlimited   i nu       # is the activation limited (0/1)
+actuator_actearly   i nu         # act_dot used in the force computation (0/1)
+actuator_dynprm     f nu 10      # dynamics parameters
+actuator_gainprm    f nu 10      # gain parameters
+actuator_biasprm    f nu 10      # bias parameters
+actuator_ctrlrange  f nu 2       # range of controls
+actuator_forcerange f nu 2       # range of forces
+actuator_actrange   f nu 2       # range of activations
+actuator_gear       f nu 6       # scale length and transmitted force
+actuator_cranklength f nu        # crank length for slider-crank
+actuator_length0    f nu         # actuator length at qpos0
+actuator_lengthrange f nu 2      # feasible actuator length range
+# equality constraints (stored for the constraint stage)
+eq_type             i neq        # EqType
+eq_obj1id           i neq        # id of the first object
+eq_obj2id           i neq        # id of the second object, -1 for world / none
+eq_active0          i neq        # initial enable state (0/1)
+eq_data             f neq 11     # type-specific data
+eq_epsilon          f neq        # softness epsilon (-1: use opt)
+eq_kappa            f neq        # softness kappa (-1: use opt)
+# explicit contact pairs and exclusions (stored for the collision stage)
+pair_geom1          i npair      # id of geom 1
+pair_geom2          i npair      # id of geom 2
+pair_condim         i npair      # contact dimensionality
+pair_friction       f npair 5    # tangent1, tangent2, spin, roll1, roll2
+pair_margin         f npair      # detect contact if dist < margin
+pair_gap            f npair      # include in solver if dist < margin - gap
+pair_epsilon        f npair      # softness epsilon (-1: use opt)
+pair_kappa          f npair      # softness kappa (-1: use opt)
+exclude_body1       i nexclude   # id of body 1
+exclude_body2       i nexclude   # id of body 2
+# keyframes
+key_time            f nkey       # time
+key_qpos            f nkey nq    # positions
+key_qvel            f nkey nv    # velocities
+key_act             f nkey na    # activations
+key_ctrl            f nkey nu    # controls
+key_mpos            f nkey nmocap 3  # mocap positions
+key_mquat           f nkey nmocap 4  # mocap orientations
+# default state
+qpos0               f nq         # qpos at the reference configuration
+qpos_spring         f nq         # reference configuration of joint springs
+"""
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+DATA_FIELDS = """
+# state and inputs
+time                f 1          # simulation time
+qpos                f nq         # position
+qvel                f nv         # velocity
+act                 f na         # actuator activation
+ctrl                f nu         # control
+qfrc_applied        f nv         # applied generalised force
+xfrc_applied        f nbody 6    # applied Cartesian force/torque (world frame, at the com)
+mocap_pos           f nmocap 3   # positions of mocap bodies
+mocap_quat          f nmocap 4   # orientations of mocap bodies
+qacc                f nv         # acceleration
+act_dot             f na         # time derivative of act
+warning             i 3          # warning counters (enums.Warning)
+# kinematics
+xpos                f nbody 3    # Cartesian position of the body frame
+xquat               f nbody 4    # Cartesian orientation of the body frame
+xmat                f nbody 9    # Cartesian orientation of the body frame
+xipos               f nbody 3    # Cartesian position of the body com
+ximat               f nbody 9    # Cartesian orientation of the body inertia
+xanchor             f njnt 3     # Cartesian position of the joint anchor
+xaxis               f njnt 3     # Cartesian joint axis
+geom_xpos           f ngeom 3    # Cartesian geom position
+geom_xmat           f ngeom 9    # Cartesian geom orientation
+site_xpos           f nsite 3    # Cartesian site position
+site_xmat           f nsite 9    # Cartesian site orientation
+cam_xpos            f ncam 3     # Cartesian camera position
+cam_xmat            f ncam 9     # Cartesian camera orientation
+light_xpos          f nlight 3   # Cartesian light position
+light_xdir          f nlight 3   # Cartesian light direction
+subtree_com         f nbody 3    # centre of mass of each subtree
+cdof                f nv 6       # com-based motion axis of each dof (rot:lin)
+cinert              f nbody 10   # com-based body inertia and mass
+# tendons and actuators
+ten_wrapadr         i ntendon    # start address of the tendon's path in wrap_xpos
+ten_wrapnum         i ntendon    # number of points in the tendon's path
+ten_length          f ntendon    # tendon lengths
+ten_J               f ntendon nv # tendon moments
+ten_velocity        f ntendon    # tendon velocities
+wrap_obj            i nwrap2     # geom id, -1 for site, -2 for pulley
+wrap_xpos           f nwrap2 3   # Cartesian 3D points of all tendon paths
+actuator_length     f nu         # actuator lengths
+actuator_moment     f nu nv      # actuator moments
+actuator_velocity   f nu         # actuator velocities
+actuator_force      f nu         # actuator force in actuation space
+# velocity-dependent
+cvel                f nbody 6    # com-based velocity (rot:lin)
+cdof_dot            f nv 6       # time derivative of cdof
+# inertia
+crb                 f nbody 10   # com-based composite inertia and mass
+qM                  f nM         # joint-space inertia (sparse, see dof_Madr)
+qLD                 f nM         # L'*D*L factorisation of M (sparse)
+qLDiagInv           f nv         # 1/diag(D)
+# forces
+qfrc_bias           f nv         # C(qpos, qvel): Coriolis, centrifugal, gravity
+qfrc_spring         f nv         # joint and tendon spring forces
+qfrc_damper         f nv         # joint and tendon damping forces
+qfrc_fluid          f nv         # forces of the medium (viscosity, density, wind)
+qfrc_passive        f nv         # total passive force
+qfrc_actuator       f nv         # actuator force in joint space
+qfrc_smooth         f nv         # net unconstrained force
+qacc_smooth         f nv         # unconstrained acceleration
+qfrc_constraint     f nv         # constraint force
+qfrc_inverse        f nv         # net external force from inverse dynamics
+cacc                f nbody 6    # com-based acceleration
+cfrc_int            f nbody 6    # com-based interaction force with the parent
+cfrc_ext            f nbody 6    # com-based external force on the body
+energy              f 2          # potential, kinetic energy
+# integrator scratch (allocated once)
+qpos_save           f nq         # state at the start of a multi-stage step
+qvel_save           f nv
+act_save            f na
+rk_qvel             f 4 nv       # Runge-Kutta stage velocities
+rk_qacc             f 4 nv       # Runge-Kutta stage accelerations
+rk_act_dot          f 4 na       # Runge-Kutta stage activation derivatives
+scratch_nv          f 4 nv       # general scratch vectors
+scratch_M           f nM         # scratch sparse matrix
+"""
+
+
+def _parse_table(text):
+    fields = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, dtype, *shape = line.split()
+        fields.append((name, dtype, tuple(int(s) if s.isdigit() else s for s in shape)))
+    return tuple(fields)
+
+
+MODEL_SPEC = _parse_table(MODEL_FIELDS)
+DATA_SPEC = _parse_table(DATA_FIELDS)
+_DTYPES = {"f": np.float64, "i": np.int64}
+_NBTYPES = {"f": nbtypes.float64, "i": nbtypes.int64}
+
+
+def _nbtype(dtype, shape):
+    return nbtypes.Array(_NBTYPES[dtype], len(shape), "C")
+
+
+@structref.register
+class ModelStructType(nbtypes.StructRef):
+    """numba type of the array bundle that jitted kernels receive as ``m``."""
+
+    def preprocess_fields(self, fields):
+        return tuple((n, nbtypes.unliteral(t)) for n, t in fields)
+
+
+@structref.register
+class DataStructType(nbtypes.StructRef):
+    """numba type of the array bundle that jitted kernels receive as ``d``."""
+
+    def preprocess_fields(self, fields):
+        return tuple((n, nbtypes.unliteral(t)) for n, t in fields)
+
+
+class ModelStruct(structref.StructRefProxy):
+    pass
+
+
+class DataStruct(structref.StructRefProxy):
+    pass
+
+
+structref.define_boxing(ModelStructType, ModelStruct)
+structref.define_boxing(DataStructType, DataStruct)
+
+MODEL_TYPE = ModelStructType([(n, _nbtype(t, s)) for n, t, s in MODEL_SPEC])
+DATA_TYPE = DataStructType([(n, _nbtype(t, s)) for n, t, s in DATA_SPEC])
+
+
+def _shape(shape, sizes):
+    return tuple(s if isinstance(s, int) else int(sizes[s]) for s in shape)
+
+
+class ModelError(Exception):
+    """Bad model input. The message names the file, line, element and attribute at fault."""
+
+    def __init__(self, message, file=None, line=None, element=None, attribute=None):
+        self.file, self.line, self.element, self.attribute = file, line, element, attribute
+        where = []
+        if file is not None:
+            where.append(f"{file}")
+        if line is not None:
+            where.append(f"line {line}")
+        if element is not None:
+            where.append(f"element <{element}>")
+        if attribute is not None:
+            where.append(f"attribute '{attribute}'")
+        self.reason = message
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class _ArrayHolder:
+    """Attribute access to the arrays; assigning a field copies into the existing buffer."""
+
+    _spec: tuple = ()
+
+    def __setattr__(self, name, value):
+        arrays = self.__dict__.get("_arrays")
+        if arrays is not None and name in arrays:
+            arrays[name][...] = value
+        else:
+            object.__setattr__(self, name, value)
+
+
+class Option:
+    """Live view of the model options (``m.opt``); every edit is seen by the next step."""
+
+    _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio "
+                "integrator solver cone iterations disableflags enableflags").split()
+    _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone}
+
+    def __init__(self, arrays):
+        object.__setattr__(self, "_arrays", arrays)
+
+    def __getattr__(self, name):
+        arrays = self.__dict__["_arrays"]
+        key = "opt_" + name
+        if key not in arrays:
+            raise AttributeError(name)
+        a = arrays[key]
+        if name in self._SCALARS:
+            v = a[0]
+            if name in self._ENUMS:
+                return self._ENUMS[name](int(v))
+            return int(v) if a.dtype.kind == "i" else float(v)
+        return a
+
+    def __setattr__(self, name, value):
+        key = "opt_" + name
+        if key not in self._arrays:
+            raise AttributeError(f"unknown option {name!r}")
+        self._arrays[key][...] = value
+
+    def __repr__(self):
+        keys = [k[4:] for k in self._arrays if k.startswith("opt_")]
+        return "Option(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in keys) + ")"
+
+
+NAME_KINDS = ("body", "joint", "geom", "site", "camera", "light", "mesh", "tendon", "actuator",
+              "equality", "key", "sensor", "material", "texture", "hfield")
+
+
+class Model(_ArrayHolder):
+    """A compiled model: sizes, numeric arrays (MODEL_SPEC), names and rendering assets.
+
+    Built by the compiler from a dict of arrays; missing arrays are an error so that the
+    compiler's output is checked against the table. Non-numeric extras (names, materials,
+    textures, sensors, the source path) are plain attributes.
+    """
+
+    def __init__(self, sizes: dict, arrays: dict, names: dict | None = None, **extras):
+        arrays = dict(arrays)
+        sizes = {k: int(sizes[k]) for k in MODEL_SIZES}
+        out = {}
+        for name, dtype, shape in MODEL_SPEC:
+            want = _shape(shape, sizes)
+            if name not in arrays:
+                raise ValueError(f"compiler did not produce Model.{name}")
+            a = np.ascontiguousarray(np.asarray(arrays.pop(name), dtype=_DTYPES[dtype]))
+            if a.shape != want:
+                a = a.reshape(want) if a.size == int(np.prod(want)) else a
+            if a.shape != want:
+                raise ValueError(f"Model.{name} has shape {a.shape}, expected {want}")
+            out[name] = a
+        if arrays:
+            raise ValueError(f"unknown Model arrays: {sorted(arrays)}")
+        object.__setattr__(self, "_arrays", out)
+        object.__setattr__(self, "_sizes", sizes)
+        for k, v in sizes.items():
+            object.__setattr__(self, k, v)
+        for k, v in out.items():
+            object.__setattr__(self, k, v)
+        object.__setattr__(self, "opt", Option(out))
+        names = names or {}
+        object.__setattr__(self, "names", {k: list(names.get(k, [])) for k in NAME_KINDS})
+        object.__setattr__(self, "_name_index",
+                           {k: {n: i for i, n in enumerate(v) if n} for k, v in self.names.items()})
+        for k, v in extras.items():
+            object.__setattr__(self, k, v)
+        from ._structs import new_model_struct
+        object.__setattr__(self, "_struct", new_model_struct(*[out[n] for n, _, _ in MODEL_SPEC]))
+
+    @property
+    def nwrap2(self):
+        """Capacity of the tendon path buffers (two points per wrap object at most)."""
+        return 2 * self.nwrap
+
+    def __repr__(self):
+        return (f"Model(nq={self.nq}, nv={self.nv}, nu={self.nu}, na={self.na}, nbody={self.nbody}, "
+                f"ngeom={self.ngeom}, ntendon={self.ntendon})")
+
+
+class Data(_ArrayHolder):
+    """Simulation state and every intermediate result (DATA_SPEC), allocated once by make_data."""
+
+    def __init__(self, m: Model):
+        sizes = dict(m._sizes, nwrap2=m.nwrap2)
+        out = {name: np.zeros(_shape(shape, sizes), dtype=_DTYPES[dtype])
+               for name, dtype, shape in DATA_SPEC}
+        object.__setattr__(self, "_arrays", out)
+        for k, v in out.items():
+            if k != "time":
+                object.__setattr__(self, k, v)
+        from ._structs import new_data_struct
+        object.__setattr__(self, "_struct", new_data_struct(*[out[n] for n, _, _ in DATA_SPEC]))
+
+    @property
+    def time(self):
+        return float(self._arrays["time"][0])
+
+    @time.setter
+    def time(self, value):
+        self._arrays["time"][0] = value
+
+
+def _generate_structs_source():
+    lines = [
+        '"""Generated by ``python -m engine.types`` from the tables in types.py. Do not edit."""',
+        "from numba import njit",
+        "from numba.experimental import structref",
+        "",
+        "from .types import DATA_TYPE, MODEL_TYPE",
+    ]
+    for fn, spec, ty in (("new_model_struct", MODEL_SPEC, "MODEL_TYPE"),
+                         ("new_data_struct", DATA_SPEC, "DATA_TYPE")):
+        names = [n for n, _, _ in spec]
+        lines += ["", "", "@njit(cache=True)", f"def {fn}(" + ", ".join(names) + "):",
+                  f"    s = structref.new({ty})"]
+        lines += [f"    s.{n} = {n}" for n in names]
+        lines += ["    return s"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import pathlib
+
+    path = pathlib.Path(__file__).with_name("_structs.py")
+    path.write_text(_generate_structs_source())
+    print(f"wrote {path}")
