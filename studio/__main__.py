@@ -1,0 +1,119 @@
+"""Command line of the studio: ``python -m studio [MODEL] [options]`` (see --help)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import DEFAULT_MODEL
+
+EXIT_MODEL_ERROR = 2
+EXIT_GL_ERROR = 3
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m studio",
+        description="Load a model (MJCF .xml or URDF .urdf), simulate it at real-time pace and show it. "
+                    "On exit one summary line is printed: "
+                    "'studio: frames=<int> fps=<float> sim_time=<float> realtime_factor=<float> steps=<int>'.",
+        epilog="In the window: space pauses/resumes, backspace resets, Esc quits, left drag orbits, "
+               "right drag pans, the scroll wheel zooms.")
+    p.add_argument("model", nargs="?", default=str(DEFAULT_MODEL),
+                   help=f"model file (default: {os.path.relpath(DEFAULT_MODEL)})")
+    p.add_argument("--paused", action="store_true", help="start with the simulation paused")
+    p.add_argument("--record", metavar="FILE",
+                   help="record the trajectory to FILE (needs engine.Recorder)")
+    p.add_argument("--duration", type=float, metavar="S",
+                   help="quit after S seconds of wall time")
+    p.add_argument("--headless", action="store_true",
+                   help="simulate without a window (use with --duration); frames are 1/60 s ticks")
+    p.add_argument("--screenshot", metavar="FILE.png",
+                   help="render offscreen through EGL (no display needed), save a PNG and quit")
+    p.add_argument("--frames", type=int, default=0, metavar="N",
+                   help="with --screenshot: simulate N frames of 1/60 s first (default 0)")
+    p.add_argument("--size", default="1280x720", metavar="WxH",
+                   help="window or screenshot size in pixels (default 1280x720)")
+    args = p.parse_args(argv)
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+        if w <= 0 or h <= 0:
+            raise ValueError
+    except ValueError:
+        p.error(f"--size must look like 1280x720, got {args.size!r}")
+    args.width, args.height = w, h
+    if args.duration is not None and args.duration < 0:
+        p.error("--duration must be >= 0")
+    if args.frames < 0:
+        p.error("--frames must be >= 0")
+    return args
+
+
+def load(path: str):
+    """Load, make data and run forward once; a bad model exits with its message and code 2."""
+    import engine
+
+    try:
+        m = engine.load_model(path)
+    except engine.ModelError as e:
+        msg = str(e)
+        if os.path.basename(path) not in msg:
+            msg = f"{path}: {msg}"
+        print(f"studio: {msg}", file=sys.stderr)
+        raise SystemExit(EXIT_MODEL_ERROR)
+    except OSError as e:
+        print(f"studio: cannot read model {path}: {e.strerror or e}", file=sys.stderr)
+        raise SystemExit(EXIT_MODEL_ERROR)
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    return m, d
+
+
+def open_recorder(m, path):
+    if path is None:
+        return None
+    import engine
+
+    try:
+        recorder_cls = engine.Recorder
+    except AttributeError:
+        print("studio: --record needs engine.Recorder, which this version does not have",
+              file=sys.stderr)
+        raise SystemExit(EXIT_MODEL_ERROR)
+    return recorder_cls(m, path)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    m, d = load(args.model)
+    from .runner import Runner
+
+    recorder = open_recorder(m, args.record)
+    runner = Runner(m, d, paused=args.paused, recorder=recorder)
+    try:
+        if args.screenshot:
+            from .headless import screenshot
+            try:
+                screenshot(runner, args.screenshot, args.frames, args.width, args.height)
+            except Exception as e:       # no EGL / no GL 3.3: say so plainly
+                if type(e).__name__ in ("Error", "GLError") or "egl" in str(e).lower():
+                    print(f"studio: cannot render offscreen through EGL: {e}", file=sys.stderr)
+                    return EXIT_GL_ERROR
+                raise
+        elif args.headless:
+            from .headless import run_headless
+            run_headless(runner, args.duration)
+        else:
+            from .app import run_window
+            run_window(runner, args)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if recorder is not None:
+            recorder.close()
+    print(runner.summary(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""Procedural unit meshes for the geom primitives, and flat-shaded triangle soups for mesh geoms.
+
+Every mesh is returned as ``(vertices, indices)``: ``vertices`` is float32 ``(n, 6)`` holding
+position and normal, ``indices`` is uint32 ``(m,)`` (three per triangle, counter-clockwise seen from
+outside). The renderer scales the unit shapes per instance:
+
+- sphere: radius 1 (an ellipsoid is a sphere scaled by its three semi-axes)
+- cylinder: radius 1, half-height 1 along z, with caps (a capsule is a cylinder plus two spheres)
+- box: half-size 1 (the cube [-1, 1]^3)
+- plane: the square [-1, 1]^2 at z = 0 facing +z
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _pack(pos, nrm, idx):
+    v = np.concatenate([np.asarray(pos, np.float32), np.asarray(nrm, np.float32)], axis=1)
+    return np.ascontiguousarray(v, dtype=np.float32), np.ascontiguousarray(idx, dtype=np.uint32)
+
+
+def sphere(nlon: int = 32, nlat: int = 16):
+    """Unit UV sphere with smooth normals."""
+    theta = np.linspace(0.0, np.pi, nlat + 1)           # polar angle from +z
+    phi = np.linspace(0.0, 2.0 * np.pi, nlon + 1)        # azimuth (seam duplicated)
+    t, p = np.meshgrid(theta, phi, indexing="ij")
+    pos = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1).reshape(-1, 3)
+    idx = []
+    for i in range(nlat):
+        for j in range(nlon):
+            a = i * (nlon + 1) + j
+            b = a + nlon + 1
+            idx += [a, b, a + 1, a + 1, b, b + 1]
+    return _pack(pos, pos, idx)
+
+
+def cylinder(n: int = 32):
+    """Unit cylinder (radius 1, z in [-1, 1]) with flat caps; sides have smooth normals."""
+    ang = np.linspace(0.0, 2.0 * np.pi, n + 1)
+    c, s = np.cos(ang), np.sin(ang)
+    pos, nrm, idx = [], [], []
+    # side: two rings
+    for z in (-1.0, 1.0):
+        for k in range(n + 1):
+            pos.append((c[k], s[k], z))
+            nrm.append((c[k], s[k], 0.0))
+    for k in range(n):
+        a, b = k, k + n + 1
+        idx += [a, a + 1, b, b, a + 1, b + 1]
+    # caps: a centre vertex and a ring each
+    for z in (-1.0, 1.0):
+        base = len(pos)
+        pos.append((0.0, 0.0, z))
+        nrm.append((0.0, 0.0, z))
+        for k in range(n + 1):
+            pos.append((c[k], s[k], z))
+            nrm.append((0.0, 0.0, z))
+        for k in range(n):
+            if z > 0:
+                idx += [base, base + 1 + k, base + 2 + k]
+            else:
+                idx += [base, base + 2 + k, base + 1 + k]
+    return _pack(pos, nrm, idx)
+
+
+def box():
+    """The cube [-1, 1]^3, four vertices per face so that normals are flat."""
+    pos, nrm, idx = [], [], []
+    for axis in range(3):
+        for sign in (-1.0, 1.0):
+            n = np.zeros(3)
+            n[axis] = sign
+            u = np.zeros(3)
+            u[(axis + 1) % 3] = 1.0
+            v = np.cross(n, u)
+            base = len(pos)
+            for du, dv in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                pos.append(n + du * u + dv * v)
+                nrm.append(n)
+            idx += [base, base + 1, base + 2, base, base + 2, base + 3]
+    return _pack(pos, nrm, idx)
+
+
+def plane(n: int = 1):
+    """The square [-1, 1]^2 at z = 0 facing +z, split into n x n quads."""
+    g = np.linspace(-1.0, 1.0, n + 1)
+    x, y = np.meshgrid(g, g, indexing="ij")
+    pos = np.stack([x.ravel(), y.ravel(), np.zeros(x.size)], axis=1)
+    nrm = np.tile([0.0, 0.0, 1.0], (pos.shape[0], 1))
+    idx = []
+    for i in range(n):
+        for j in range(n):
+            a = i * (n + 1) + j
+            b = a + n + 1
+            idx += [a, b, b + 1, a, b + 1, a + 1]
+    return _pack(pos, nrm, idx)
+
+
+def triangle_soup(vert, face):
+    """Flat-shaded mesh from shared vertices (k, 3) and triangles (f, 3): one normal per face."""
+    vert = np.asarray(vert, np.float64).reshape(-1, 3)
+    face = np.asarray(face, np.int64).reshape(-1, 3)
+    if face.size == 0:
+        return _pack(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
+    tri = vert[face]                                        # (f, 3, 3)
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+    pos = tri.reshape(-1, 3)
+    nrm = np.repeat(n, 3, axis=0)
+    return _pack(pos, nrm, np.arange(pos.shape[0]))
