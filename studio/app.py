@@ -10,26 +10,32 @@ from .runner import Runner
 TITLE_EVERY = 0.5            # seconds between window-title status updates
 
 
-def _gl_configs():
+def _gl_configs(msaa: int):
     from pyglet import gl
 
     base = dict(major_version=3, minor_version=3, forward_compatible=True, depth_size=24,
                 double_buffer=True)
-    yield gl.Config(sample_buffers=1, samples=4, **base)
+    if msaa > 1:
+        yield gl.Config(sample_buffers=1, samples=msaa, **base)
     yield gl.Config(**base)
 
 
-def _make_window(width, height, title):
+def _configure_pyglet():
+    """Before pyglet.window is imported: without a display, run the window offscreen on EGL."""
     import pyglet
 
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
-            and sys.platform.startswith("linux"):
-        pyglet.options.headless = True           # no display: run the window on EGL
+    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") \
+            and not os.environ.get("WAYLAND_DISPLAY"):
+        print("studio: no display found; rendering offscreen through EGL", file=sys.stderr)
+        pyglet.options.headless = True
         pyglet.options.shadow_window = False
+
+
+def _make_window(width, height, title, msaa):
     import pyglet.window
 
     last = None
-    for config in _gl_configs():
+    for config in _gl_configs(msaa):
         try:
             return pyglet.window.Window(width=width, height=height, caption=title,
                                         resizable=True, config=config, vsync=False)
@@ -39,6 +45,7 @@ def _make_window(width, height, title):
 
 
 def run_window(runner: Runner, args) -> None:
+    _configure_pyglet()
     import moderngl
     import pyglet
     from pyglet.window import key, mouse
@@ -46,7 +53,7 @@ def run_window(runner: Runner, args) -> None:
     from .renderer import Renderer
 
     model_name = os.path.basename(args.model)
-    window = _make_window(args.width, args.height, f"studio - {model_name}")
+    window = _make_window(args.width, args.height, f"studio - {model_name}", args.msaa)
     ctx = moderngl.create_context()
     renderer = Renderer(ctx, runner.m)
     renderer.frame_model(runner.d)

@@ -37,9 +37,10 @@ def create_egl_context():
     return moderngl.create_standalone_context(backend="egl", require=330)
 
 
-def render_offscreen(ctx, renderer, d, width: int, height: int) -> np.ndarray:
+def render_offscreen(ctx, renderer, d, width: int, height: int, msaa: int = 4) -> np.ndarray:
     """Draw ``d`` into a multisampled framebuffer and return the picture as (height, width, 3) uint8."""
-    samples = min(4, int(ctx.max_samples))
+    samples = min(max(msaa, 0), int(ctx.max_samples))
+    samples = samples if samples > 1 else 0
     ms = ctx.framebuffer(color_attachments=[ctx.renderbuffer((width, height), 4, samples=samples)],
                          depth_attachment=ctx.depth_renderbuffer((width, height), samples=samples))
     out = ctx.framebuffer(color_attachments=[ctx.renderbuffer((width, height), 4)])
@@ -58,7 +59,8 @@ def render_offscreen(ctx, renderer, d, width: int, height: int) -> np.ndarray:
     return img[::-1].copy()                       # OpenGL rows go bottom-up
 
 
-def screenshot(runner: Runner, path: str, frames: int, width: int, height: int) -> None:
+def screenshot(runner: Runner, path: str, frames: int, width: int, height: int,
+               msaa: int = 4) -> None:
     """Simulate ``frames`` frames (1/60 s each, as fast as possible), then save a PNG of the scene."""
     from PIL import Image
 
@@ -74,7 +76,7 @@ def screenshot(runner: Runner, path: str, frames: int, width: int, height: int) 
             if not runner.paused:
                 runner.step_n(n)
             runner.frames += 1
-        img = render_offscreen(ctx, renderer, d, width, height)
+        img = render_offscreen(ctx, renderer, d, width, height, msaa)
         Image.fromarray(img, "RGB").save(path)
         renderer.release()
     finally:
