@@ -6,22 +6,27 @@ name2id, forward, step, full_inertia, Model, Data, ModelError and the enums.
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
                     Integrator, JointType, Solver, TrnType, WrapType)
 from .types import Data, Model, ModelError
+# imported after the submodule of the same name, so that engine.forward is the function
+from .forward import (energy, forward, full_inertia, make_data, name2id, reset_data,  # noqa: E402
+                      reset_keyframe, step)
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
     "Integrator", "JointType", "Solver", "TrnType", "WrapType", "Data", "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
-    "name2id", "forward", "step", "full_inertia",
+    "name2id", "forward", "step", "full_inertia", "energy",
 ]
 
 
-def __getattr__(name):
-    # Submodules are imported on first use so that `import engine` stays fast.
-    if name in ("load_model", "load_model_from_string"):
-        from . import compiler
-        return getattr(compiler, name)
-    if name in ("make_data", "reset_data", "reset_keyframe", "name2id", "forward", "step",
-                "full_inertia"):
-        from . import forward
-        return getattr(forward, name)
-    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+def load_model(path):
+    """Compile an MJCF (.xml) or URDF (.urdf) file into a Model."""
+    from . import compiler
+    from .setconst import set_const
+    return set_const(compiler.load_model(path))
+
+
+def load_model_from_string(xml_text, assets=None):
+    """Compile MJCF text; assets maps file names (meshes, includes) to bytes."""
+    from . import compiler
+    from .setconst import set_const
+    return set_const(compiler.load_model_from_string(xml_text, assets))

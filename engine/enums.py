@@ -1,5 +1,5 @@
 """Enumerations, mirroring MuJoCo's mjt* enums where MuJoCo has a counterpart."""
-from enum import IntEnum, IntFlag
+from enum import IntEnum
 
 
 class JointType(IntEnum):
@@ -39,7 +39,8 @@ class Cone(IntEnum):
     ELLIPTIC = 1
 
 
-class DisableBit(IntFlag):
+class DisableBit(IntEnum):
+    """Bits of m.opt.disableflags (combine with |)."""
     CONSTRAINT = 1 << 0
     EQUALITY = 1 << 1
     FRICTIONLOSS = 1 << 2

@@ -1,0 +1,420 @@
+"""The simulation pipeline and the integrators; the public entry points forward, step, reset.
+
+forward(m, d) and step(m, d, n) each enter compiled code once: the stage calls below are all
+compiled kernels, so a step costs no Python work. Stage order follows MuJoCo's mj_forward.
+
+Implicit damping (paper eq. 3): with the semi-implicit integrator the velocity update is
+M (v' - v) = h (... - B v'), i.e. (M + h B) (v' - v) = h (... - B v). The stage factor_inertia
+therefore factors M + h B (D = armature + B h, armature already in qM) and qacc is
+(v' - v) / h of the step, which is also what inverse dynamics reads.
+"""
+import math
+
+import numpy as np
+
+from . import actuator, passive, smooth
+from .enums import DisableBit, Integrator, JointType, Warning
+from .jit import jit
+from .math import quat_integrate, quat_sub
+from .types import Data, Model
+
+FREE = int(JointType.FREE)
+BALL = int(JointType.BALL)
+MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger magnitudes count as divergence
+NO_DAMPER = int(DisableBit.PASSIVE | DisableBit.DAMPER | DisableBit.EULERDAMP)
+
+
+# ------------------------------------------------------------------------------------------------
+# stages
+# ------------------------------------------------------------------------------------------------
+@jit
+def implicit_damping(m):
+    """True when the step folds joint damping into the inertia (semi-implicit integrator)."""
+    if m.opt_integrator[0] != Integrator.SEMIIMPLICIT or m.opt_disableflags[0] & NO_DAMPER:
+        return False
+    for i in range(m.dof_damping.shape[0]):
+        if m.dof_damping[i] > 0.0:
+            return True
+    return False
+
+
+@jit
+def factor_inertia(m, d):
+    """qLD, qLDiagInv: factor of M, or of M + h B with implicit damping (paper eq. 3)."""
+    d.qLD[:] = d.qM
+    if implicit_damping(m):
+        h = m.opt_timestep[0]
+        for i in range(m.dof_damping.shape[0]):
+            d.qLD[m.dof_Madr[i]] += h * m.dof_damping[i]
+    smooth.factor_m(m, d.qLD, d.qLDiagInv)
+
+
+@jit
+def fwd_position(m, d):
+    """Position-dependent stages: kinematics, com, cameras, tendons, inertia, transmission."""
+    smooth.kinematics(m, d)
+    smooth.com_pos(m, d)
+    smooth.camlight(m, d)
+    smooth.tendon(m, d)
+    smooth.crb(m, d)
+    factor_inertia(m, d)
+    smooth.transmission(m, d)
+
+
+@jit
+def fwd_velocity(m, d):
+    """Velocity-dependent stages: tendon/actuator velocities, cvel, passive forces, qfrc_bias."""
+    smooth.tendon_actuator_velocity(m, d)
+    smooth.com_vel(m, d)
+    passive.passive(m, d)
+    gravity_on = not m.opt_disableflags[0] & DisableBit.GRAVITY
+    smooth.rne(m, d, gravity_on, False, d.qfrc_bias)
+
+
+@jit
+def fwd_acceleration(m, d):
+    """qfrc_smooth = passive - bias + applied + actuator + J' xfrc_applied; qacc_smooth."""
+    nv = d.qvel.shape[0]
+    for i in range(nv):
+        d.qfrc_smooth[i] = (d.qfrc_passive[i] - d.qfrc_bias[i] + d.qfrc_applied[i]
+                            + d.qfrc_actuator[i])
+    for b in range(1, m.body_parentid.shape[0]):
+        f = (d.xfrc_applied[b, 0], d.xfrc_applied[b, 1], d.xfrc_applied[b, 2])
+        t = (d.xfrc_applied[b, 3], d.xfrc_applied[b, 4], d.xfrc_applied[b, 5])
+        if f[0] != 0.0 or f[1] != 0.0 or f[2] != 0.0 or t[0] != 0.0 or t[1] != 0.0 or t[2] != 0.0:
+            smooth.apply_ft(m, d, f, t, (d.xipos[b, 0], d.xipos[b, 1], d.xipos[b, 2]), b,
+                            d.qfrc_smooth, 1.0)
+    d.qacc_smooth[:] = d.qfrc_smooth
+    smooth.solve_m(m, d.qLD, d.qLDiagInv, d.qacc_smooth)
+
+
+@jit
+def fwd_constraint(m, d):
+    """qacc and qfrc_constraint. Without active constraints qacc = qacc_smooth."""
+    d.qfrc_constraint[:] = 0.0
+    d.qacc[:] = d.qacc_smooth
+
+
+@jit
+def forward_kernel(m, d):
+    """The whole forward dynamics (MuJoCo's mj_forward)."""
+    fwd_position(m, d)
+    fwd_velocity(m, d)
+    actuator.fwd_actuation(m, d)
+    fwd_acceleration(m, d)
+    fwd_constraint(m, d)
+
+
+# ------------------------------------------------------------------------------------------------
+# integration
+# ------------------------------------------------------------------------------------------------
+@jit
+def integrate_pos(m, qpos, qvel, h):
+    """qpos <- qpos (+) h qvel, rotating quaternions by the local angular velocity."""
+    for j in range(m.jnt_type.shape[0]):
+        pa = m.jnt_qposadr[j]
+        da = m.jnt_dofadr[j]
+        t = m.jnt_type[j]
+        if t == FREE:
+            for c in range(3):
+                qpos[pa + c] += h * qvel[da + c]
+            pa += 3
+            da += 3
+        if t == FREE or t == BALL:
+            q = quat_integrate((qpos[pa], qpos[pa + 1], qpos[pa + 2], qpos[pa + 3]),
+                               (qvel[da], qvel[da + 1], qvel[da + 2]), h)
+            for c in range(4):
+                qpos[pa + c] = q[c]
+        else:
+            qpos[pa] += h * qvel[da]
+
+
+@jit
+def advance(m, d, act_dot, qacc, qvel, h):
+    """act, qvel, qpos and time one step ahead; qpos moves with qvel, or with the new d.qvel."""
+    if not m.opt_disableflags[0] & DisableBit.ACTUATION:
+        for i in range(m.actuator_actadr.shape[0]):
+            adr = m.actuator_actadr[i]
+            for j in range(adr, adr + m.actuator_actnum[i]):
+                d.act[j] = actuator.next_activation(m, i, d.act[j], act_dot[j], h)
+    for i in range(d.qvel.shape[0]):
+        d.qvel[i] += h * qacc[i]
+    integrate_pos(m, d.qpos, qvel, h)
+    d.time[0] += h
+
+
+@jit
+def euler(m, d):
+    """Semi-implicit Euler: v' = v + h qacc, then q' = q (+) h v' (qacc already includes B h)."""
+    advance(m, d, d.act_dot, d.qacc, d.qvel, m.opt_timestep[0])
+
+
+@jit
+def explicit_euler(m, d):
+    """Explicit Euler: q' = q (+) h v, v' = v + h qacc."""
+    d.qvel_save[:] = d.qvel
+    advance(m, d, d.act_dot, d.qacc, d.qvel_save, m.opt_timestep[0])
+
+
+@jit
+def _save_state(d):
+    d.qpos_save[:] = d.qpos
+    d.qvel_save[:] = d.qvel
+    d.act_save[:] = d.act
+
+
+@jit
+def _restore_state(d, time):
+    d.qpos[:] = d.qpos_save
+    d.qvel[:] = d.qvel_save
+    d.act[:] = d.act_save
+    d.time[0] = time
+
+
+@jit
+def midpoint(m, d):
+    """Explicit midpoint: derivatives evaluated at x + h/2 f(x) advance x by a full step."""
+    h = m.opt_timestep[0]
+    time = d.time[0]
+    _save_state(d)
+    for i in range(d.act.shape[0]):
+        d.act[i] += 0.5 * h * d.act_dot[i]
+    integrate_pos(m, d.qpos, d.qvel, 0.5 * h)
+    for i in range(d.qvel.shape[0]):
+        d.rk_qvel[0, i] = d.qvel[i] + 0.5 * h * d.qacc[i]
+    d.qvel[:] = d.rk_qvel[0]
+    d.time[0] = time + 0.5 * h
+    forward_kernel(m, d)
+    _restore_state(d, time)
+    advance(m, d, d.act_dot, d.qacc, d.rk_qvel[0], h)
+
+
+RK4_A = (0.5, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0)
+RK4_B = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
+
+
+@jit
+def runge_kutta4(m, d):
+    """Classical 4th-order Runge-Kutta on (qpos, qvel, act), MuJoCo's mj_RungeKutta tableau."""
+    h = m.opt_timestep[0]
+    time = d.time[0]
+    nv = d.qvel.shape[0]
+    na = d.act.shape[0]
+    _save_state(d)
+    d.rk_qvel[0, :] = d.qvel
+    d.rk_qacc[0, :] = d.qacc
+    d.rk_act_dot[0, :] = d.act_dot
+    dvel = d.scratch_nv[0]
+    dacc = d.scratch_nv[1]
+    for i in range(1, 4):
+        # dX = sum_j A(i, j) F(j); X(i) = X(0) (+) h dX
+        dvel[:] = 0.0
+        dacc[:] = 0.0
+        c = 0.0
+        for j in range(i):
+            a = RK4_A[(i - 1) * 3 + j]
+            c += a
+            for k in range(nv):
+                dvel[k] += a * d.rk_qvel[j, k]
+                dacc[k] += a * d.rk_qacc[j, k]
+        d.qpos[:] = d.qpos_save
+        integrate_pos(m, d.qpos, dvel, h)
+        for k in range(nv):
+            d.qvel[k] = d.qvel_save[k] + h * dacc[k]
+        for k in range(na):
+            s = 0.0
+            for j in range(i):
+                s += RK4_A[(i - 1) * 3 + j] * d.rk_act_dot[j, k]
+            d.act[k] = d.act_save[k] + h * s
+        d.time[0] = time + c * h
+        forward_kernel(m, d)
+        d.rk_qvel[i, :] = d.qvel
+        d.rk_qacc[i, :] = d.qacc
+        d.rk_act_dot[i, :] = d.act_dot
+    dvel[:] = 0.0
+    dacc[:] = 0.0
+    for j in range(4):
+        for k in range(nv):
+            dvel[k] += RK4_B[j] * d.rk_qvel[j, k]
+            dacc[k] += RK4_B[j] * d.rk_qacc[j, k]
+    for k in range(na):
+        s = 0.0
+        for j in range(4):
+            s += RK4_B[j] * d.rk_act_dot[j, k]
+        d.act_dot[k] = s
+    _restore_state(d, time)
+    advance(m, d, d.act_dot, dacc, dvel, h)
+
+
+# ------------------------------------------------------------------------------------------------
+# divergence and reset
+# ------------------------------------------------------------------------------------------------
+@jit
+def _is_bad(x):
+    for i in range(x.shape[0]):
+        if not math.isfinite(x[i]) or abs(x[i]) > MAXVAL:
+            return True
+    return False
+
+
+@jit
+def reset_state(m, d):
+    """State and inputs to the model's defaults (qpos0, zero velocity, mocap bodies at rest)."""
+    d.time[0] = 0.0
+    d.qpos[:] = m.qpos0
+    d.qvel[:] = 0.0
+    d.act[:] = 0.0
+    d.act_dot[:] = 0.0
+    d.ctrl[:] = 0.0
+    d.qacc[:] = 0.0
+    d.qfrc_applied[:] = 0.0
+    d.xfrc_applied[:, :] = 0.0
+    for b in range(m.body_mocapid.shape[0]):
+        k = m.body_mocapid[b]
+        if k >= 0:
+            d.mocap_pos[k, :] = m.body_pos[b]
+            d.mocap_quat[k, :] = m.body_quat[b]
+
+
+@jit
+def step_kernel(m, d, n):
+    """n steps: check the state, forward, check qacc, integrate. Bad values are counted in
+    d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset)."""
+    for _ in range(n):
+        if _is_bad(d.qpos):
+            d.warning[Warning.BADQPOS] += 1
+            reset_state(m, d)
+        if _is_bad(d.qvel):
+            d.warning[Warning.BADQVEL] += 1
+            reset_state(m, d)
+        forward_kernel(m, d)
+        if _is_bad(d.qacc):
+            d.warning[Warning.BADQACC] += 1
+            reset_state(m, d)
+            forward_kernel(m, d)
+        integ = m.opt_integrator[0]
+        if integ == Integrator.RK4 or integ == Integrator.INTERLEAVE:
+            runge_kutta4(m, d)
+        elif integ == Integrator.EXPLICIT:
+            explicit_euler(m, d)
+        elif integ == Integrator.MIDPOINT:
+            midpoint(m, d)
+        else:
+            euler(m, d)
+
+
+@jit
+def energy_kernel(m, d):
+    """Potential (gravity, joint and tendon springs) and kinetic energy 0.5 v' M v: energy."""
+    pot = 0.0
+    if not m.opt_disableflags[0] & DisableBit.GRAVITY:
+        for b in range(1, m.body_parentid.shape[0]):
+            for c in range(3):
+                pot -= m.body_mass[b] * m.opt_gravity[c] * d.xipos[b, c]
+    if not m.opt_disableflags[0] & (DisableBit.PASSIVE | DisableBit.SPRING):
+        for j in range(m.jnt_type.shape[0]):
+            k = m.jnt_stiffness[j]
+            if k == 0.0:
+                continue
+            pa = m.jnt_qposadr[j]
+            t = m.jnt_type[j]
+            if t == FREE:
+                for c in range(3):
+                    dq = d.qpos[pa + c] - m.qpos_spring[pa + c]
+                    pot += 0.5 * k * dq * dq
+                pa += 3
+            if t == FREE or t == BALL:
+                from_spring = _quat_dist(d.qpos, m.qpos_spring, pa)
+                pot += 0.5 * k * from_spring
+            else:
+                dq = d.qpos[pa] - m.qpos_spring[pa]
+                pot += 0.5 * k * dq * dq
+        for t in range(m.tendon_stiffness.shape[0]):
+            length = d.ten_length[t]
+            dl = 0.0
+            if length > m.tendon_lengthspring[t, 1]:
+                dl = length - m.tendon_lengthspring[t, 1]
+            elif length < m.tendon_lengthspring[t, 0]:
+                dl = length - m.tendon_lengthspring[t, 0]
+            pot += 0.5 * m.tendon_stiffness[t] * dl * dl
+    v = d.scratch_nv[2]
+    smooth.mul_m(m, d.qM, d.qvel, v)
+    kin = 0.0
+    for i in range(d.qvel.shape[0]):
+        kin += 0.5 * d.qvel[i] * v[i]
+    d.energy[0] = pot
+    d.energy[1] = kin
+
+
+@jit
+def _quat_dist(qpos, qspring, pa):
+    dif = quat_sub((qpos[pa], qpos[pa + 1], qpos[pa + 2], qpos[pa + 3]),
+                   (qspring[pa], qspring[pa + 1], qspring[pa + 2], qspring[pa + 3]))
+    return dif[0] * dif[0] + dif[1] * dif[1] + dif[2] * dif[2]
+
+
+# ------------------------------------------------------------------------------------------------
+# public API
+# ------------------------------------------------------------------------------------------------
+def make_data(m: Model) -> Data:
+    """Allocate every state and scratch array of the model once, at the default state."""
+    d = Data(m)
+    reset_data(m, d)
+    return d
+
+
+def reset_data(m: Model, d: Data) -> None:
+    """qpos = qpos0, qvel = 0, time = 0, inputs and warnings cleared."""
+    reset_state(m._struct, d._struct)
+    d.warning[:] = 0
+
+
+def reset_keyframe(m: Model, d: Data, k: int) -> None:
+    """Reset, then load keyframe k (time, qpos, qvel, act, ctrl, mocap poses)."""
+    if not 0 <= k < m.nkey:
+        raise IndexError(f"keyframe {k} out of range: the model has {m.nkey}")
+    reset_data(m, d)
+    d.time = m.key_time[k]
+    d.qpos[:] = m.key_qpos[k]
+    d.qvel[:] = m.key_qvel[k]
+    d.act[:] = m.key_act[k]
+    d.ctrl[:] = m.key_ctrl[k]
+    d.mocap_pos[:] = m.key_mpos[k]
+    d.mocap_quat[:] = m.key_mquat[k]
+
+
+def name2id(m: Model, kind: str, name: str) -> int:
+    """Index of the named object of the given kind (body, joint, geom, ...), -1 if absent."""
+    if kind not in m._name_index:
+        raise ValueError(f"unknown object kind {kind!r}; one of {sorted(m._name_index)}")
+    return m._name_index[kind].get(name, -1)
+
+
+def forward(m: Model, d: Data) -> None:
+    """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
+    forward_kernel(m._struct, d._struct)
+
+
+def step(m: Model, d: Data, n: int = 1) -> None:
+    """Advance the simulation by n timesteps with m.opt.integrator, in one compiled call."""
+    step_kernel(m._struct, d._struct, int(n))
+
+
+def energy(m: Model, d: Data) -> np.ndarray:
+    """(potential, kinetic) energy at the state of the last forward; also stored in d.energy."""
+    energy_kernel(m._struct, d._struct)
+    return d.energy.copy()
+
+
+def full_inertia(m: Model, d: Data) -> np.ndarray:
+    """Dense (nv, nv) joint-space inertia including armature, from the last forward."""
+    nv = m.nv
+    M = np.zeros((nv, nv))
+    for i in range(nv):
+        adr = m.dof_Madr[i]
+        j = i
+        while j >= 0:
+            M[i, j] = M[j, i] = d.qM[adr]
+            j = m.dof_parentid[j]
+            adr += 1
+    return M

@@ -1,0 +1,263 @@
+"""Small vector, quaternion and spatial-algebra kernels.
+
+Vectors are passed and returned as tuples so that compiled code keeps them in registers: no
+allocation happens in a step. Quaternions are (w, x, y, z); matrices are row-major 9-tuples.
+Spatial vectors are (rot, lin), MuJoCo's convention.
+"""
+import math
+
+from .jit import jit
+
+MINVAL = 1e-15  # MuJoCo's mjMINVAL
+
+
+@jit
+def vec3(a, i):
+    """Row i of an (n, 3) array as a tuple."""
+    return (a[i, 0], a[i, 1], a[i, 2])
+
+
+@jit
+def quat4(a, i):
+    """Row i of an (n, 4) array as a tuple."""
+    return (a[i, 0], a[i, 1], a[i, 2], a[i, 3])
+
+
+@jit
+def mat9(a, i):
+    """Row i of an (n, 9) array as a tuple."""
+    return (a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5], a[i, 6], a[i, 7], a[i, 8])
+
+
+@jit
+def set3(a, i, v):
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
+
+
+@jit
+def set4(a, i, v):
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
+    a[i, 3] = v[3]
+
+
+@jit
+def set9(a, i, v):
+    for k in range(9):
+        a[i, k] = v[k]
+
+
+@jit
+def add3(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@jit
+def sub3(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@jit
+def scl3(a, s):
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+@jit
+def dot3(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@jit
+def cross3(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@jit
+def norm3(a):
+    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+
+
+@jit
+def mulmatvec3(m, v):
+    """m @ v for a row-major 3x3 matrix."""
+    return (m[0] * v[0] + m[1] * v[1] + m[2] * v[2],
+            m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
+            m[6] * v[0] + m[7] * v[1] + m[8] * v[2])
+
+
+@jit
+def mulmattvec3(m, v):
+    """m.T @ v for a row-major 3x3 matrix."""
+    return (m[0] * v[0] + m[3] * v[1] + m[6] * v[2],
+            m[1] * v[0] + m[4] * v[1] + m[7] * v[2],
+            m[2] * v[0] + m[5] * v[1] + m[8] * v[2])
+
+
+@jit
+def mulmatmat3(a, b):
+    """a @ b for row-major 3x3 matrices."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+            a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+            a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+            a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+            a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
+
+
+@jit
+def quat_normalize(q):
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if n < MINVAL:
+        return (1.0, 0.0, 0.0, 0.0)
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+
+
+@jit
+def quat_mul(a, b):
+    return (a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+            a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+            a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+            a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0])
+
+
+@jit
+def quat_rotate(q, v):
+    """Rotate v by the unit quaternion q (MuJoCo's mju_rotVecQuat)."""
+    if v[0] == 0.0 and v[1] == 0.0 and v[2] == 0.0:
+        return (0.0, 0.0, 0.0)
+    if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
+        return (v[0], v[1], v[2])
+    # tmp = q_w * v + cross(q_xyz, v); res = v + 2 * cross(q_xyz, tmp)
+    u = (q[1], q[2], q[3])
+    c = cross3(u, v)
+    tmp = (q[0] * v[0] + c[0], q[0] * v[1] + c[1], q[0] * v[2] + c[2])
+    c2 = cross3(u, tmp)
+    return (v[0] + 2.0 * c2[0], v[1] + 2.0 * c2[1], v[2] + 2.0 * c2[2])
+
+
+@jit
+def quat2mat(q):
+    """Rotation matrix (row-major) of the unit quaternion q (MuJoCo's mju_quat2Mat)."""
+    if q[0] == 1.0 and q[1] == 0.0 and q[2] == 0.0 and q[3] == 0.0:
+        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    q00 = q[0] * q[0]
+    q01 = q[0] * q[1]
+    q02 = q[0] * q[2]
+    q03 = q[0] * q[3]
+    q11 = q[1] * q[1]
+    q12 = q[1] * q[2]
+    q13 = q[1] * q[3]
+    q22 = q[2] * q[2]
+    q23 = q[2] * q[3]
+    q33 = q[3] * q[3]
+    return (q00 + q11 - q22 - q33, 2 * (q12 - q03), 2 * (q13 + q02),
+            2 * (q12 + q03), q00 - q11 + q22 - q33, 2 * (q23 - q01),
+            2 * (q13 - q02), 2 * (q23 + q01), q00 - q11 - q22 + q33)
+
+
+@jit
+def axis_angle2quat(axis, angle):
+    s = math.sin(angle * 0.5)
+    return (math.cos(angle * 0.5), axis[0] * s, axis[1] * s, axis[2] * s)
+
+
+@jit
+def quat_integrate(q, w, h):
+    """q * exp(w h / 2): rotate q by the local angular velocity w over time h, normalised."""
+    n = norm3(w)
+    angle = n * h
+    if n < MINVAL:
+        return quat_normalize(q)
+    axis = (w[0] / n, w[1] / n, w[2] / n)
+    return quat_normalize(quat_mul(q, axis_angle2quat(axis, angle)))
+
+
+@jit
+def quat2vel(q, h):
+    """Angular velocity that rotates by q in time h (MuJoCo's mju_quat2Vel)."""
+    axis = (q[1], q[2], q[3])
+    sin_a_2 = norm3(axis)
+    if sin_a_2 < MINVAL:
+        return (0.0, 0.0, 0.0)
+    axis = scl3(axis, 1.0 / sin_a_2)
+    speed = 2.0 * math.atan2(sin_a_2, q[0])
+    if speed > math.pi:
+        speed -= 2.0 * math.pi
+    return scl3(axis, speed / h)
+
+
+@jit
+def quat_sub(qa, qb):
+    """3D rotation vector from qb to qa, in qb's frame (MuJoCo's mju_subQuat)."""
+    # qdif = neg(qb) * qa
+    qneg = (qb[0], -qb[1], -qb[2], -qb[3])
+    return quat2vel(quat_mul(qneg, qa), 1.0)
+
+
+@jit
+def cross_motion(v, u):
+    """Spatial motion cross product v x u (6-tuples, rot:lin)."""
+    w = (v[0], v[1], v[2])
+    vl = (v[3], v[4], v[5])
+    ur = (u[0], u[1], u[2])
+    ul = (u[3], u[4], u[5])
+    r = cross3(w, ur)
+    a = cross3(w, ul)
+    b = cross3(vl, ur)
+    return (r[0], r[1], r[2], a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+@jit
+def cross_force(v, f):
+    """Spatial force cross product v x* f (6-tuples, rot:lin)."""
+    w = (v[0], v[1], v[2])
+    vl = (v[3], v[4], v[5])
+    fr = (f[0], f[1], f[2])
+    fl = (f[3], f[4], f[5])
+    a = cross3(w, fr)
+    b = cross3(vl, fl)
+    c = cross3(w, fl)
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], c[0], c[1], c[2])
+
+
+@jit
+def mul_inert_vec(i, v):
+    """Spatial inertia (10-tuple, MuJoCo's cinert layout) times a motion vector."""
+    return (i[0] * v[0] + i[3] * v[1] + i[4] * v[2] - i[8] * v[4] + i[7] * v[5],
+            i[3] * v[0] + i[1] * v[1] + i[5] * v[2] + i[8] * v[3] - i[6] * v[5],
+            i[4] * v[0] + i[5] * v[1] + i[2] * v[2] - i[7] * v[3] + i[6] * v[4],
+            i[8] * v[1] - i[7] * v[2] + i[9] * v[3],
+            i[6] * v[2] - i[8] * v[0] + i[9] * v[4],
+            i[7] * v[0] - i[6] * v[1] + i[9] * v[5])
+
+
+@jit
+def row6(a, i):
+    return (a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5])
+
+
+@jit
+def row10(a, i):
+    return (a[i, 0], a[i, 1], a[i, 2], a[i, 3], a[i, 4], a[i, 5], a[i, 6], a[i, 7], a[i, 8],
+            a[i, 9])
+
+
+@jit
+def dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@jit
+def add6(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5])
+
+
+@jit
+def scl6(a, s):
+    return (a[0] * s, a[1] * s, a[2] * s, a[3] * s, a[4] * s, a[5] * s)

@@ -1,0 +1,81 @@
+"""Constants that depend on the reference configuration, computed once after compilation.
+
+MuJoCo's mj_setConst: lengths of tendons and actuators at qpos0, the rest length of tendon
+springs when the file leaves it to the compiler, and the reference frames of tracking cameras
+and lights.
+"""
+import numpy as np
+
+from .enums import JointType, TrnType, WrapType
+from .types import Data, Model, ModelError
+from . import smooth
+
+
+def set_const(m: Model) -> Model:
+    """Fill the qpos0-dependent fields of m and reject transmissions we do not implement."""
+    _check_supported(m)
+    d = Data(m)
+    d.qpos[:] = m.qpos0
+    for b in range(m.nbody):
+        k = m.body_mocapid[b]
+        if k >= 0:
+            d.mocap_pos[k] = m.body_pos[b]
+            d.mocap_quat[k] = m.body_quat[b]
+    ms, ds = m._struct, d._struct
+    smooth.kinematics(ms, ds)
+    smooth.com_pos(ms, ds)
+    smooth.tendon(ms, ds)
+    smooth.transmission(ms, ds)
+    m.tendon_length0[:] = d.ten_length
+    m.actuator_length0[:] = d.actuator_length
+    for t in range(m.ntendon):
+        if m.tendon_lengthspring[t, 0] == -1 and m.tendon_lengthspring[t, 1] == -1:
+            m.tendon_lengthspring[t] = d.ten_length[t]
+    # tracking frames: the fixed-mode frame at qpos0, relative to the body or its subtree com
+    for c in range(m.ncam):
+        b = m.cam_bodyid[c]
+        pos, mat = _fixed_frame(d, b, m.cam_pos[c], m.cam_quat[c])
+        m.cam_pos0[c] = pos - d.xpos[b]
+        m.cam_poscom0[c] = pos - d.subtree_com[b]
+        m.cam_mat0[c] = mat
+    for li in range(m.nlight):
+        b = m.light_bodyid[li]
+        xmat = d.xmat[b].reshape(3, 3)
+        pos = d.xpos[b] + xmat @ m.light_pos[li]
+        m.light_pos0[li] = pos - d.xpos[b]
+        m.light_poscom0[li] = pos - d.subtree_com[b]
+        m.light_dir0[li] = xmat @ m.light_dir[li]
+    return m
+
+
+def _fixed_frame(d, b, pos, quat):
+    xmat = d.xmat[b].reshape(3, 3)
+    p = d.xpos[b] + xmat @ pos
+    w, x, y, z = quat
+    r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                  [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                  [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return p, (xmat @ r).ravel()
+
+
+def _check_supported(m: Model) -> None:
+    where = getattr(m, "path", None)
+    names = m.names.get("actuator", [])
+    for i in range(m.nu):
+        trn = m.actuator_trntype[i]
+        label = names[i] if i < len(names) and names[i] else f"#{i}"
+        if trn in (TrnType.JOINT, TrnType.JOINTINPARENT):
+            if m.jnt_type[m.actuator_trnid[i, 0]] in (JointType.FREE, JointType.BALL):
+                raise ModelError(f"actuator {label}: transmission on a ball or free joint is "
+                                 "not implemented", file=where, element="actuator",
+                                 attribute="joint")
+        elif trn == TrnType.SITE and m.actuator_trnid[i, 1] >= 0:
+            raise ModelError(f"actuator {label}: site transmission with refsite is not "
+                             "implemented", file=where, element="actuator", attribute="refsite")
+        elif trn in (TrnType.SLIDERCRANK, TrnType.BODY):
+            raise ModelError(f"actuator {label}: {TrnType(trn).name.lower()} transmission is "
+                             "not implemented", file=where, element="actuator")
+    for w in range(m.nwrap):
+        if m.wrap_type[w] in (WrapType.SPHERE, WrapType.CYLINDER):
+            raise ModelError("tendon wrapping around geoms is not implemented", file=where,
+                             element="spatial", attribute="geom")

@@ -1,0 +1,78 @@
+"""Test helper: a Model built from MuJoCo's compiled model, to check the pipeline on its own.
+
+The pipeline is compared with MuJoCo on MuJoCo's own compilation of a file, independently of our
+compiler (which has its own field-by-field tests).
+"""
+import mujoco
+import numpy as np
+
+from engine.enums import Cone, DisableBit, Integrator, Solver
+from engine.setconst import set_const
+from engine.types import MODEL_SIZES, MODEL_SPEC, Model
+
+_RENAMED = {"eq_active0": "eq_active0"}
+
+
+def sparse_layout(parentid):
+    nv = len(parentid)
+    madr = np.zeros(nv, dtype=np.int64)
+    adr = 0
+    for i in range(nv):
+        madr[i] = adr
+        j = i
+        while j >= 0:
+            adr += 1
+            j = parentid[j]
+    return madr, adr
+
+
+def disableflags_from_mujoco(flags: int) -> int:
+    """Our DisableBit bits for MuJoCo's mjtDisableBit bits of the same names."""
+    out = 0
+    for bit in DisableBit:
+        mj = getattr(mujoco.mjtDisableBit, "mjDSBL_" + bit.name, None)
+        if mj is not None and flags & int(mj):
+            out |= int(bit)
+    return out
+
+
+def model_from_mujoco(mm: mujoco.MjModel) -> Model:
+    sizes = {k: getattr(mm, k, 0) for k in MODEL_SIZES}
+    madr, nM = sparse_layout(mm.dof_parentid)
+    sizes["nM"] = nM
+    sizes["nmocap"] = mm.nmocap
+    arrays = {}
+    for name, _, shape in MODEL_SPEC:
+        if name.startswith("opt_"):
+            continue
+        if name.endswith("_epsilon") or name.endswith("_kappa"):
+            n = sizes[shape[0]]
+            arrays[name] = -np.ones(n)
+            continue
+        if hasattr(mm, name):
+            arrays[name] = np.array(getattr(mm, name)).copy()
+        else:  # fields MuJoCo 4 renamed; not used by the pipeline stages under test
+            arrays[name] = np.zeros([sizes[s] if isinstance(s, str) else s for s in shape])
+    arrays["dof_Madr"] = madr
+    arrays["actuator_gainprm"] = mm.actuator_gainprm[:, :10]
+    arrays["actuator_biasprm"] = mm.actuator_biasprm[:, :10]
+    arrays["actuator_dynprm"] = mm.actuator_dynprm[:, :10]
+    arrays["eq_data"] = mm.eq_data[:, :11]
+    o = mm.opt
+    arrays.update(
+        opt_timestep=[o.timestep], opt_gravity=o.gravity, opt_wind=o.wind, opt_magnetic=o.magnetic,
+        opt_density=[o.density], opt_viscosity=[o.viscosity], opt_tolerance=[o.tolerance],
+        opt_epsilon=[0.05], opt_kappa=[0.02], opt_rmin=[1e-8], opt_impratio=[o.impratio],
+        opt_integrator=[Integrator.RK4 if o.integrator == 1 else Integrator.SEMIIMPLICIT],
+        opt_solver=[Solver.PGS], opt_cone=[Cone.ELLIPTIC], opt_iterations=[o.iterations],
+        opt_disableflags=[disableflags_from_mujoco(o.disableflags)], opt_enableflags=[0])
+    names = {}
+    for kind, objtype, count in (("body", mujoco.mjtObj.mjOBJ_BODY, mm.nbody),
+                                 ("joint", mujoco.mjtObj.mjOBJ_JOINT, mm.njnt),
+                                 ("geom", mujoco.mjtObj.mjOBJ_GEOM, mm.ngeom),
+                                 ("site", mujoco.mjtObj.mjOBJ_SITE, mm.nsite),
+                                 ("actuator", mujoco.mjtObj.mjOBJ_ACTUATOR, mm.nu),
+                                 ("tendon", mujoco.mjtObj.mjOBJ_TENDON, mm.ntendon)):
+        names[kind] = [mujoco.mj_id2name(mm, objtype, i) or "" for i in range(count)]
+    m = Model(sizes, arrays, names, path=None)
+    return set_const(m)
