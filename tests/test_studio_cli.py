@@ -31,6 +31,7 @@ needs_xvfb = pytest.mark.skipif(shutil.which("xvfb-run") is None or not HAVE_EGL
 ONE_BOX = """<mujoco model="one box">
   <worldbody>
     <body name="box" pos="0 0 0">
+      <joint name="spin" type="hinge" axis="0 0 1"/>
       <geom name="box" type="box" size="0.5 0.5 0.5" rgba="0.9 0.1 0.1 1"/>
     </body>
   </worldbody>
@@ -136,6 +137,32 @@ def test_window_under_xvfb_renders_and_steps():
     assert proc.returncode == 0, proc.stderr
     s = summary(proc)
     assert s["frames"] > 5 and s["steps"] > 0 and s["sim_time"] > 0
+
+
+KEYS_SCRIPT = r"""
+"$PYTHON" -m studio --paused --duration 60 --size 640x360 --msaa 0 &
+pid=$!
+wid=$(xdotool search --sync --name "studio - " | head -1)
+sleep 1
+xdotool mousemove --window "$wid" 320 180 mousedown 1 mousemove_relative 60 20 mouseup 1
+xdotool key space
+sleep 1.5
+xdotool key Escape
+wait $pid
+"""
+
+
+@pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
+@needs_xvfb
+def test_window_keys_unpause_and_quit():
+    """Start paused; space starts the simulation, Esc quits long before --duration."""
+    proc = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", "bash", "-c",
+                           KEYS_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, LP_NUM_THREADS="1", PYTHON=sys.executable))
+    assert proc.returncode == 0, proc.stderr
+    s = summary(proc)
+    assert s["steps"] > 0 and s["sim_time"] > 0.3      # space un-paused
+    assert s["sim_time"] < 30                           # Esc quit long before --duration 60
 
 
 def test_model_error_names_the_file_without_traceback(tmp_path):
