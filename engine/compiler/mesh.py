@@ -1,0 +1,581 @@
+"""Mesh assets: file readers (STL, OBJ, MSH) and MuJoCo's mesh processing.
+
+``load_mesh`` turns file bytes into vertices and triangles. ``process_mesh`` does what MuJoCo's
+compiler does to a mesh asset: scale it, compute its volume, centre of mass and inertia (per unit
+density), then move the vertices into the frame of the centre of mass and principal axes. The
+transform of that frame (``pos``, ``quat``) is applied by the MJCF compiler to every geom that uses
+the mesh: ``geom_pos = pos_geom + R(quat_geom) @ info.pos``, ``geom_quat = quat_geom * info.quat``.
+``fit_geom`` gives the primitive fitted to a mesh (a geom with ``type`` != mesh and a ``mesh``).
+
+Conventions follow MuJoCo (src/user/user_mesh.cc) so that compiled fields agree with MuJoCo:
+vertices are read as float32, duplicate STL vertices are merged in order of first appearance, the
+eigen-decomposition is the same Jacobi iteration with the same ordering (descending principal
+moments) so that ``vert`` and ``quat`` match ``mesh_vert`` and ``geom_quat``.
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+from typing import NamedTuple
+
+import numpy as np
+
+from ..enums import GeomType
+from ..types import ModelError
+
+MINVAL = 1e-15          # MuJoCo's mjMINVAL
+_EIG_EPS = 1e-12        # relative tolerance for ordering eigenvalues
+_EIG_REL = 16           # Jacobi stops when the off-diagonal is below _EIG_REL * eps * max|A|
+_EPS = float(np.finfo(np.float64).eps)
+_MAX_COORD = 2.0 ** 30  # MuJoCo refuses larger STL coordinates
+
+INERTIA_MODES = ("legacy", "convex", "exact", "shell")
+
+
+class MeshInfo(NamedTuple):
+    """A processed mesh. All arrays are float64 / int64."""
+    vert: np.ndarray       # (n,3) vertices in the mesh frame (com, principal axes)
+    face: np.ndarray       # (m,3) triangles, indices into vert
+    volume: float          # volume (surface area for inertia="shell"); mass = density * volume
+    pos: np.ndarray        # (3,) origin of the mesh frame in the file frame (centre of mass)
+    quat: np.ndarray       # (4,) orientation of the mesh frame in the file frame (w, x, y, z)
+    inertia: np.ndarray    # (3,) principal moments of inertia per unit density, descending
+    hull_face: np.ndarray  # (k,3) convex hull triangles, indices into vert, oriented outward
+    boxsz: np.ndarray      # (3,) half-sizes of the box with the same inertia (for fitting)
+    aamm: np.ndarray       # (6,) axis-aligned bounds in the mesh frame: min xyz, max xyz
+
+
+# ----------------------------------------------------------------------------------------------
+# readers
+# ----------------------------------------------------------------------------------------------
+def load_mesh(data: bytes, filename: str):
+    """Read a mesh file: returns (vertices (n,3) float64, faces (m,3) int64).
+
+    Supported: binary and ASCII STL, OBJ, MuJoCo's binary MSH. Vertex coordinates are rounded to
+    float32 as MuJoCo stores them. STL vertices that repeat exactly are merged (order of first
+    appearance). An OBJ or MSH file with vertices but no faces gives an empty face array: the
+    convex hull is then used as the surface (see ``process_mesh``).
+    """
+    if isinstance(data, str):
+        data = data.encode()
+    data = bytes(data)
+    ext = filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
+    if ext == "stl":
+        vert, face = _load_stl(data, filename)
+        vert, face = merge_repeated(vert, face)
+    elif ext == "obj":
+        vert, face = _load_obj(data, filename)
+    elif ext == "msh":
+        vert, face = _load_msh(data, filename)
+    else:
+        raise ModelError(f"unknown mesh file extension '.{ext}' (expected .stl, .obj or .msh)"
+                         if ext else "mesh file has no extension (expected .stl, .obj or .msh)",
+                         file=filename)
+    _check_vertices(vert, filename)
+    if face.size and (face.min() < 0 or face.max() >= len(vert)):
+        bad = int(np.argmax((face < 0).any(axis=1) | (face >= len(vert)).any(axis=1)))
+        raise ModelError(f"face {bad} refers to a vertex that does not exist "
+                         f"({len(vert)} vertices)", file=filename)
+    return vert.astype(np.float64), face.astype(np.int64).reshape(-1, 3)
+
+
+def _check_vertices(vert, filename):
+    if len(vert) == 0:
+        raise ModelError("mesh has no vertices", file=filename)
+    if not np.all(np.isfinite(vert)):
+        i = int(np.argmax(~np.isfinite(vert).all(axis=1)))
+        raise ModelError(f"vertex {i} has a coordinate that is not finite", file=filename)
+
+
+def merge_repeated(vert, face):
+    """Merge exactly repeated vertices (float32 comparison, -0 == 0), keeping first appearances."""
+    v32 = np.ascontiguousarray(vert, dtype=np.float32) + np.float32(0.0)  # -0.0 -> +0.0
+    if len(v32) == 0:
+        return v32.astype(np.float64), face
+    keys = v32.view(np.dtype((np.void, 12))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) == len(v32):
+        return v32.astype(np.float64), face
+    order = np.argsort(first, kind="stable")        # unique groups in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    new_index = rank[inverse.ravel()]
+    return v32[first[order]].astype(np.float64), new_index[face]
+
+
+def _load_stl(data, filename):
+    n = len(data)
+    if n == 0:
+        raise ModelError("STL file is empty", file=filename)
+    if n >= 84:
+        ntri = struct.unpack_from("<I", data, 80)[0]
+        if n == 84 + 50 * ntri:
+            if ntri == 0:
+                raise ModelError("STL file has no faces", file=filename)
+            return _binary_stl(data, ntri, filename)
+    head = data[:512].lstrip()
+    if head[:5].lower() == b"solid" and (b"facet" in data[:4096] or b"endsolid" in data):
+        return _ascii_stl(data, filename)
+    if n < 84:
+        raise ModelError(f"binary STL is truncated: {n} bytes, the header alone needs 84",
+                         file=filename)
+    ntri = struct.unpack_from("<I", data, 80)[0]
+    if ntri == 0:
+        raise ModelError("STL file has no faces", file=filename)
+    expect = 84 + 50 * ntri
+    raise ModelError(f"binary STL has the wrong size: the header announces {ntri} triangles "
+                     f"({expect} bytes) but the file has {n} bytes"
+                     + (" (truncated)" if n < expect else ""), file=filename)
+
+
+def _binary_stl(data, ntri, filename):
+    rec = np.dtype([("normal", "<f4", (3,)), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+    tri = np.frombuffer(data, dtype=rec, count=ntri, offset=84)
+    vert = tri["v"].reshape(-1, 3).astype(np.float32)
+    if not np.all(np.isfinite(vert)):
+        i = int(np.argmax(~np.isfinite(vert).all(axis=1)))
+        raise ModelError(f"vertex of triangle {i // 3} is not finite", file=filename)
+    if np.any(np.abs(vert) > _MAX_COORD):
+        raise ModelError("vertex coordinate exceeds 2^30 in STL file", file=filename)
+    face = np.arange(3 * ntri, dtype=np.int64).reshape(-1, 3)
+    return vert, face
+
+
+_FLOAT = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+
+
+def _ascii_stl(data, filename):
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    verts, faces, loop = [], [], None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        tok = line.split()
+        if not tok:
+            continue
+        key = tok[0].lower()
+        if key == "vertex":
+            if loop is None:
+                raise ModelError("'vertex' outside of an 'outer loop'", file=filename, line=lineno)
+            try:
+                xyz = [float(t) for t in tok[1:4]]
+            except ValueError:
+                raise ModelError(f"bad vertex coordinates {' '.join(tok[1:])!r}",
+                                 file=filename, line=lineno) from None
+            if len(xyz) != 3:
+                raise ModelError("a vertex needs three coordinates", file=filename, line=lineno)
+            loop.append(len(verts))
+            verts.append(xyz)
+        elif key == "outer":
+            loop = []
+        elif key == "endloop":
+            if loop is None or len(loop) < 3:
+                raise ModelError("a facet needs at least three vertices", file=filename,
+                                 line=lineno)
+            for k in range(1, len(loop) - 1):      # fan triangulation (normally one triangle)
+                faces.append((loop[0], loop[k], loop[k + 1]))
+            loop = None
+        elif key in ("solid", "endsolid", "facet", "endfacet"):
+            continue
+        else:
+            raise ModelError(f"unexpected keyword {tok[0]!r} in ASCII STL", file=filename,
+                             line=lineno)
+    if not faces:
+        raise ModelError("STL file has no faces", file=filename)
+    vert = np.array(verts, dtype=np.float64).astype(np.float32)
+    if np.any(np.abs(vert) > _MAX_COORD):
+        raise ModelError("vertex coordinate exceeds 2^30 in STL file", file=filename)
+    return vert, np.array(faces, dtype=np.int64)
+
+
+def _load_obj(data, filename):
+    text = data.decode("utf-8", errors="replace")
+    verts, faces = [], []
+    lines = text.splitlines()
+    i = 0
+    lineno = 0
+    while i < len(lines):
+        line = lines[i]
+        lineno = i + 1
+        i += 1
+        while line.endswith("\\") and i < len(lines):   # line continuation
+            line = line[:-1] + " " + lines[i]
+            i += 1
+        hash_at = line.find("#")
+        if hash_at >= 0:
+            line = line[:hash_at]
+        tok = line.split()
+        if not tok:
+            continue
+        key = tok[0]
+        if key == "v":
+            try:
+                xyz = [float(t) for t in tok[1:4]]
+            except ValueError:
+                raise ModelError(f"bad vertex coordinates {' '.join(tok[1:])!r}",
+                                 file=filename, line=lineno) from None
+            if len(xyz) != 3:
+                raise ModelError("a vertex needs three coordinates", file=filename, line=lineno)
+            verts.append(xyz)
+        elif key == "f":
+            idx = []
+            for t in tok[1:]:
+                head = t.split("/", 1)[0]
+                try:
+                    k = int(head)
+                except ValueError:
+                    raise ModelError(f"bad face index {t!r}", file=filename,
+                                     line=lineno) from None
+                if k > 0:
+                    k -= 1
+                elif k < 0:
+                    k += len(verts)          # relative to the vertices read so far
+                else:
+                    raise ModelError("face index 0 is invalid (OBJ indices start at 1)",
+                                     file=filename, line=lineno)
+                if not 0 <= k < len(verts):
+                    raise ModelError(f"face index {head} refers to a vertex not defined yet "
+                                     f"({len(verts)} so far)", file=filename, line=lineno)
+                idx.append(k)
+            if len(idx) < 3:
+                raise ModelError("a face needs at least three vertices", file=filename,
+                                 line=lineno)
+            for k in range(1, len(idx) - 1):   # fan triangulation of polygons
+                faces.append((idx[0], idx[k], idx[k + 1]))
+        # vt vn vp o g s l p usemtl mtllib ...: not needed for physics
+    if not verts:
+        raise ModelError("OBJ file has no vertices", file=filename)
+    vert = np.array(verts, dtype=np.float64).astype(np.float32)
+    face = np.array(faces, dtype=np.int64).reshape(-1, 3)
+    return vert, face
+
+
+def _load_msh(data, filename):
+    n = len(data)
+    if n < 16:
+        raise ModelError(f"MSH file is truncated: {n} bytes, the header needs 16", file=filename)
+    nv, nn, nt, nf = struct.unpack_from("<4i", data, 0)
+    if nv < 4 or nf < 0 or nn < 0 or nt < 0 or (nn and nn != nv) or (nt and nt != nv):
+        raise ModelError(f"invalid sizes in MSH header (vertices {nv}, normals {nn}, "
+                         f"texcoords {nt}, faces {nf})", file=filename)
+    expect = 16 + 12 * nv + 12 * nn + 8 * nt + 12 * nf
+    if n != expect:
+        raise ModelError(f"MSH file has the wrong size: the header announces {expect} bytes, "
+                         f"the file has {n}", file=filename)
+    vert = np.frombuffer(data, dtype="<f4", count=3 * nv, offset=16).reshape(-1, 3)
+    off = 16 + 12 * nv + 12 * nn + 8 * nt
+    face = np.frombuffer(data, dtype="<i4", count=3 * nf, offset=off).reshape(-1, 3)
+    return vert.astype(np.float32), face.astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------------
+# small rotation helpers (MuJoCo conventions: quaternion w, x, y, z; R maps frame to parent)
+# ----------------------------------------------------------------------------------------------
+def quat2mat(q):
+    w, x, y, z = q
+    return np.array([
+        [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z]])
+
+
+def mulquat(a, b):
+    return np.array([
+        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+
+
+def _normalize(q):
+    n = math.sqrt(float(np.dot(q, q)))
+    return q / n if n >= 1e-15 else np.array([1.0, 0, 0, 0])
+
+
+def eig3(mat):
+    """Eigen-decomposition of a symmetric 3x3 matrix by Jacobi rotations, as MuJoCo 4 does it.
+
+    Returns (eigval (3,) in decreasing order, quat (4,)) with mat = R diag(eigval) R^T,
+    R = quat2mat(quat). The same rotation sequence as MuJoCo (largest off-diagonal element
+    first, stopping at a round-off threshold relative to the largest entry, then a bubble sort
+    by quarter turns; a rotation closer to identity than cos = 1 - 1e-12 ends the iteration
+    too), so that the principal frame agrees with MuJoCo's whenever the eigenvalues
+    are distinct. (For repeated eigenvalues the frame is arbitrary and may differ.)
+    """
+    mat = np.asarray(mat, dtype=np.float64).reshape(3, 3)
+    scale = float(np.abs(mat).max())
+    quat = np.array([1.0, 0.0, 0.0, 0.0])
+    eigval = np.diag(mat).copy()
+    for _ in range(500):
+        # D = R^T mat R
+        R = quat2mat(quat)
+        D = (R.T @ mat) @ R
+        eigval = np.array([D[0, 0], D[1, 1], D[2, 2]])
+        a01, a02, a12 = abs(D[0, 1]), abs(D[0, 2]), abs(D[1, 2])
+        # pick the largest off-diagonal element (r, c) and the axis of the plane rotation
+        if a01 > a02 and a01 > a12:
+            r, c, rotk = 0, 1, 2
+        elif a02 > a12:
+            r, c, rotk = 0, 2, 1
+        else:
+            r, c, rotk = 1, 2, 0
+        if abs(D[r, c]) <= _EIG_REL * _EPS * scale:
+            break
+        # 2x2 symmetric Schur decomposition: tan(theta) = t, cos(theta) = cs
+        tau = (D[c, c] - D[r, r]) / (2 * D[r, c])
+        if tau >= 0:
+            t = 1.0 / (tau + math.sqrt(1 + tau * tau))
+        else:
+            t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
+        cs = 1.0 / math.sqrt(1 + t * t)
+        if cs > 1.0 - _EIG_EPS:
+            break
+        # rotation about axis rotk by -theta as a half-angle quaternion (accurate for small theta)
+        ch = math.sqrt(0.5 + 0.5 * cs)
+        sh = -t * cs / (2 * ch)
+        if rotk == 1:
+            sh = -sh
+        rot = np.zeros(4)
+        rot[0] = ch
+        rot[rotk + 1] = sh
+        rot = _normalize(rot)
+        quat = _normalize(mulquat(quat, rot))
+    # sort eigenvalues in decreasing order (bubble sort on pairs 0, 1, 0)
+    for j in range(3):
+        j1 = j % 2
+        if eigval[j1] + _EIG_EPS * scale < eigval[j1 + 1]:
+            eigval[j1], eigval[j1 + 1] = eigval[j1 + 1], eigval[j1]
+            rot = np.zeros(4)
+            rot[0] = 0.707106781186548          # cos(pi/4) = sin(pi/4)
+            rot[(j1 + 2) % 3 + 1] = rot[0]
+            quat = _normalize(mulquat(quat, rot))
+    return eigval, quat
+
+
+# ----------------------------------------------------------------------------------------------
+# processing
+# ----------------------------------------------------------------------------------------------
+def _triangles(v, f):
+    """Per-triangle area, unit normal and centre (MuJoCo ignores faces with |cross| < MINVAL)."""
+    a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
+    cross = np.cross(b - a, c - a)
+    length = np.sqrt(np.einsum("ij,ij->i", cross, cross))
+    ok = length >= MINVAL
+    normal = np.zeros_like(cross)
+    normal[ok] = cross[ok] / length[ok, None]
+    area = np.where(ok, 0.5 * length, 0.0)
+    center = (a + b + c) / 3
+    return area, normal, center
+
+
+def convex_hull(vert, maxhullvert=-1):
+    """Triangles of the convex hull of vert (indices into vert), oriented outward.
+
+    Empty (0,3) when the points span no volume.
+    """
+    from scipy.spatial import ConvexHull, QhullError
+    if len(vert) < 4:
+        return np.zeros((0, 3), dtype=np.int64)
+    opts = "Qt"
+    if maxhullvert is not None and maxhullvert > -1:
+        opts += f" TA{max(maxhullvert - 4, 0)}"
+    try:
+        hull = ConvexHull(vert, qhull_options=opts)
+    except (QhullError, ValueError):
+        return np.zeros((0, 3), dtype=np.int64)
+    tri = hull.simplices.astype(np.int64)
+    a, b, c = vert[tri[:, 0]], vert[tri[:, 1]], vert[tri[:, 2]]
+    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
+    tri[flip] = tri[flip][:, [0, 2, 1]]
+    return tri
+
+
+def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", *,
+                 refpos=None, refquat=None, maxhullvert=-1, name="mesh", file=None):
+    """Scale the mesh, compute volume / centre of mass / principal inertia, move it to that frame.
+
+    inertia_mode (MuJoCo's <mesh inertia=...>, default "legacy" as in MuJoCo):
+      legacy: volume of tetrahedra from the face centroid taken in absolute value,
+      exact: signed volumes (the mesh must be closed and consistently oriented),
+      convex: signed volumes of the convex hull,
+      shell: mass spread uniformly on the surface (volume then holds the area).
+    refpos/refquat: MuJoCo's (deprecated) mesh reference frame, applied before scaling.
+    Bad meshes raise ModelError naming the mesh (and file when given).
+    """
+    if inertia_mode not in INERTIA_MODES:
+        raise ModelError(f"unknown mesh inertia mode {inertia_mode!r} (expected one of "
+                         f"{', '.join(INERTIA_MODES)})", file=file, attribute="inertia")
+    v = np.array(vertices, dtype=np.float64).reshape(-1, 3)
+    f = np.array(faces, dtype=np.int64).reshape(-1, 3)
+    scale = np.asarray(scale, dtype=np.float64).reshape(3)
+    if len(v) < 4:
+        raise ModelError(f"mesh '{name}': at least 4 vertices required", file=file)
+    if not np.all(np.isfinite(v)):
+        raise ModelError(f"mesh '{name}': vertex coordinates must be finite", file=file)
+    if f.size and (f.min() < 0 or f.max() >= len(v)):
+        raise ModelError(f"mesh '{name}': face refers to a vertex that does not exist", file=file)
+
+    # a mirroring scale flips the orientation of every face: swap two corners
+    if scale[0] * scale[1] * scale[2] < 0:
+        f = f[:, [0, 2, 1]]
+
+    # no faces: the surface is the convex hull
+    if len(f) == 0:
+        f = convex_hull(v, maxhullvert)
+        if len(f) == 0:
+            raise ModelError(f"mesh '{name}': the vertices span no volume, cannot make a hull",
+                             file=file)
+
+    # exact inertia needs consistently oriented faces: a directed edge may appear only once
+    if inertia_mode == "exact":
+        area, _, _ = _triangles(v, f)
+        good = f[area > math.sqrt(MINVAL)]
+        edges = np.concatenate([good[:, [0, 1]], good[:, [1, 2]], good[:, [2, 0]]])
+        if len(edges):
+            e, cnt = np.unique(edges, axis=0, return_counts=True)
+            if np.any(cnt > 1):
+                a, b = e[np.argmax(cnt > 1)] + 1
+                raise ModelError(f"faces of mesh '{name}' have inconsistent orientation; check "
+                                 f"the faces containing vertices {a} and {b}", file=file)
+
+    # user offset, rotation, scaling
+    if refpos is not None:
+        v = v - np.asarray(refpos, dtype=np.float64)
+    if refquat is not None and np.any(np.asarray(refquat) != (1, 0, 0, 0)):
+        q = _normalize(np.asarray(refquat, dtype=np.float64))
+        v = v @ quat2mat(q)          # R^T v for each row
+    if np.any(scale != 1):
+        v = v * scale
+
+    # area-weighted centroid of the faces: apex of the tetrahedra
+    area, normal, center = _triangles(v, f)
+    total_area = area.sum()
+    if total_area < MINVAL:
+        raise ModelError(f"mesh '{name}': surface area is too small", file=file)
+    facecen = (area[:, None] * center).sum(axis=0) / total_area
+
+    inertia_faces = convex_hull(v, maxhullvert) if inertia_mode == "convex" else f
+    if inertia_mode == "convex":
+        if len(inertia_faces) == 0:
+            raise ModelError(f"mesh '{name}': volume is too small (flat convex hull); "
+                             "try inertia='shell'", file=file)
+        area, normal, center = _triangles(v, inertia_faces)
+
+    # centre of mass: tetrahedra (face, facecen) of volume (c - facecen).n * area / 3,
+    # each with its centroid at 3/4 c + 1/4 facecen
+    if inertia_mode == "shell":
+        weight = area
+    else:
+        weight = np.einsum("ij,ij->i", center - facecen, normal) * area / 3
+        if inertia_mode == "legacy":
+            weight = np.abs(weight)
+    total = weight.sum()
+    com = (weight[:, None] * (0.75 * center + 0.25 * facecen)).sum(axis=0)
+    if total >= MINVAL:
+        com = com / total
+    if inertia_mode == "shell":
+        if total < MINVAL:
+            raise ModelError(f"mesh '{name}': surface area is too small", file=file)
+    elif total < MINVAL:
+        if total < 0:
+            raise ModelError(f"mesh '{name}': volume is negative (misoriented triangles)",
+                             file=file)
+        raise ModelError(f"mesh '{name}': volume is too small; try inertia='shell'", file=file)
+
+    # second moments about the com: P_kl = sum vol/C (2 sum_i x_ik x_il + sum_{i!=j} x_ik x_jl)
+    # (C = 20 for solid tetrahedra with apex at the com, 12 for triangle shells)
+    vc = v - com
+    area, normal, center = _triangles(vc, inertia_faces)
+    if inertia_mode == "shell":
+        vol = area
+    else:
+        vol = np.einsum("ij,ij->i", center, normal) * area / 3
+        if inertia_mode == "legacy":
+            vol = np.abs(vol)
+    volume = float(vol.sum())
+    D, E, F = vc[inertia_faces[:, 0]], vc[inertia_faces[:, 1]], vc[inertia_faces[:, 2]]
+    S = D + E + F
+    # 2(DD + EE + FF) + (DE + ED + DF + FD + EF + FE) = (DD + EE + FF) + S S^T
+    prod = (np.einsum("ni,nj->nij", D, D) + np.einsum("ni,nj->nij", E, E)
+            + np.einsum("ni,nj->nij", F, F) + np.einsum("ni,nj->nij", S, S))
+    C = 12.0 if inertia_mode == "shell" else 20.0
+    P = np.einsum("n,nij->ij", vol / C, prod)
+    full = np.array([[P[1, 1] + P[2, 2], -P[0, 1], -P[0, 2]],
+                     [-P[0, 1], P[0, 0] + P[2, 2], -P[1, 2]],
+                     [-P[0, 2], -P[1, 2], P[0, 0] + P[1, 1]]])
+
+    eigval, quat = eig3(full)
+    if eigval[2] <= 0:
+        raise ModelError(f"mesh '{name}': eigenvalue of mesh inertia must be positive", file=file)
+    rtol, atol = 1e-6, 1e-9
+    a, b, c = eigval
+    if (a + b < c * (1 - rtol) - atol or a + c < b * (1 - rtol) - atol
+            or b + c < a * (1 - rtol) - atol):
+        raise ModelError(f"mesh '{name}': eigenvalues of mesh inertia violate A + B >= C",
+                         file=file)
+    boxsz = 0.5 * np.sqrt(6 * np.array([b + c - a, a + c - b, a + b - c]) / volume)
+
+    # vertices in the principal frame: R^T (v - com)
+    R = quat2mat(quat)
+    vert = vc @ R
+    aamm = np.concatenate([vert.min(axis=0), vert.max(axis=0)])
+    hull = convex_hull(vert, maxhullvert)
+    return MeshInfo(vert=vert, face=f, volume=volume, pos=com, quat=quat, inertia=eigval,
+                    hull_face=hull, boxsz=boxsz, aamm=aamm)
+
+
+def mesh_geom_size(info: MeshInfo):
+    """geom_size MuJoCo gives a mesh geom: the largest |coordinate| of the mesh per axis."""
+    return np.maximum(np.abs(info.aamm[:3]), np.abs(info.aamm[3:]))
+
+
+def fit_geom(info: MeshInfo, geom_type, fitaabb: bool = False, fitscale: float = 1.0):
+    """Primitive fitted to a mesh (MuJoCo's mjCMesh::FitGeom): returns (size (3,), pos (3,)).
+
+    pos is the offset to compose with the geom frame together with info.quat:
+    geom_pos = pos_geom + R(quat_geom) @ pos, geom_quat = quat_geom * info.quat.
+    Without fitaabb the sizes come from the box of equivalent inertia; with fitaabb from the
+    bounding box in the mesh frame (whose centre MuJoCo adds to the offset as is).
+    """
+    gt = GeomType(int(geom_type))
+    size = np.zeros(3)
+    pos = np.array(info.pos, dtype=np.float64)
+    if not fitaabb:
+        bx = info.boxsz
+        if gt == GeomType.SPHERE:
+            size[0] = bx.sum() / 3
+        elif gt == GeomType.CAPSULE:
+            size[0] = (bx[0] + bx[1]) / 2
+            size[1] = max(0.0, bx[2] - size[0] / 2)
+        elif gt == GeomType.CYLINDER:
+            size[0] = (bx[0] + bx[1]) / 2
+            size[1] = bx[2]
+        elif gt in (GeomType.ELLIPSOID, GeomType.BOX):
+            size[:] = bx
+        else:
+            raise ModelError(f"cannot fit a geom of type {gt.name.lower()} to a mesh")
+    else:
+        lo, hi = info.aamm[:3], info.aamm[3:]
+        cen = (lo + hi) / 2
+        pos = pos + cen
+        d = info.vert - cen
+        if gt == GeomType.SPHERE:
+            size[0] = np.sqrt((d * d).sum(axis=1)).max()
+        elif gt in (GeomType.CAPSULE, GeomType.CYLINDER):
+            rxy = np.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2)
+            size[0] = rxy.max()
+            dz = np.abs(d[:, 2])
+            if gt == GeomType.CYLINDER:
+                size[1] = dz.max()
+            else:
+                # height above the cap: the sphere of radius size[0] rises h at distance rxy
+                with np.errstate(invalid="ignore"):
+                    h = size[0] * np.sin(np.arccos(np.clip(rxy / size[0], -1.0, 1.0)))
+                size[1] = max(0.0, float((dz - h).max()))
+        elif gt in (GeomType.ELLIPSOID, GeomType.BOX):
+            size[:] = hi - cen
+        else:
+            raise ModelError(f"cannot fit a geom of type {gt.name.lower()} to a mesh")
+    return size * fitscale, pos
