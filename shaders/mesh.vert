@@ -13,12 +13,14 @@ in vec4 i_color;
 in float i_checker;
 
 uniform mat4 u_viewproj;
+uniform mat4 u_light_viewproj;
 
 out vec3 v_world;
 out vec3 v_normal;
 out vec2 v_local;
 out vec4 v_color;
 out float v_checker;
+out vec4 v_light_clip;
 
 void main() {
     vec3 p = in_pos * i_scale;
@@ -29,5 +31,6 @@ void main() {
     v_local = p.xy;
     v_color = i_color;
     v_checker = i_checker;
+    v_light_clip = u_light_viewproj * vec4(v_world, 1.0);
     gl_Position = u_viewproj * vec4(v_world, 1.0);
 }

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import math
+
 import moderngl
 import numpy as np
 
 from . import meshes
-from .camera import OrbitCamera
+from .camera import OrbitCamera, look_at
 
 SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
 BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
@@ -21,6 +23,7 @@ BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
 HIDDEN_GROUPS_FROM = 3                # like MuJoCo, geom groups 0-2 are visible by default
+SHADOW_SIZE = 1024                    # shadow map resolution (texels per side)
 
 # per-instance layout: pos 3, rows 3x3, scale 3, rgba 4, checker 1 = 20 floats
 _INSTANCE_FORMAT = "3f 3f 3f 3f 3f 4f 1f/i"
@@ -35,19 +38,24 @@ def load_shader(name: str) -> str:
 class _Shape:
     """A unit mesh on the GPU with a growable instance buffer."""
 
-    def __init__(self, ctx: moderngl.Context, prog: moderngl.Program, vertices, indices):
-        self.ctx, self.prog = ctx, prog
+    def __init__(self, ctx: moderngl.Context, prog: moderngl.Program, vertices, indices,
+                 shadow_prog: moderngl.Program | None = None):
+        self.ctx, self.prog, self.shadow_prog = ctx, prog, shadow_prog
         self.nindex = int(indices.size)
         self.vbo = ctx.buffer(vertices.tobytes())
         self.ibo = ctx.buffer(indices.tobytes()) if indices.size else None
         self.capacity = 0
         self.inst = None
         self.vao = None
+        self.shadow_vao = None
+        self.count = 0
         self._grow(16)
 
     def _grow(self, n: int) -> None:
         if self.inst is not None:
             self.vao.release()
+            if self.shadow_vao is not None:
+                self.shadow_vao.release()
             self.inst.release()
         self.capacity = n
         self.inst = self.ctx.buffer(reserve=n * _NFLOAT * 4, dynamic=True)
@@ -56,18 +64,32 @@ class _Shape:
             [(self.vbo, "3f 3f", "in_pos", "in_normal"),
              (self.inst, _INSTANCE_FORMAT, *_INSTANCE_ATTRS)],
             index_buffer=self.ibo, index_element_size=4)
+        if self.shadow_prog is not None:
+            self.shadow_vao = self.ctx.vertex_array(
+                self.shadow_prog,
+                [(self.vbo, "3f 12x", "in_pos"),
+                 (self.inst, "3f 3f 3f 3f 3f 20x/i", *_INSTANCE_ATTRS[:5])],
+                index_buffer=self.ibo, index_element_size=4)
 
-    def draw(self, instances: np.ndarray) -> None:
+    def upload(self, instances: np.ndarray) -> None:
+        """Write this frame's instances (used by both passes)."""
         n = instances.shape[0]
-        if n == 0 or self.nindex == 0:
-            return
         if n > self.capacity:
             self._grow(max(n, 2 * self.capacity))
-        self.inst.write(np.ascontiguousarray(instances, dtype=np.float32).tobytes())
-        self.vao.render(moderngl.TRIANGLES, vertices=self.nindex, instances=n)
+        if n:
+            self.inst.write(np.ascontiguousarray(instances, dtype=np.float32).tobytes())
+        self.count = n
+
+    def draw(self) -> None:
+        if self.count and self.nindex:
+            self.vao.render(moderngl.TRIANGLES, vertices=self.nindex, instances=self.count)
+
+    def draw_shadow(self) -> None:
+        if self.count and self.nindex and self.shadow_vao is not None:
+            self.shadow_vao.render(moderngl.TRIANGLES, vertices=self.nindex, instances=self.count)
 
     def release(self) -> None:
-        for obj in (self.vao, self.inst, self.ibo, self.vbo):
+        for obj in (self.vao, self.shadow_vao, self.inst, self.ibo, self.vbo):
             if obj is not None:
                 obj.release()
 
@@ -91,19 +113,29 @@ class Renderer:
         self.m = m
         self.prog = ctx.program(vertex_shader=load_shader("mesh.vert"),
                                 fragment_shader=load_shader("mesh.frag"))
+        self.shadow_prog = ctx.program(vertex_shader=load_shader("shadow.vert"),
+                                       fragment_shader=load_shader("shadow.frag"))
+        sp = self.shadow_prog
         self.shapes = {
-            "sphere": _Shape(ctx, self.prog, *meshes.sphere()),
-            "cylinder": _Shape(ctx, self.prog, *meshes.cylinder()),
-            "box": _Shape(ctx, self.prog, *meshes.box()),
-            "plane": _Shape(ctx, self.prog, *meshes.plane(8)),
+            "sphere": _Shape(ctx, self.prog, *meshes.sphere(), shadow_prog=sp),
+            "cylinder": _Shape(ctx, self.prog, *meshes.cylinder(), shadow_prog=sp),
+            "box": _Shape(ctx, self.prog, *meshes.box(), shadow_prog=sp),
+            "plane": _Shape(ctx, self.prog, *meshes.plane(8)),     # receives, does not cast
         }
+        self.shadow_map = ctx.depth_texture((SHADOW_SIZE, SHADOW_SIZE))
+        self.shadow_map.compare_func = "<="
+        self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
+        self.shadow_map.repeat_x = self.shadow_map.repeat_y = False
+        self.shadow_fbo = ctx.framebuffer(depth_attachment=self.shadow_map)
+        self.scene_center = np.zeros(3)
+        self.scene_radius = 1.0
         self.mesh_shapes = {}
         nmesh = int(getattr(m, "nmesh", 0))
         for i in range(nmesh):
             va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
             fa, fn = int(m.mesh_faceadr[i]), int(m.mesh_facenum[i])
             v, idx = meshes.triangle_soup(m.mesh_vert[va:va + vn], m.mesh_face[fa:fa + fn])
-            self.mesh_shapes[i] = _Shape(ctx, self.prog, v, idx)
+            self.mesh_shapes[i] = _Shape(ctx, self.prog, v, idx, shadow_prog=sp)
         self.light_dir = self._model_light()
         self.camera = OrbitCamera()
 
@@ -124,6 +156,21 @@ class Renderer:
         """Point the camera at the current geom positions (call after forward at qpos0)."""
         m = self.m
         self.camera.frame(d.geom_xpos, m.geom_type, m.geom_size, getattr(m, "geom_rbound", None))
+        self.scene_center = self.camera.target.copy()
+        self.scene_radius = max(self.camera.distance * math.sin(math.radians(self.camera.fovy) / 2),
+                                0.1) * 1.5
+
+    def light_viewproj(self) -> np.ndarray:
+        """Orthographic view from the directional light covering the framed scene."""
+        r = self.scene_radius
+        c = self.scene_center
+        view = look_at(c - self.light_dir * 4.0 * r, c)
+        proj = np.eye(4)
+        proj[0, 0] = proj[1, 1] = 1.0 / r
+        near, far = 0.0, 8.0 * r
+        proj[2, 2] = -2.0 / (far - near)
+        proj[2, 3] = -(far + near) / (far - near)
+        return proj @ view
 
     # ------------------------------------------------------------------------------------------
     def _draw_lists(self, d) -> dict:
@@ -184,6 +231,7 @@ class Renderer:
         ctx.viewport = (0, 0, width, height)
         fbo.clear(*BACKGROUND, 1.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST | moderngl.BLEND)
+        ctx.depth_func = "<"
         ctx.disable(moderngl.CULL_FACE)
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         cam = self.camera
@@ -195,9 +243,29 @@ class Renderer:
         self._set("u_fog_start", 6.0 * cam.distance)
         self._set("u_fog_end", 30.0 * cam.distance)
         lists = self._draw_lists(d)
+        shapes = list(self.shapes.values()) + list(self.mesh_shapes.values())
+        for s in shapes:
+            s.count = 0
         for key, inst in lists.items():
             shape = self.mesh_shapes[key[1]] if isinstance(key, tuple) else self.shapes[key]
-            shape.draw(inst)
+            shape.upload(inst)
+        # pass 1: depth from the light
+        light_vp = self.light_viewproj().T.astype("f4").tobytes()
+        self.shadow_fbo.use()
+        ctx.viewport = (0, 0, SHADOW_SIZE, SHADOW_SIZE)
+        self.shadow_fbo.clear(depth=1.0)
+        self.shadow_prog["u_light_viewproj"].write(light_vp)
+        for s in shapes:
+            s.draw_shadow()
+        # pass 2: the picture
+        fbo.use()
+        ctx.viewport = (0, 0, width, height)
+        self.prog["u_light_viewproj"].write(light_vp)
+        self.shadow_map.use(location=0)
+        self._set("u_shadow_map", 0)
+        self._set("u_shadow_on", 1.0)
+        for s in shapes:
+            s.draw()
 
     def _set(self, name, value) -> None:
         if name in self.prog:                       # the GLSL compiler may drop unused uniforms
@@ -206,6 +274,9 @@ class Renderer:
     def release(self) -> None:
         for s in list(self.shapes.values()) + list(self.mesh_shapes.values()):
             s.release()
+        self.shadow_fbo.release()
+        self.shadow_map.release()
+        self.shadow_prog.release()
         self.prog.release()
 
 

@@ -1,0 +1,5 @@
+#version 330 core
+// Depth-only pass: the depth buffer is the output.
+
+void main() {
+}

@@ -1,0 +1,18 @@
+#version 330 core
+// Depth-only pass from the light: the same instanced placement as mesh.vert.
+
+in vec3 in_pos;
+
+in vec3 i_pos;
+in vec3 i_row0;
+in vec3 i_row1;
+in vec3 i_row2;
+in vec3 i_scale;
+
+uniform mat4 u_light_viewproj;
+
+void main() {
+    mat3 rot = transpose(mat3(i_row0, i_row1, i_row2));
+    vec3 world = i_pos + rot * (in_pos * i_scale);
+    gl_Position = u_light_viewproj * vec4(world, 1.0);
+}
