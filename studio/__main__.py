@@ -97,15 +97,13 @@ def main(argv=None) -> int:
     runner = Runner(m, d, paused=args.paused, recorder=recorder)
     try:
         if args.screenshot:
-            from .headless import screenshot
+            from .headless import GLUnavailable, screenshot
             try:
                 screenshot(runner, args.screenshot, args.frames, args.width, args.height,
                            args.msaa)
-            except Exception as e:       # no EGL / no GL 3.3: say so plainly
-                if type(e).__name__ in ("Error", "GLError") or "egl" in str(e).lower():
-                    print(f"studio: cannot render offscreen through EGL: {e}", file=sys.stderr)
-                    return EXIT_GL_ERROR
-                raise
+            except GLUnavailable as e:
+                print(f"studio: {e}", file=sys.stderr)
+                return EXIT_GL_ERROR
         elif args.headless:
             from .headless import run_headless
             run_headless(runner, args.duration)

@@ -31,10 +31,18 @@ def steps_per_frame(m) -> int:
     return max(1, int(round(TICK / float(m.opt.timestep))))
 
 
+class GLUnavailable(RuntimeError):
+    """No OpenGL 3.3 context could be created."""
+
+
 def create_egl_context():
     """A standalone OpenGL 3.3 context through EGL (no X server needed)."""
     import moderngl
-    return moderngl.create_standalone_context(backend="egl", require=330)
+    try:
+        return moderngl.create_standalone_context(backend="egl", require=330)
+    except Exception as e:           # glcontext raises plain Exception for a missing device
+        raise GLUnavailable(f"cannot create an OpenGL 3.3 context through EGL: {e} "
+                            "(Debian packages: libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1)") from e
 
 
 def render_offscreen(ctx, renderer, d, width: int, height: int, msaa: int = 4) -> np.ndarray:
