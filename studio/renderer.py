@@ -23,6 +23,8 @@ BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
 HIDDEN_GROUPS_FROM = 3                # like MuJoCo, geom groups 0-2 are visible by default
+DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)    # MuJoCo's default geom colour (a material's colour wins over it)
+FLOOR_TINT = (0.40, 0.45, 0.52)       # applied to a plane's material colour
 SHADOW_SIZE = 1024                    # shadow map resolution (texels per side)
 
 # per-instance layout: pos 3, rows 3x3, scale 3, rgba 4, checker 1 = 20 floats
@@ -173,12 +175,29 @@ class Renderer:
         return proj @ view
 
     # ------------------------------------------------------------------------------------------
+    def _geom_colors(self) -> np.ndarray:
+        """geom_rgba, or the material's colour where a material is set and rgba is MuJoCo's default."""
+        m = self.m
+        rgba = np.array(m.geom_rgba, dtype=float).reshape(-1, 4)
+        matid = getattr(m, "geom_matid", None)
+        mat_rgba = getattr(m, "mat_rgba", None)
+        if matid is not None and mat_rgba is not None and len(mat_rgba):
+            matid = np.asarray(matid).reshape(-1)
+            mat_rgba = np.asarray(mat_rgba, float).reshape(-1, 4)
+            use = (matid >= 0) & (matid < len(mat_rgba)) & \
+                np.all(np.isclose(rgba, DEFAULT_RGBA), axis=1)
+            rgba[use] = mat_rgba[matid[use]]
+            # a material floor is usually a texture (not drawn): a muted checker tinted by it
+            floor = use & (np.asarray(m.geom_type).reshape(-1) == PLANE)
+            rgba[floor, :3] *= FLOOR_TINT
+        return rgba
+
     def _draw_lists(self, d) -> dict:
         """Instance arrays per shape key from the geoms' current poses."""
         m = self.m
         gtype = np.asarray(m.geom_type).reshape(-1)
         size = np.asarray(m.geom_size, float).reshape(-1, 3)
-        rgba = np.asarray(m.geom_rgba, float).reshape(-1, 4)
+        rgba = self._geom_colors()
         pos = np.asarray(d.geom_xpos, float).reshape(-1, 3)
         mat = np.asarray(d.geom_xmat, float).reshape(-1, 9)
         visible = rgba[:, 3] > 0.0
