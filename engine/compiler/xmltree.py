@@ -1,0 +1,206 @@
+"""XML reading for the MJCF compiler: a small element tree that remembers file and line.
+
+``parse`` builds ``Node`` objects with expat, so every element knows the line of its start tag and
+the file it came from (``<include>`` splices elements from other files). Attribute readers
+(``Node.floats``, ``Node.keyword`` ...) raise ``ModelError`` naming file, line, element and
+attribute on bad values.
+"""
+from __future__ import annotations
+
+import math
+import os
+from xml.parsers import expat
+
+from ..types import ModelError
+
+
+class Node:
+    """One XML element: tag, attributes in file order, children, and where it was written."""
+
+    __slots__ = ("tag", "attrib", "children", "line", "file", "parent")
+
+    def __init__(self, tag, attrib, line, file, parent=None):
+        self.tag = tag
+        self.attrib = dict(attrib)
+        self.children = []
+        self.line = line
+        self.file = file
+        self.parent = parent
+
+    def __repr__(self):
+        return f"<{self.tag} line {self.line}>"
+
+    # ---- errors --------------------------------------------------------------------------
+    def error(self, message, attribute=None):
+        return ModelError(message, file=self.file, line=self.line, element=self.tag,
+                          attribute=attribute)
+
+    # ---- attribute readers ---------------------------------------------------------------
+    def has(self, name):
+        return name in self.attrib
+
+    def text(self, name, default=None):
+        return self.attrib.get(name, default)
+
+    def _numbers(self, name, conv, kind):
+        raw = self.attrib[name]
+        out = []
+        for tok in raw.replace(",", " ").split():
+            try:
+                v = conv(tok)
+            except ValueError:
+                raise self.error(f"'{tok}' is not a valid {kind} in '{raw}'", name) from None
+            if kind == "number" and not math.isfinite(v):
+                raise self.error(f"'{tok}' is not a finite number", name)
+            out.append(v)
+        return out
+
+    def floats(self, name, n=None, exact=True, default=None, minimum=1):
+        """Numbers of attribute `name`: exactly n (exact), or between `minimum` and n."""
+        if name not in self.attrib:
+            return default
+        vals = self._numbers(name, float, "number")
+        if n is not None:
+            if exact and len(vals) != n:
+                raise self.error(f"expected {n} numbers, got {len(vals)}", name)
+            if not exact and not (minimum <= len(vals) <= n):
+                raise self.error(f"expected {minimum} to {n} numbers, got {len(vals)}", name)
+        elif len(vals) < minimum:
+            raise self.error("expected at least one number", name)
+        return vals
+
+    def float(self, name, default=None):
+        if name not in self.attrib:
+            return default
+        return self.floats(name, 1)[0]
+
+    def ints(self, name, n=None, default=None):
+        if name not in self.attrib:
+            return default
+        vals = self._numbers(name, _int, "integer")
+        if n is not None and len(vals) != n:
+            raise self.error(f"expected {n} integers, got {len(vals)}", name)
+        return vals
+
+    def int(self, name, default=None):
+        if name not in self.attrib:
+            return default
+        return self.ints(name, 1)[0]
+
+    def keyword(self, name, choices, default=None):
+        """Value of `name` looked up in `choices` (a dict keyword -> value)."""
+        if name not in self.attrib:
+            return default
+        raw = self.attrib[name].strip()
+        if raw not in choices:
+            raise self.error(f"unknown value '{raw}', expected one of: {', '.join(choices)}", name)
+        return choices[raw]
+
+    def bool(self, name, default=None):
+        return self.keyword(name, {"true": True, "false": False}, default)
+
+    def check_attrs(self, allowed):
+        for a in self.attrib:
+            if a not in allowed:
+                raise self.error(f"unknown attribute '{a}' in <{self.tag}>", a)
+
+
+def _int(tok):
+    return int(tok, 10)
+
+
+# ----------------------------------------------------------------------------------------------
+# parsing
+# ----------------------------------------------------------------------------------------------
+def parse_text(text, file):
+    """Parse XML text into a Node tree; malformed XML raises ModelError with the parser's line."""
+    parser = expat.ParserCreate()
+    root = []
+    stack = []
+
+    def start(tag, attrs):
+        parent = stack[-1] if stack else None
+        node = Node(tag, attrs, parser.CurrentLineNumber, file, parent)
+        if parent is not None:
+            parent.children.append(node)
+        else:
+            root.append(node)
+        stack.append(node)
+
+    def end(tag):
+        stack.pop()
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.ordered_attributes = False
+    try:
+        if isinstance(text, bytes):
+            parser.Parse(text, True)
+        else:
+            parser.Parse(text.encode("utf-8"), True)
+    except expat.ExpatError as e:
+        raise ModelError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
+                         file=file, line=e.lineno) from None
+    if not root:
+        raise ModelError("empty XML document", file=file, line=1)
+    return root[0]
+
+
+class Source:
+    """Where included files come from: the file system (relative to a directory) or assets."""
+
+    def __init__(self, assets=None, model_dir=None):
+        self.assets = dict(assets or {})
+        self.model_dir = model_dir
+
+    def find(self, name, directories):
+        """Return (bytes, resolved name) or None. Assets are looked up by exact and base name."""
+        if name in self.assets:
+            return _as_bytes(self.assets[name]), name
+        for d in directories:
+            if d is None:
+                continue
+            path = name if os.path.isabs(name) else os.path.normpath(os.path.join(d, name))
+            if path in self.assets:
+                return _as_bytes(self.assets[path]), path
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    return f.read(), path
+        base = os.path.basename(name)
+        if base in self.assets:
+            return _as_bytes(self.assets[base]), base
+        return None
+
+
+def _as_bytes(v):
+    return v.encode("utf-8") if isinstance(v, str) else bytes(v)
+
+
+def expand_includes(node, source, directory, seen=()):
+    """Replace every <include file=...> below `node` by the children of the included <mujoco>."""
+    new_children = []
+    for child in node.children:
+        if child.tag == "include":
+            child.check_attrs(("file",))
+            name = child.text("file")
+            if not name:
+                raise child.error("missing attribute 'file'", "file")
+            found = source.find(name, [directory, source.model_dir])
+            if found is None:
+                raise child.error(f"included file '{name}' not found", "file")
+            data, path = found
+            if path in seen:
+                raise child.error(f"recursive include of '{name}'", "file")
+            sub = parse_text(data, path)
+            if sub.tag != "mujoco":
+                raise sub.error("included file must have <mujoco> as its root element")
+            subdir = os.path.dirname(path) if os.path.isabs(path) or os.path.exists(path) \
+                else directory
+            expand_includes(sub, source, subdir, seen + (path,))
+            for c in sub.children:
+                c.parent = node
+                new_children.append(c)
+        else:
+            expand_includes(child, source, directory, seen)
+            new_children.append(child)
+    node.children = new_children
