@@ -15,7 +15,7 @@ import numpy as np
 from . import actuator, passive, smooth
 from .enums import DisableBit, Integrator, JointType, Warning
 from .jit import jit
-from .math import quat_integrate, quat_sub
+from .math import cross3, norm3, quat_integrate, quat_sub
 from .types import Data, Model
 
 FREE = int(JointType.FREE)
@@ -194,8 +194,38 @@ RK4_B = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
 
 
 @jit
+def _dexpinv(u, v):
+    """Inverse of the derivative of the exponential map of SO(3), for local angular velocities:
+    v + u x v / 2 + beta u x (u x v), beta = (1 - (t/2) cot(t/2)) / t^2, t = |u|."""
+    t = norm3(u)
+    if t < 1e-4:
+        beta = 1.0 / 12.0 + t * t / 720.0
+    else:
+        beta = (1.0 - 0.5 * t / math.tan(0.5 * t)) / (t * t)
+    c = cross3(u, v)
+    cc = cross3(u, c)
+    return (v[0] + 0.5 * c[0] + beta * cc[0], v[1] + 0.5 * c[1] + beta * cc[1],
+            v[2] + 0.5 * c[2] + beta * cc[2])
+
+
+@jit
+def _rotation_stage_rates(m, k, dvel, h):
+    """Munthe-Kaas correction of the stage rates of ball and free joint rotations: the stage
+    orientation is exp(h dvel) q0, so its angular velocity maps back through dexp^-1."""
+    for j in range(m.jnt_type.shape[0]):
+        t = m.jnt_type[j]
+        if t != FREE and t != BALL:
+            continue
+        da = m.jnt_dofadr[j] + (3 if t == FREE else 0)
+        r = _dexpinv((h * dvel[da], h * dvel[da + 1], h * dvel[da + 2]),
+                     (k[da], k[da + 1], k[da + 2]))
+        k[da], k[da + 1], k[da + 2] = r[0], r[1], r[2]
+
+
+@jit
 def runge_kutta4(m, d):
-    """Classical 4th-order Runge-Kutta on (qpos, qvel, act), MuJoCo's mj_RungeKutta tableau."""
+    """4th-order Runge-Kutta on (qpos, qvel, act) with MuJoCo's tableau; quaternion joints are
+    integrated on the rotation group (Runge-Kutta-Munthe-Kaas), as MuJoCo does."""
     h = m.opt_timestep[0]
     time = d.time[0]
     nv = d.qvel.shape[0]
@@ -229,6 +259,7 @@ def runge_kutta4(m, d):
         d.time[0] = time + c * h
         forward_kernel(m, d)
         d.rk_qvel[i, :] = d.qvel
+        _rotation_stage_rates(m, d.rk_qvel[i], dvel, h)
         d.rk_qacc[i, :] = d.qacc
         d.rk_act_dot[i, :] = d.act_dot
     dvel[:] = 0.0
