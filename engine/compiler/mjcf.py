@@ -1166,7 +1166,8 @@ class _Compiler:
             self.apply_frame(g)
         self.current = n
         if ifg == 1 or (ipos is None and ifg == 2):
-            sel = [g for g in b.geoms if grp[0] <= g.group <= grp[1]]
+            # MuJoCo 4 leaves massless geoms out of the selection
+            sel = [g for g in b.geoms if grp[0] <= g.group <= grp[1] and g.mass > 0]
             if len(sel) == 1:
                 g = sel[0]
                 ipos, iquat, mass, inert = list(g.pos), list(g.quat), g.mass, list(g.inertia)
