@@ -28,9 +28,17 @@ def set_const(m: Model) -> Model:
     smooth.transmission(ms, ds)
     m.tendon_length0[:] = d.ten_length
     m.actuator_length0[:] = d.actuator_length
-    for t in range(m.ntendon):
-        if m.tendon_lengthspring[t, 0] == -1 and m.tendon_lengthspring[t, 1] == -1:
-            m.tendon_lengthspring[t] = d.ten_length[t]
+    # unspecified spring rest length: the tendon length at the springs' reference qpos_spring
+    auto = (m.tendon_lengthspring[:, 0] == -1) & (m.tendon_lengthspring[:, 1] == -1)
+    if auto.any():
+        d.qpos[:] = m.qpos_spring
+        smooth.kinematics(ms, ds)
+        smooth.com_pos(ms, ds)
+        smooth.tendon(ms, ds)
+        m.tendon_lengthspring[auto] = d.ten_length[auto][:, None]
+        d.qpos[:] = m.qpos0
+        smooth.kinematics(ms, ds)
+        smooth.com_pos(ms, ds)
     # tracking frames: the fixed-mode frame at qpos0, relative to the body or its subtree com
     for c in range(m.ncam):
         b = m.cam_bodyid[c]
