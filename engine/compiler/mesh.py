@@ -26,8 +26,7 @@ from ..types import ModelError
 
 MINVAL = 1e-15          # MuJoCo's mjMINVAL
 _EIG_EPS = 1e-12        # relative tolerance for ordering eigenvalues
-_EIG_REL = 16           # Jacobi stops when the off-diagonal is below _EIG_REL * eps * max|A|
-_EPS = float(np.finfo(np.float64).eps)
+_EIG_REL = 1e-7         # Jacobi stops when the off-diagonal is below _EIG_REL * max|A|
 _MAX_COORD = 2.0 ** 30  # MuJoCo refuses larger STL coordinates
 
 INERTIA_MODES = ("legacy", "convex", "exact", "shell")
@@ -192,7 +191,7 @@ def _ascii_stl(data, filename):
 
 def _load_obj(data, filename):
     text = data.decode("utf-8", errors="replace")
-    verts, faces = [], []
+    verts, faces, quads = [], [], []
     lines = text.splitlines()
     i = 0
     lineno = 0
@@ -242,6 +241,8 @@ def _load_obj(data, filename):
             if len(idx) < 3:
                 raise ModelError("a face needs at least three vertices", file=filename,
                                  line=lineno)
+            if len(idx) == 4:
+                quads.append(len(faces))
             for k in range(1, len(idx) - 1):   # fan triangulation of polygons
                 faces.append((idx[0], idx[k], idx[k + 1]))
         # vt vn vp o g s l p usemtl mtllib ...: not needed for physics
@@ -249,6 +250,17 @@ def _load_obj(data, filename):
         raise ModelError("OBJ file has no vertices", file=filename)
     vert = np.array(verts, dtype=np.float64).astype(np.float32)
     face = np.array(faces, dtype=np.int64).reshape(-1, 3)
+    # quads are split along their shorter diagonal, compared in float32 as MuJoCo's OBJ reader
+    # does (ties go to the b-d diagonal)
+    for q in quads:
+        a, b, c = face[q]
+        d = face[q + 1][2]
+        e02, e13 = vert[c] - vert[a], vert[d] - vert[b]
+        l02 = e02[0] * e02[0] + e02[1] * e02[1] + e02[2] * e02[2]
+        l13 = e13[0] * e13[0] + e13[1] * e13[1] + e13[2] * e13[2]
+        if not l02 < l13:
+            face[q] = (a, b, d)
+            face[q + 1] = (b, c, d)
     return vert, face
 
 
@@ -299,9 +311,8 @@ def eig3(mat):
 
     Returns (eigval (3,) in decreasing order, quat (4,)) with mat = R diag(eigval) R^T,
     R = quat2mat(quat). The same rotation sequence as MuJoCo (largest off-diagonal element
-    first, stopping at a round-off threshold relative to the largest entry, then a bubble sort
-    by quarter turns; a rotation closer to identity than cos = 1 - 1e-12 ends the iteration
-    too), so that the principal frame agrees with MuJoCo's whenever the eigenvalues
+    first, stopping when it is below 1e-7 of the largest entry, then a bubble sort by quarter
+    turns), so that the principal frame agrees with MuJoCo's whenever the eigenvalues
     are distinct. (For repeated eigenvalues the frame is arbitrary and may differ.)
     """
     mat = np.asarray(mat, dtype=np.float64).reshape(3, 3)
@@ -321,7 +332,7 @@ def eig3(mat):
             r, c, rotk = 0, 2, 1
         else:
             r, c, rotk = 1, 2, 0
-        if abs(D[r, c]) <= _EIG_REL * _EPS * scale:
+        if abs(D[r, c]) < _EIG_REL * scale:
             break
         # 2x2 symmetric Schur decomposition: tan(theta) = t, cos(theta) = cs
         tau = (D[c, c] - D[r, r]) / (2 * D[r, c])
@@ -330,8 +341,6 @@ def eig3(mat):
         else:
             t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
         cs = 1.0 / math.sqrt(1 + t * t)
-        if cs > 1.0 - _EIG_EPS:
-            break
         # rotation about axis rotk by -theta as a half-angle quaternion (accurate for small theta)
         ch = math.sqrt(0.5 + 0.5 * cs)
         sh = -t * cs / (2 * ch)
@@ -537,7 +546,8 @@ def fit_geom(info: MeshInfo, geom_type, fitaabb: bool = False, fitscale: float =
     pos is the offset to compose with the geom frame together with info.quat:
     geom_pos = pos_geom + R(quat_geom) @ pos, geom_quat = quat_geom * info.quat.
     Without fitaabb the sizes come from the box of equivalent inertia; with fitaabb from the
-    bounding box in the mesh frame (whose centre MuJoCo adds to the offset as is).
+    bounding box in the mesh frame (MuJoCo 4: sphere radius = largest half-size, capsule and
+    cylinder radius = larger of the x, y half-sizes), centred on that box.
     """
     gt = GeomType(int(geom_type))
     size = np.zeros(3)
@@ -557,25 +567,21 @@ def fit_geom(info: MeshInfo, geom_type, fitaabb: bool = False, fitscale: float =
         else:
             raise ModelError(f"cannot fit a geom of type {gt.name.lower()} to a mesh")
     else:
+        # bounding box in the mesh frame; its centre moves the geom (rotated into the file frame)
         lo, hi = info.aamm[:3], info.aamm[3:]
         cen = (lo + hi) / 2
-        pos = pos + cen
-        d = info.vert - cen
+        half = hi - cen
+        pos = pos + quat2mat(info.quat) @ cen
         if gt == GeomType.SPHERE:
-            size[0] = np.sqrt((d * d).sum(axis=1)).max()
-        elif gt in (GeomType.CAPSULE, GeomType.CYLINDER):
-            rxy = np.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2)
-            size[0] = rxy.max()
-            dz = np.abs(d[:, 2])
-            if gt == GeomType.CYLINDER:
-                size[1] = dz.max()
-            else:
-                # height above the cap: the sphere of radius size[0] rises h at distance rxy
-                with np.errstate(invalid="ignore"):
-                    h = size[0] * np.sin(np.arccos(np.clip(rxy / size[0], -1.0, 1.0)))
-                size[1] = max(0.0, float((dz - h).max()))
+            size[0] = half.max()
+        elif gt == GeomType.CAPSULE:
+            size[0] = max(half[0], half[1])
+            size[1] = max(0.0, half[2] - size[0])
+        elif gt == GeomType.CYLINDER:
+            size[0] = max(half[0], half[1])
+            size[1] = half[2]
         elif gt in (GeomType.ELLIPSOID, GeomType.BOX):
-            size[:] = hi - cen
+            size[:] = half
         else:
             raise ModelError(f"cannot fit a geom of type {gt.name.lower()} to a mesh")
     return size * fitscale, pos
