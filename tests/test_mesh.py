@@ -293,7 +293,7 @@ def test_obj_forms():
     assert len(f) == len(triangulate(lp))
     v, f = load_mesh(b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 3 0\nf 1 2 3 4\n", "q.obj")
     np.testing.assert_array_equal(f, [[0, 1, 2], [0, 2, 3]])
-    v, f = load_mesh(b"v 0 0 0\nv 3 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n", "q.obj")
+    v, f = load_mesh(b"v 0 0 0\nv 1 0 0\nv 3 1 0\nv 0 1 0\nf 1 2 3 4\n", "q.obj")
     np.testing.assert_array_equal(f, [[0, 1, 3], [1, 2, 3]])
 
 
