@@ -25,7 +25,9 @@ MODELS = [str(SUITE / f"{n}.xml") for n in SUITE_MODELS] + [str(DATA / f"{n}.xml
                                                              for n in OWN_MODELS]
 FIELDS = ["xpos", "xquat", "xipos", "geom_xpos", "geom_xmat", "site_xpos", "subtree_com",
           "cinert", "cdof", "cvel", "cdof_dot", "qfrc_bias", "qfrc_passive", "actuator_length",
-          "actuator_velocity", "actuator_force", "qfrc_actuator", "ten_length", "ten_velocity"]
+          "actuator_velocity", "actuator_force", "qfrc_actuator", "ten_length", "ten_velocity",
+          "xanchor", "xaxis", "ximat", "site_xmat", "cam_xpos", "cam_xmat", "light_xpos",
+          "light_xdir", "qfrc_smooth"]
 TOL = 1e-9
 
 
