@@ -190,7 +190,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
 
 
 @njit(cache=True)
-def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, scratch_nv, scratch_M):
+def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_geom1, contact_geom2, contact_dim, contact_efc_address, geom_aabb_world, bp_order, bp_pairs, bp_npairs, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_vstar, efc_vel, efc_force, efc_impulse, efc_warm, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, scratch_nv, scratch_M):
     s = structref.new(DATA_TYPE)
     s.time = time
     s.qpos = qpos
@@ -253,6 +253,41 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.cfrc_int = cfrc_int
     s.cfrc_ext = cfrc_ext
     s.energy = energy
+    s.ncon = ncon
+    s.contact_dist = contact_dist
+    s.contact_pos = contact_pos
+    s.contact_frame = contact_frame
+    s.contact_includemargin = contact_includemargin
+    s.contact_friction = contact_friction
+    s.contact_epsilon = contact_epsilon
+    s.contact_kappa = contact_kappa
+    s.contact_geom1 = contact_geom1
+    s.contact_geom2 = contact_geom2
+    s.contact_dim = contact_dim
+    s.contact_efc_address = contact_efc_address
+    s.geom_aabb_world = geom_aabb_world
+    s.bp_order = bp_order
+    s.bp_pairs = bp_pairs
+    s.bp_npairs = bp_npairs
+    s.nefc = nefc
+    s.nefc_overflow = nefc_overflow
+    s.efc_type = efc_type
+    s.efc_id = efc_id
+    s.efc_J = efc_J
+    s.efc_pos = efc_pos
+    s.efc_margin = efc_margin
+    s.efc_frictionloss = efc_frictionloss
+    s.efc_mu = efc_mu
+    s.efc_R = efc_R
+    s.efc_B = efc_B
+    s.efc_K = efc_K
+    s.efc_vstar = efc_vstar
+    s.efc_vel = efc_vel
+    s.efc_force = efc_force
+    s.efc_impulse = efc_impulse
+    s.efc_warm = efc_warm
+    s.solver_niter = solver_niter
+    s.solver_residual = solver_residual
     s.qpos_save = qpos_save
     s.qvel_save = qvel_save
     s.act_save = act_save

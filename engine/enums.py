@@ -119,3 +119,15 @@ class Warning(IntEnum):
     BADQPOS = 1
     BADQVEL = 2
     NWARNING = 3
+
+
+class ConstraintType(IntEnum):
+    """Rows of the constraint problem, in the paper's order of objects (efc_type)."""
+    EQUALITY = 0
+    FRICTION_DOF = 1
+    FRICTION_TENDON = 2
+    LIMIT_JOINT = 3
+    LIMIT_TENDON = 4
+    CONTACT_FRICTIONLESS = 5
+    CONTACT_PYRAMIDAL = 6
+    CONTACT_ELLIPTIC = 7

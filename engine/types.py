@@ -293,6 +293,44 @@ cacc                f nbody 6    # com-based acceleration
 cfrc_int            f nbody 6    # com-based interaction force with the parent
 cfrc_ext            f nbody 6    # com-based external force on the body
 energy              f 2          # potential, kinetic energy
+# contacts: the first ncon entries are valid; the capacity nconmax grows on demand
+ncon                i 1          # number of detected contacts
+contact_dist        f nconmax    # signed distance between the surfaces (negative: penetration)
+contact_pos         f nconmax 3  # point midway between the two surfaces
+contact_frame       f nconmax 9  # contact frame, rows: normal (from geom1 to geom2), tangents
+contact_includemargin f nconmax  # include in the solver if dist < includemargin (margin - gap)
+contact_friction    f nconmax 5  # tangent1, tangent2, spin, roll1, roll2
+contact_epsilon     f nconmax    # softness epsilon of the contact
+contact_kappa       f nconmax    # softness kappa of the contact
+contact_geom1       i nconmax    # id of geom 1
+contact_geom2       i nconmax    # id of geom 2
+contact_dim         i nconmax    # contact dimensionality (1, 3, 4, 6)
+contact_efc_address i nconmax    # first constraint row of the contact, -1 if excluded
+# collision scratch (broadphase)
+geom_aabb_world     f ngeom 6    # world axis-aligned box of each geom inflated by its margin: lo, hi
+bp_order            i ngeom      # geoms sorted along the sweep axis
+bp_pairs            i npairmax 2 # candidate geom pairs from the broadphase
+bp_npairs           i 1          # number of candidate pairs
+# constraints: the first nefc rows are valid; the capacity njmax grows on demand
+nefc                i 1          # number of constraint rows
+nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data
+efc_type            i njmax      # constraint type (enums.ConstraintType)
+efc_id              i njmax      # id of the object the row belongs to (joint, tendon, contact...)
+efc_J               f njmax nv   # constraint Jacobian
+efc_pos             f njmax      # constraint position (violation, distance)
+efc_margin          f njmax      # inclusion margin
+efc_frictionloss    f njmax      # friction loss (friction rows)
+efc_mu              f njmax      # friction coefficient of the row (contact friction rows)
+efc_R               f njmax      # regulariser R (paper eq. 27)
+efc_B               f njmax      # stabilisation damping B (paper eq. 28)
+efc_K               f njmax      # stabilisation stiffness K (paper eq. 28)
+efc_vstar           f njmax      # desired velocity v* (paper eq. 24)
+efc_vel             f njmax      # J qvel
+efc_force           f njmax      # constraint force (impulse / timestep)
+efc_impulse         f njmax      # constraint impulse f of the paper
+efc_warm            f njmax      # impulse of the previous step, for warm starting
+solver_niter        i 1          # solver iterations used in the last step
+solver_residual     f 1          # final residual of the last solve
 # integrator scratch (allocated once)
 qpos_save           f nq         # state at the start of a multi-stage step
 qvel_save           f nv
@@ -483,8 +521,15 @@ class Model(_ArrayHolder):
 class Data(_ArrayHolder):
     """Simulation state and every intermediate result (DATA_SPEC), allocated once by make_data."""
 
-    def __init__(self, m: Model):
-        sizes = dict(m._sizes, nwrap2=m.nwrap2)
+    def __init__(self, m: Model, nconmax: int | None = None, njmax: int | None = None):
+        if nconmax is None:
+            nconmax = max(32, 4 * m.ngeom)
+        if njmax is None:
+            njmax = max(64, 6 * nconmax + 2 * m.nv)
+        object.__setattr__(self, "nconmax", int(nconmax))
+        object.__setattr__(self, "njmax", int(njmax))
+        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=self.nconmax, njmax=self.njmax,
+                     npairmax=max(64, 8 * m.ngeom))
         out = {name: np.zeros(_shape(shape, sizes), dtype=_DTYPES[dtype])
                for name, dtype, shape in DATA_SPEC}
         object.__setattr__(self, "_arrays", out)
