@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine import compiler
 from engine.enums import Integrator
 
 mujoco = pytest.importorskip("mujoco")
@@ -184,10 +185,10 @@ def test_dm_control_suite(name):
     path = os.path.join(SUITE, name)
     if name in SUITE_UNSUPPORTED:
         with pytest.raises(engine.ModelError):
-            engine.load_model(path)
+            compiler.load_model(path)
         return
     mj = mujoco.MjModel.from_xml_path(path)
-    ours = engine.load_model(path)
+    ours = compiler.load_model(path)
     compare_models(ours, mj)
 
 
@@ -206,5 +207,5 @@ def _data_models():
 def test_data_models(name):
     path = os.path.join(DATA, name)
     mj = mujoco.MjModel.from_xml_path(path)
-    ours = engine.load_model(path)
+    ours = compiler.load_model(path)
     compare_models(ours, mj)

@@ -150,10 +150,10 @@ class DefClass:
         self.node = node
         if parent is None:
             self.spec = {k: {} for k in S.DEFAULT_KINDS}
-            self.act = S.actuator_default()
+            self.act = {t: S.actuator_default() for t in S.ACT_SPECIFIC}
         else:
             self.spec = {k: dict(v) for k, v in parent.spec.items()}
-            self.act = dict(parent.act)
+            self.act = {t: dict(v) for t, v in parent.act.items()}
 
 
 def _orientation(spec, degree, eulerseq, node, default_quat=(1.0, 0.0, 0.0, 0.0)):
@@ -503,11 +503,39 @@ class _Compiler:
                 table, builtin = S.DEFAULT_KINDS[tag]
                 d.spec[tag] = _overlay(d.spec[tag], child, table, builtin=builtin)
             elif tag in S.ACT_SPECIFIC:
-                self._apply_actuator(d.act, child, is_default=True)
+                self._default_actuator(d, child)
             else:
                 raise child.error(f"unknown element <{tag}> in <default>")
         for child in nested:
             self._default_class(child, d)
+
+    def _default_actuator(self, d, n):
+        """An actuator element inside <default>, with MuJoCo 4's per-element defaults.
+
+        Attributes common to all actuators (ranges, limits, gear, group ...) apply to the
+        defaults of every actuator element; <general> attributes apply to all of them too; a
+        shortcut (<position kp=...> ...) sets the defaults of that shortcut and of <general>.
+        """
+        tag = n.tag
+        spec = d.act[tag]
+        before = dict(spec)
+        self._apply_actuator(spec, n, is_default=True)
+        common = [k for k in S.ACT_COMMON if n.has(k)]
+        if tag == "general":
+            changed = [k for k in spec if spec[k] != before[k]]
+            for t, other in d.act.items():
+                if t != tag:
+                    for k in changed:
+                        other[k] = spec[k] if not isinstance(spec[k], list) else list(spec[k])
+        else:
+            for t, other in d.act.items():
+                if t == tag:
+                    continue
+                if t == "general":
+                    d.act[t] = dict(spec)
+                else:
+                    for k in common:
+                        other[k] = spec[k] if not isinstance(spec[k], list) else list(spec[k])
 
     def defclass(self, node, inherited):
         """Default class of an element: its class attribute, else the inherited childclass."""
@@ -1640,7 +1668,9 @@ class _Compiler:
             if n.has("actdim"):
                 a["actdim"] = n.int("actdim")
         elif tag == "motor":
-            a["gainprm"] = [1.0] + a["gainprm"][1:]
+            a["gainprm"] = [1.0] + [0.0] * 9
+            a["biasprm"] = [0.0] * 10
+            a["dynprm"] = [1.0] + [0.0] * 9
             a["dyntype"], a["gaintype"], a["biastype"] = 0, 0, 0
         elif tag in ("position", "intvelocity"):
             kp = n.float("kp", a["gainprm"][0])
@@ -1648,9 +1678,11 @@ class _Compiler:
             dampratio = n.float("dampratio")
             timeconst = n.float("timeconst") if tag == "position" else None
             inherit = n.float("inheritrange", a["inheritrange"])
-            gp, bp, dp = list(a["gainprm"]), list(a["biasprm"]), list(a["dynprm"])
+            gp = [kp] + [0.0] * 9
+            bp = [0.0, -kp, a["biasprm"][2]] + [0.0] * 7
+            dp = [1.0] + [0.0] * 9
+            a["dyntype"] = 0
             gp[0] = kp
-            bp[1] = -kp
             if kv is not None and dampratio is not None:
                 raise n.error("kv and dampratio cannot both be defined", "dampratio")
             if kv is not None:
@@ -1682,11 +1714,12 @@ class _Compiler:
         elif tag == "velocity":
             kv = n.float("kv", a["gainprm"][0])
             a["biasprm"] = [0.0] * 10
-            a["gainprm"] = [kv] + a["gainprm"][1:]
+            a["gainprm"] = [kv] + [0.0] * 9
+            a["dynprm"] = [1.0] + [0.0] * 9
             a["biasprm"][2] = -kv
             a["dyntype"], a["gaintype"], a["biastype"] = 0, 0, 1
         elif tag == "damper":
-            kv = n.float("kv", 0.0)
+            kv = n.float("kv", -a["gainprm"][2] if a["gaintype"] == 1 else 0.0)
             a["gainprm"] = [0.0] * 10
             a["gainprm"][2] = -kv
             a["ctrllimited"] = 1
@@ -1739,7 +1772,7 @@ class _Compiler:
 
     def read_actuator(self, n):
         cls = self.defclass(n, None)
-        a = dict(cls.act)
+        a = dict(cls.act[n.tag])
         a["dampratio"] = None
         a["muscle"] = False
         self._apply_actuator(a, n, is_default=False)
