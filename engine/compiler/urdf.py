@@ -1,0 +1,677 @@
+"""URDF reader: translates a URDF robot into MJCF and compiles it with the MJCF compiler.
+
+The translation follows what MuJoCo does when it loads a URDF file, so that the compiled model
+agrees with ``mujoco.MjModel.from_xml_path("robot.urdf")``:
+
+* every link is a body placed at the origin of the joint that connects it to its parent; the
+  link named ``world`` (if any) is the world body itself;
+* joints: revolute -> hinge (range from lower/upper), continuous -> hinge without range,
+  prismatic -> slide, floating -> free, planar -> two slides and a hinge (as MuJoCo),
+  spherical (a common extension) -> ball; fixed -> no joint. dynamics damping / friction ->
+  damping / frictionloss. Angles are radians.
+* inertial: origin, mass and the full inertia matrix (diagonalised as MuJoCo does);
+* geometry: box, cylinder, sphere, capsule (an extension MuJoCo accepts) and mesh (filename,
+  scale); collision elements become colliding geoms, visual elements are discarded unless
+  ``<mujoco><compiler discardvisual="false"/></mujoco>`` is given (then they become non-colliding,
+  massless geoms in group 1); colours come from the last visual's material;
+* static bodies (connected by fixed joints, and the root link) are fused into their parent as
+  MuJoCo's ``fusestatic`` (on by default for URDF) does: their geoms and mass move to the parent.
+* the optional ``<mujoco>`` element may hold ``<compiler>``, ``<option>`` and ``<size>``.
+
+Errors name the URDF file, line, element and attribute; errors found while compiling the
+generated MJCF are reported at the URDF element that produced the offending line.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..types import ModelError
+from .xmltree import parse_text
+
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
+
+
+# ----------------------------------------------------------------------------------------------
+# small frame helpers (MuJoCo conventions: quaternions w, x, y, z)
+# ----------------------------------------------------------------------------------------------
+def _mulquat(a, b):
+    return np.array([
+        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+
+
+def _quat2mat(q):
+    w, x, y, z = q
+    return np.array([
+        [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z]])
+
+
+def rpy2quat(rpy):
+    """URDF roll-pitch-yaw (fixed axes x, then y, then z) as a quaternion: qz * qy * qx."""
+    q = np.array([1.0, 0.0, 0.0, 0.0])
+    for axis, angle in enumerate(rpy):
+        rot = np.zeros(4)
+        rot[0] = math.cos(angle / 2)
+        rot[axis + 1] = math.sin(angle / 2)
+        q = _mulquat(rot, q)
+    return q / np.linalg.norm(q)
+
+
+def _accum(pos, quat, cpos, cquat):
+    """Frame (cpos, cquat) given in frame (pos, quat), expressed in the outer frame."""
+    return pos + _quat2mat(quat) @ cpos, _mulquat(quat, cquat)
+
+
+def _z2quat(vec):
+    """Minimal rotation taking (0, 0, 1) to vec (as MuJoCo's z2quat)."""
+    v = np.asarray(vec, float)
+    n = np.linalg.norm(v)
+    v = v / n if n > 0 else np.array([0.0, 0.0, 1.0])
+    axis = np.cross([0.0, 0.0, 1.0], v)
+    s = np.linalg.norm(axis)
+    if s < 1e-10:
+        axis = np.array([1.0, 0.0, 0.0])
+    else:
+        axis = axis / s
+    ang = math.atan2(s, v[2])
+    return np.concatenate([[math.cos(ang / 2)], axis * math.sin(ang / 2)])
+
+
+def _fmt(values):
+    return " ".join(repr(float(x)) for x in np.ravel(values))
+
+
+# ----------------------------------------------------------------------------------------------
+# the intermediate robot description
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class _Inertial:
+    mass: float
+    com: np.ndarray          # (3,) in the link frame
+    full: np.ndarray         # (3,3) about the com, in the link frame
+    node: object
+
+
+@dataclass
+class _Geom:
+    node: object             # the <visual> or <collision> element
+    kind: str                # box cylinder sphere capsule mesh
+    size: np.ndarray
+    pos: np.ndarray
+    quat: np.ndarray
+    collision: bool
+    mesh: str = ""
+    rgba: object = None
+    name: str = ""
+
+
+@dataclass
+class _Joint:
+    node: object
+    name: str
+    type: str
+    pos: np.ndarray
+    quat: np.ndarray
+    axis: np.ndarray
+    lower: object = None
+    upper: object = None
+    damping: float = 0.0
+    friction: float = 0.0
+
+
+@dataclass
+class _Link:
+    node: object
+    name: str
+    inertials: list = field(default_factory=list)   # fused inertials, in this link's frame
+    explicit: bool = False
+    geoms: list = field(default_factory=list)
+    children: list = field(default_factory=list)    # [(joint, link)]
+    parent: object = None
+
+
+class _Reader:
+    def __init__(self, path):
+        self.path = path
+        self.dir = os.path.dirname(os.path.abspath(path))
+        self.assets = {}           # key -> bytes for the MJCF compiler
+        self.meshes = {}           # mesh name -> [(scale, key, node)]
+        self.mesh_list = []        # (name, key, scale, node) in creation order
+        self.materials = {}
+        self.lines = []            # generated MJCF lines
+        self.origin = []           # URDF node behind each generated line
+        self.compiler_attrs = {}
+        self.extra_sections = []   # (tag, attrib, node) for <option>, <size>
+
+    # ---- reading attributes ----------------------------------------------------------------
+    def floats(self, node, name, n, default=None, required=False):
+        if name not in node.attrib:
+            if required:
+                raise node.error(f"missing attribute '{name}'", name)
+            return None if default is None else np.array(default, float)
+        vals = node.floats(name)
+        if len(vals) != n:
+            raise node.error(f"attribute '{name}' needs {n} number{'s' if n > 1 else ''}, "
+                             f"got {len(vals)}", name)
+        return np.array(vals, float)
+
+    def origin_of(self, node):
+        pos, quat = np.zeros(3), np.array([1.0, 0, 0, 0])
+        for c in node.children:
+            if c.tag == "origin":
+                pos = self.floats(c, "xyz", 3, (0, 0, 0))
+                rpy = self.floats(c, "rpy", 3)
+                if rpy is not None:
+                    quat = rpy2quat(rpy)
+                break
+        return pos, quat
+
+    @staticmethod
+    def child(node, tag, required=False):
+        for c in node.children:
+            if c.tag == tag:
+                return c
+        if required:
+            raise node.error(f"<{node.tag}> needs a <{tag}> element")
+        return None
+
+    # ---- the robot ---------------------------------------------------------------------------
+    def read(self):
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ModelError(f"cannot read URDF file: {e.strerror}", file=self.path) from None
+        root = parse_text(data, self.path)
+        if root.tag != "robot":
+            raise root.error(f"URDF root element must be <robot>, found <{root.tag}>")
+        self.robot = root
+        self.read_mujoco_section(root)
+        self.read_materials(root)
+
+        links = {}
+        for n in root.children:
+            if n.tag == "link":
+                name = n.text("name")
+                if not name:
+                    raise n.error("link without a name", "name")
+                if name in links:
+                    raise n.error(f"repeated link name '{name}'", "name")
+                links[name] = _Link(node=n, name=name)
+        if not links:
+            raise root.error("URDF has no links")
+
+        joints = []
+        jnames = set()
+        for n in root.children:
+            if n.tag != "joint":
+                continue
+            jname = n.text("name")
+            if not jname:
+                raise n.error("joint without a name", "name")
+            if jname in jnames:
+                raise n.error(f"repeated joint name '{jname}'", "name")
+            jnames.add(jname)
+            ends = []
+            for tag in ("parent", "child"):
+                e = self.child(n, tag, required=True)
+                lname = e.text("link")
+                if not lname:
+                    raise e.error(f"<{tag}> needs a 'link' attribute", "link")
+                if lname not in links:
+                    raise e.error(f"joint '{jname}' refers to unknown link '{lname}'", "link")
+                ends.append(links[lname])
+            parent, child = ends
+            if child.parent is not None:
+                raise self.child(n, "child").error(
+                    f"link '{child.name}' has more than one parent joint", "link")
+            if child is parent:
+                raise self.child(n, "child").error(f"joint '{jname}' connects link "
+                                                   f"'{child.name}' to itself", "link")
+            joints.append((self.read_joint(n, jname), parent, child))
+            child.parent = parent
+        for j, parent, child in joints:
+            parent.children.append((j, child))
+
+        roots = [link for link in links.values() if link.parent is None]
+        if not roots:
+            raise root.error("URDF links form a cycle: no root link")
+        if len(roots) > 1:
+            names = ", ".join(f"'{r.name}'" for r in roots)
+            raise roots[1].node.error(f"URDF has more than one root link ({names}); "
+                                      "connect them with joints", "name")
+        # a cycle below the root leaves links unreachable
+        seen, stack = set(), [roots[0]]
+        while stack:
+            link = stack.pop()
+            seen.add(link.name)
+            stack.extend(c for _, c in link.children)
+        if len(seen) != len(links):
+            bad = next(link for link in links.values() if link.name not in seen)
+            raise bad.node.error(f"link '{bad.name}' is part of a cycle of joints", "name")
+
+        for link in links.values():
+            self.read_link(link)
+        self.root = roots[0]
+        self.links = links
+
+    def read_mujoco_section(self, root):
+        for m in root.children:
+            if m.tag != "mujoco":
+                continue
+            for sec in m.children:
+                if sec.tag == "compiler":
+                    self.compiler_attrs.update(sec.attrib)
+                    self.compiler_node = sec
+                elif sec.tag in ("option", "size"):
+                    self.extra_sections.append(sec)
+                else:
+                    raise sec.error(f"<{sec.tag}> is not supported inside <mujoco> of a URDF "
+                                    "(only compiler, option and size)")
+
+    def compiler_flag(self, name, default):
+        v = self.compiler_attrs.get(name)
+        if v is None:
+            return default
+        if v not in ("true", "false"):
+            raise self.compiler_node.error(f"'{v}' is not true or false", name)
+        return v == "true"
+
+    def read_materials(self, node):
+        # every named material with a colour, anywhere in the file; the first one wins
+        if node.tag == "material":
+            name = node.text("name")
+            color = self.child(node, "color")
+            if name and color is not None and name not in self.materials:
+                self.materials[name] = self.floats(color, "rgba", 4, required=True)
+        for c in node.children:
+            self.read_materials(c)
+
+    def read_joint(self, n, name):
+        jtype = n.text("type")
+        if jtype is None:
+            raise n.error("missing attribute 'type'", "type")
+        if jtype not in JOINT_TYPES:
+            raise n.error(f"unknown joint type '{jtype}' (expected one of "
+                          f"{', '.join(JOINT_TYPES)})", "type")
+        pos, quat = self.origin_of(n)
+        axis = np.array([1.0, 0.0, 0.0])
+        a = self.child(n, "axis")
+        if a is not None:
+            axis = self.floats(a, "xyz", 3, required=True)
+            if jtype not in ("fixed", "floating", "spherical") and np.linalg.norm(axis) < 1e-10:
+                raise a.error("joint axis is zero", "xyz")
+        j = _Joint(node=n, name=name, type=jtype, pos=pos, quat=quat, axis=axis)
+        lim = self.child(n, "limit")
+        if lim is not None and jtype != "continuous":   # continuous joints have no range
+            lo = lim.float("lower") if lim.has("lower") else None
+            hi = lim.float("upper") if lim.has("upper") else None
+            j.lower, j.upper = lo, hi
+            if lim.has("effort"):
+                lim.float("effort")       # validate the number; MuJoCo keeps it as a force
+            if lim.has("velocity"):       # range, which this engine does not model
+                lim.float("velocity")
+        dyn = self.child(n, "dynamics")
+        if dyn is not None:
+            j.damping = dyn.float("damping", 0.0)
+            j.friction = dyn.float("friction", 0.0)
+        return j
+
+    def read_link(self, link):
+        n = link.node
+        inert = self.child(n, "inertial")
+        if inert is not None:
+            pos, quat = self.origin_of(inert)
+            mnode = self.child(inert, "mass", required=True)
+            mass = mnode.float("value")
+            if mass is None:
+                raise mnode.error("missing attribute 'value'", "value")
+            if mass < 0:
+                raise mnode.error("mass must not be negative", "value")
+            inode = self.child(inert, "inertia", required=True)
+            vals = {}
+            for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz"):
+                v = inode.float(k)
+                if v is None:
+                    raise inode.error(f"missing attribute '{k}'", k)
+                vals[k] = v
+            full = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]],
+                             [vals["ixy"], vals["iyy"], vals["iyz"]],
+                             [vals["ixz"], vals["iyz"], vals["izz"]]])
+            R = _quat2mat(quat)
+            link.inertials.append(_Inertial(mass=mass, com=pos, full=R @ full @ R.T, node=inert))
+            link.explicit = True
+            link.inertial_local = (pos, quat, full, mass, inert)
+
+        rgba = None
+        discard = self.compiler_flag("discardvisual", True)
+        for c in n.children:
+            if c.tag == "visual":
+                mat = self.child(c, "material")
+                if mat is not None:
+                    color = self.child(mat, "color")
+                    if color is not None:
+                        rgba = self.floats(color, "rgba", 4, required=True)
+                    else:
+                        mname = mat.text("name")
+                        if not mname:
+                            raise mat.error("material without a name or a color", "name")
+                        if mname in self.materials:
+                            rgba = self.materials[mname]
+                if not discard:
+                    g = self.read_geom(c, collision=False)
+                    if rgba is not None:
+                        g.rgba = rgba
+                    link.geoms.append(g)
+            elif c.tag == "collision":
+                g = self.read_geom(c, collision=True)
+                if rgba is not None:
+                    g.rgba = rgba
+                link.geoms.append(g)
+
+    def read_geom(self, c, collision):
+        geo = self.child(c, "geometry", required=True)
+        pos, quat = self.origin_of(c)
+        shape = next((s for s in geo.children), None)
+        if shape is None:
+            raise geo.error("geometry specification not found (box, cylinder, sphere or mesh)")
+        g = _Geom(node=c, kind=shape.tag, size=np.zeros(3), pos=pos, quat=quat,
+                  collision=collision, name=c.text("name", ""))
+
+        def positive(node, name):
+            v = node.float(name)
+            if v is None:
+                raise node.error(f"missing attribute '{name}'", name)
+            if not v > 0:
+                raise node.error(f"'{name}' must be positive", name)
+            return v
+
+        if shape.tag == "box":
+            size = self.floats(shape, "size", 3, required=True)
+            if np.any(size <= 0):
+                raise shape.error("box sizes must be positive", "size")
+            g.size = size / 2
+        elif shape.tag in ("cylinder", "capsule"):
+            g.size = np.array([positive(shape, "radius"), positive(shape, "length") / 2, 0])
+        elif shape.tag == "sphere":
+            g.size = np.array([positive(shape, "radius"), 0, 0])
+        elif shape.tag == "mesh":
+            g.mesh = self.read_mesh(shape)
+        else:
+            raise shape.error(f"unknown geometry <{shape.tag}> (expected box, cylinder, sphere "
+                              "or mesh)")
+        return g
+
+    # ---- meshes -----------------------------------------------------------------------------
+    def read_mesh(self, shape):
+        fname = shape.text("filename")
+        if not fname:
+            raise shape.error("mesh without a filename", "filename")
+        scale = self.floats(shape, "scale", 3, (1, 1, 1))
+        path = self.resolve(fname)
+        if path is None:
+            raise shape.error(f"mesh file '{fname}' not found", "filename")
+        base = os.path.splitext(os.path.basename(fname.replace("\\", "/")))[0]
+        entries = self.meshes.setdefault(base, [])
+        for i, (sc, name) in enumerate(entries):
+            if np.array_equal(sc, scale):
+                return name
+        name = base if not entries else f"{base}{len(entries)}"
+        entries.append((scale, name))
+        key = f"urdfmesh{len(self.mesh_list)}_{os.path.basename(path)}"
+        with open(path, "rb") as f:
+            self.assets[key] = f.read()
+        self.mesh_list.append((name, key, scale, shape))
+        return name
+
+    def resolve(self, fname):
+        """Find a mesh file: package:// and file:// URIs, relative paths, the meshdir."""
+        name = fname.strip()
+        rest = name
+        if name.startswith("package://"):
+            rest = name[len("package://"):]
+        elif name.startswith("file://"):
+            rest = name[len("file://"):]
+            if os.path.isfile(rest):
+                return rest
+        rest = rest.replace("\\", "/")
+        parts = [p for p in rest.split("/") if p]
+        candidates = []
+        if os.path.isabs(rest) and os.path.isfile(rest):
+            return rest
+        meshdir = self.compiler_attrs.get("meshdir")
+        dirs, d = [], self.dir
+        for _ in range(5):                      # the file's directory and its parents
+            dirs.append(d)
+            up = os.path.dirname(d)
+            if up == d:
+                break
+            d = up
+        if meshdir:
+            for d in dirs[:1]:
+                candidates.append(os.path.join(d, meshdir, parts[-1] if parts else ""))
+        for d in dirs:
+            for k in range(len(parts)):         # drop the package name and leading folders
+                candidates.append(os.path.join(d, *parts[k:]))
+        for c in candidates:
+            if os.path.isfile(c):
+                return c
+        return None
+
+    # ---- fusing static bodies (MuJoCo's fusestatic) -------------------------------------------
+    def fuse(self, link):
+        """Fuse children connected by fixed joints into `link`, recursively."""
+        kept = []
+        for j, child in link.children:
+            self.fuse(child)
+            if j.type == "fixed":
+                self.merge_into(link, child, j.pos, j.quat)
+                for cj, grandchild in child.children:
+                    cj.pos, cj.quat = _accum(j.pos, j.quat, cj.pos, cj.quat)
+                    kept.append((cj, grandchild))
+            else:
+                kept.append((j, child))
+        link.children = kept
+
+    @staticmethod
+    def merge_into(link, child, pos, quat):
+        R = _quat2mat(quat)
+        for g in child.geoms:
+            g.pos, g.quat = _accum(pos, quat, g.pos, g.quat)
+            link.geoms.append(g)
+        for it in child.inertials:
+            link.inertials.append(_Inertial(mass=it.mass, com=pos + R @ it.com,
+                                            full=R @ it.full @ R.T, node=it.node))
+        if child.inertials:
+            link.explicit = True
+            link.inertial_local = None
+
+    # ---- MJCF output ----------------------------------------------------------------------------
+    def emit(self, depth, text, node):
+        self.lines.append("  " * depth + text)
+        self.origin.append(node)
+
+    def generate(self):
+        fusestatic = self.compiler_flag("fusestatic", True)
+        root = self.root
+        if fusestatic:
+            self.fuse(root)
+
+        comp = {k: v for k, v in self.compiler_attrs.items()
+                if k not in ("fusestatic", "discardvisual", "strippath", "meshdir", "angle",
+                             "assetdir", "texturedir")}
+        comp["angle"] = "radian"
+        name = self.robot.text("name", "robot")
+        self.emit(0, f'<mujoco model="{_esc(name)}">', self.robot)
+        node = getattr(self, "compiler_node", self.robot)
+        self.emit(1, "<compiler " + " ".join(f'{k}="{_esc(v)}"' for k, v in comp.items())
+                  + "/>", node)
+        for sec in self.extra_sections:
+            self.emit(1, f"<{sec.tag} " + " ".join(f'{k}="{_esc(v)}"'
+                                                   for k, v in sec.attrib.items()) + "/>", sec)
+        if self.mesh_list:
+            self.emit(1, "<asset>", self.robot)
+            for mname, key, scale, shape in self.mesh_list:
+                self.emit(2, f'<mesh name="{_esc(mname)}" file="{_esc(key)}" '
+                             f'scale="{_fmt(scale)}"/>', shape)
+            self.emit(1, "</asset>", self.robot)
+        self.emit(1, "<worldbody>", self.robot)
+        self.geom_names = set()
+        if root.name == "world" or fusestatic:
+            # the root is the world itself, or a static body fused into it
+            for g in root.geoms:
+                self.emit_geom(2, g)
+            for j, child in root.children:
+                self.emit_body(2, child, j)
+        else:
+            self.emit_body(2, root, None)
+        self.emit(1, "</worldbody>", self.robot)
+        self.emit(0, "</mujoco>", self.robot)
+        return "\n".join(self.lines) + "\n"
+
+    def emit_body(self, depth, link, j):
+        pos = j.pos if j is not None else np.zeros(3)
+        quat = j.quat if j is not None else np.array([1.0, 0, 0, 0])
+        node = j.node if j is not None else link.node
+        self.emit(depth, f'<body name="{_esc(link.name)}" pos="{_fmt(pos)}" quat="{_fmt(quat)}">',
+                  node)
+        self.emit_inertial(depth + 1, link)
+        if j is not None and j.type != "fixed":
+            self.emit_joint(depth + 1, j)
+        for g in link.geoms:
+            self.emit_geom(depth + 1, g)
+        for cj, child in link.children:
+            self.emit_body(depth + 1, child, cj)
+        self.emit(depth, "</body>", link.node)
+
+    def emit_inertial(self, depth, link):
+        if not link.inertials:
+            return
+        local = getattr(link, "inertial_local", None)
+        if local is not None and len(link.inertials) == 1:
+            pos, quat, full, mass, node = local
+            if not np.any(full):
+                # all-zero inertia in URDF: undefined, keep the mass only
+                self.emit(depth, f'<inertial pos="{_fmt(pos)}" quat="{_fmt(quat)}" '
+                                 f'mass="{float(mass)!r}" diaginertia="0 0 0"/>', node)
+                return
+            # diagonalise in the inertial frame, then rotate by the URDF origin (as MuJoCo)
+            from .inertia import full_inertia
+            res = full_inertia([full[0, 0], full[1, 1], full[2, 2], full[0, 1], full[0, 2],
+                                full[1, 2]])
+            if res is not None:
+                lquat, diag = res
+                iquat = _mulquat(quat, np.asarray(lquat, float))
+                self.emit(depth, f'<inertial pos="{_fmt(pos)}" quat="{_fmt(iquat)}" '
+                                 f'mass="{float(mass)!r}" diaginertia="{_fmt(diag)}"/>', node)
+                return
+        # fused inertials: total mass, centre of mass, full inertia about it (parallel axes)
+        mass = sum(it.mass for it in link.inertials)
+        node = link.inertials[0].node
+        if mass <= 0:
+            com = np.mean([it.com for it in link.inertials], axis=0)
+            self.emit(depth, f'<inertial pos="{_fmt(com)}" mass="0" diaginertia="0 0 0"/>',
+                      node)
+            return
+        com = sum(it.mass * it.com for it in link.inertials) / mass
+        full = np.zeros((3, 3))
+        for it in link.inertials:
+            d = it.com - com
+            full += it.full + it.mass * (d @ d * np.eye(3) - np.outer(d, d))
+        fi = [full[0, 0], full[1, 1], full[2, 2], full[0, 1], full[0, 2], full[1, 2]]
+        self.emit(depth, f'<inertial pos="{_fmt(com)}" mass="{float(mass)!r}" '
+                         f'fullinertia="{_fmt(fi)}"/>', node)
+
+    def emit_joint(self, depth, j):
+        common = ""
+        if j.damping:
+            common += f' damping="{j.damping!r}"'
+        if j.friction:
+            common += f' frictionloss="{j.friction!r}"'
+        name = _esc(j.name)
+        if j.type in ("revolute", "continuous", "prismatic"):
+            jt = "slide" if j.type == "prismatic" else "hinge"
+            rng = ""
+            if j.lower is not None or j.upper is not None:
+                lo = j.lower if j.lower is not None else 0.0
+                hi = j.upper if j.upper is not None else 0.0
+                if (j.lower is None) != (j.upper is None) or lo > hi:
+                    rng = ' limited="false"'     # as MuJoCo: a malformed range is ignored
+                else:
+                    rng = f' range="{lo!r} {hi!r}"'
+            self.emit(depth, f'<joint name="{name}" type="{jt}" pos="0 0 0" '
+                             f'axis="{_fmt(j.axis)}"{rng}{common}/>', j.node)
+        elif j.type == "floating":
+            self.emit(depth, f'<joint name="{name}" type="free"{common}/>', j.node)
+        elif j.type == "spherical":
+            self.emit(depth, f'<joint name="{name}" type="ball" pos="0 0 0"{common}/>', j.node)
+        elif j.type == "planar":
+            # the plane normal is the axis: slides along the frame's x and y, a hinge about z
+            mat = _quat2mat(_z2quat(j.axis))
+            for suffix, jt, ax in (("_TX", "slide", mat[:, 0]), ("_TY", "slide", mat[:, 1]),
+                                   ("_RZ", "hinge", j.axis)):
+                self.emit(depth, f'<joint name="{name}{suffix}" type="{jt}" pos="0 0 0" '
+                                 f'axis="{_fmt(ax)}"{common}/>', j.node)
+
+    def emit_geom(self, depth, g):
+        attrs = []
+        if g.name and g.name not in self.geom_names:
+            self.geom_names.add(g.name)
+            attrs.append(f'name="{_esc(g.name)}"')
+        if g.kind == "mesh":
+            attrs.append(f'type="mesh" mesh="{_esc(g.mesh)}"')
+        else:
+            n = {"box": 3, "cylinder": 2, "capsule": 2, "sphere": 1}[g.kind]
+            attrs.append(f'type="{g.kind}" size="{_fmt(g.size[:n])}"')
+        attrs.append(f'pos="{_fmt(g.pos)}" quat="{_fmt(g.quat)}"')
+        if g.collision:
+            attrs.append('contype="1" conaffinity="1"')
+        else:
+            attrs.append('contype="0" conaffinity="0" group="1" density="0"')
+        if g.rgba is not None:
+            attrs.append(f'rgba="{_fmt(g.rgba)}"')
+        self.emit(depth, "<geom " + " ".join(attrs) + "/>", g.node)
+
+
+def _esc(s):
+    return (str(s).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+            .replace(">", "&gt;"))
+
+
+_ATTRIBUTE_MAP = {"range": "lower", "axis": "xyz", "mass": "value", "fullinertia": "inertia",
+                  "diaginertia": "inertia", "scale": "scale", "file": "filename"}
+
+
+def urdf_to_mjcf(path):
+    """Translate a URDF file: returns (MJCF text, assets dict, line -> URDF element list)."""
+    r = _Reader(os.fspath(path))
+    r.read()
+    xml = r.generate()
+    return xml, r.assets, r.origin
+
+
+def load_urdf(path):
+    """Compile a URDF file into a Model (see the module docstring for the translation)."""
+    path = os.fspath(path)
+    xml, assets, origin = urdf_to_mjcf(path)
+    from .mjcf import load_mjcf_string
+    try:
+        return load_mjcf_string(xml, assets)
+    except ModelError as e:
+        # report at the URDF element that produced the offending generated line
+        src = None
+        if e.line is not None and 1 <= e.line <= len(origin):
+            src = origin[e.line - 1]
+        if src is None:
+            raise ModelError(e.reason, file=path) from None
+        attr = _ATTRIBUTE_MAP.get(e.attribute) if e.attribute else None
+        raise ModelError(e.reason, file=path, line=src.line, element=src.tag,
+                         attribute=attr) from None
