@@ -1145,7 +1145,7 @@ class _Compiler:
         n = b.node
         cc = self.cc
         parent = b.parent
-        b.weldid = b.id if b.joints else parent.weldid
+        b.weldid = b.id if (b.joints or b.mocap) else parent.weldid
         b.rootid = b.id if parent is self.world else parent.rootid
         quat = _orientation(b.orient, self.degree, self.eulerseq, n)
         b.quat = quat
@@ -1337,24 +1337,11 @@ class _Compiler:
         g2 = self.geoms[self.lookup_geom(n, sp["geom2"], "geom2")]
         if g1.body.id > g2.body.id:
             g1, g2 = g2, g1
-        condim = sp["condim"] if sp.given("condim") else None
-        if condim is not None and condim not in (1, 3, 4, 6):
+        # MuJoCo 4 takes every pair parameter from the pair (and its defaults), not the geoms
+        condim = sp["condim"]
+        if condim not in (1, 3, 4, 6):
             raise n.error("invalid condim in contact pair", "condim")
-        margin = sp["margin"] if sp.given("margin") else max(g1.margin, g2.margin)
-        gap = sp["gap"] if sp.given("gap") else max(g1.gap, g2.gap)
-        if g1.priority != g2.priority:
-            gh = g1 if g1.priority > g2.priority else g2
-            cd = gh.condim
-            fr = [gh.friction[0], gh.friction[0], gh.friction[1], gh.friction[2],
-                  gh.friction[2]]
-        else:
-            cd = max(g1.condim, g2.condim)
-            f = [max(g1.friction[k], g2.friction[k]) for k in range(3)]
-            fr = [f[0], f[0], f[1], f[2], f[2]]
-        if condim is None:
-            condim = cd
-        if sp.given("friction"):
-            fr = list(sp["friction"])
+        margin, gap, fr = sp["margin"], sp["gap"], list(sp["friction"])
         if sp.given("solreffriction"):
             self.warn("'solreffriction' has no counterpart in this engine", n)
         eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warnings,
@@ -1462,8 +1449,8 @@ class _Compiler:
                 if o1 == o2:
                     raise n.error("the two joints of an equality constraint must differ")
                 etype = EqType.JOINT
-                data[0:5] = sp["polycoef"] if sp["polycoef"] is not None else \
-                    [0.0, 1.0, 0.0, 0.0, 0.0]
+                pc = list(sp["polycoef"] or [])
+                data[0:5] = pc + [0.0, 1.0, 0.0, 0.0, 0.0][len(pc):]
                 data[10] = 1.0
             else:
                 if sp["tendon1"] is None:
@@ -1474,8 +1461,8 @@ class _Compiler:
                 if o1 == o2:
                     raise n.error("the two tendons of an equality constraint must differ")
                 etype = EqType.TENDON
-                data[0:5] = sp["polycoef"] if sp["polycoef"] is not None else \
-                    [0.0, 1.0, 0.0, 0.0, 0.0]
+                pc = list(sp["polycoef"] or [])
+                data[0:5] = pc + [0.0, 1.0, 0.0, 0.0, 0.0][len(pc):]
                 data[10] = 1.0
             if tag in ("connect", "weld") and objtype == "site":
                 etype_site = True
@@ -1876,7 +1863,7 @@ class _Compiler:
     # ------------------------------------------------------------------------------------------
     def read_sensors(self, nodes):
         self.sensors = []
-        objtypes = {"body": None, "xbody": None, "geom": None, "site": None, "camera": None}
+        objtypes = {k: k for k in ("body", "xbody", "geom", "site", "camera")}
         for n in nodes:
             n.check_attrs(())
             for child in n.children:
