@@ -209,3 +209,96 @@ def test_data_models(name):
     mj = mujoco.MjModel.from_xml_path(path)
     ours = compiler.load_model(path)
     compare_models(ours, mj)
+
+
+# ----------------------------------------------------------------------------------------------
+# our own option semantics (no MuJoCo counterpart to compare with)
+# ----------------------------------------------------------------------------------------------
+def _model(body="", options="", extra=""):
+    return compiler.load_model_from_string(
+        f"<mujoco>{options}<worldbody>{body}</worldbody>{extra}</mujoco>")
+
+
+def test_option_defaults():
+    m = _model()
+    assert m.opt.solver == engine.Solver.PGS
+    assert m.opt.cone == engine.Cone.ELLIPTIC
+    assert m.opt.integrator == Integrator.SEMIIMPLICIT
+    assert (m.opt.epsilon, m.opt.kappa, m.opt.rmin) == (0.05, 0.02, 1e-8)
+    assert m.opt.timestep == 0.002 and list(m.opt.gravity) == [0, 0, -9.81]
+    assert list(m.opt.magnetic) == [0, -0.5, 0]
+    assert m.warnings == []
+
+
+def test_option_keywords_and_own_attributes():
+    m = _model(options='<option solver="Newton" cone="pyramidal" integrator="midpoint" '
+                       'epsilon="0.1" kappa="0.05" rmin="1e-6"/>')
+    assert m.opt.solver == engine.Solver.NEWTON and m.opt.cone == engine.Cone.PYRAMIDAL
+    assert m.opt.integrator == Integrator.MIDPOINT
+    assert (m.opt.epsilon, m.opt.kappa, m.opt.rmin) == (0.1, 0.05, 1e-6)
+    for name, value in (("explicit", Integrator.EXPLICIT), ("interleave", Integrator.INTERLEAVE),
+                        ("RK4", Integrator.RK4), ("Euler", Integrator.SEMIIMPLICIT)):
+        assert _model(options=f'<option integrator="{name}"/>').opt.integrator == value
+
+
+def test_implicit_integrator_and_cg_warn(caplog):
+    m = _model(options='<option integrator="implicit" solver="CG"/>')
+    assert m.opt.integrator == Integrator.SEMIIMPLICIT
+    assert m.opt.solver == engine.Solver.NEWTON
+    assert any("implicit" in w for w in m.warnings) and any("CG" in w for w in m.warnings)
+    assert any("implicit" in r.getMessage() for r in caplog.records)
+
+
+def test_disable_flags():
+    m = _model(options='<option><flag contact="disable" spring="disable" damper="disable" '
+                       'gravity="disable" passive="disable" energy="enable"/></option>')
+    D = engine.DisableBit
+    assert m.opt.disableflags == int(D.CONTACT | D.SPRING | D.DAMPER | D.GRAVITY | D.PASSIVE)
+    assert any("energy" in w for w in m.warnings)
+
+
+def test_softness_mapping():
+    body = ('<body><joint name="j" range="-1 1" solreflimit="0.05 1" solimplimit="0.8 0.9 .01"/>'
+            '<geom size=".1" epsilon="0.3" kappa="0.04"/><geom size=".1" solref="-100 -10"/>'
+            '<geom size=".1"/></body>')
+    m = _model(body)
+    assert m.jnt_kappa[0] == 0.05 and abs(m.jnt_epsilon[0] - 0.2 / 0.8) < 1e-15
+    assert (m.geom_epsilon[0], m.geom_kappa[0]) == (0.3, 0.04)
+    assert m.geom_kappa[1] == -1 and any("solref" in w for w in m.warnings)
+    assert (m.geom_epsilon[2], m.geom_kappa[2]) == (-1, -1)
+
+
+def test_tendon_springlength_unset_is_marked():
+    m = _model('<body><joint name="j"/><geom size=".1"/></body>',
+               extra='<tendon><fixed><joint joint="j" coef="1"/></fixed>'
+                     '<fixed springlength=".5"><joint joint="j" coef="1"/></fixed></tendon>')
+    assert list(m.tendon_lengthspring[0]) == [-1, -1]
+    assert list(m.tendon_lengthspring[1]) == [0.5, 0.5]
+
+
+def test_extras():
+    path = os.path.join(DATA, "compiler_defaults.xml")
+    m = compiler.load_model(path)
+    assert m.path == path
+    assert m.materials[0]["name"] == "red" and m.materials[0]["texrepeat"] == [2.0, 2.0]
+    assert m.textures[0]["name"] == "grid"
+    assert m.names["body"][0] == "world"
+    m = compiler.load_model(os.path.join(DATA, "compiler_constraints.xml"))
+    assert [s["type"] for s in m.sensors][:3] == ["jointpos", "framepos", "touch"]
+    assert m.sensors[1]["objid"] == m.names["site"].index("sc")
+    assert m.sensors[0]["dim"] == 1 and m.sensors[1]["dim"] == 3
+
+
+def test_load_from_string_with_assets():
+    with open(os.path.join(DATA, "compiler_tetra.obj"), "rb") as f:
+        obj = f.read()
+    xml = ('<mujoco><include file="part.xml"/><asset><mesh file="tetra.obj"/></asset>'
+           '<worldbody><body><freejoint/><geom type="mesh" mesh="tetra"/></body></worldbody>'
+           '</mujoco>')
+    part = b'<mujoco><option timestep="0.004"/></mujoco>'
+    m = compiler.load_model_from_string(xml, {"tetra.obj": obj, "part.xml": part})
+    assert m.nmesh == 1 and m.opt.timestep == 0.004 and m.names["mesh"] == ["tetra"]
+    spec = mujoco.MjSpec.from_string(xml.replace('<include file="part.xml"/>',
+                                                 '<option timestep="0.004"/>'),
+                                     assets={"tetra.obj": obj})
+    compare_models(m, spec.compile())
