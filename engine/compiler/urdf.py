@@ -541,8 +541,10 @@ class _Reader:
         pos = j.pos if j is not None else np.zeros(3)
         quat = j.quat if j is not None else np.array([1.0, 0, 0, 0])
         node = j.node if j is not None else link.node
+        # errors about mass or inertia found at the body are reported at the link's inertial
+        inode = link.inertials[0].node if link.inertials else link.node
         self.emit(depth, f'<body name="{_esc(link.name)}" pos="{_fmt(pos)}" quat="{_fmt(quat)}">',
-                  node)
+                  {"default": node, "inertia": inode})
         self.emit_inertial(depth + 1, link)
         if j is not None and j.type != "fixed":
             self.emit_joint(depth + 1, j)
@@ -670,6 +672,10 @@ def load_urdf(path):
         src = None
         if e.line is not None and 1 <= e.line <= len(origin):
             src = origin[e.line - 1]
+            if isinstance(src, dict):
+                reason = e.reason.lower()
+                src = src["inertia"] if ("inertia" in reason or "mass" in reason) \
+                    else src["default"]
         if src is None:
             raise ModelError(e.reason, file=path) from None
         attr = _ATTRIBUTE_MAP.get(e.attribute) if e.attribute else None
