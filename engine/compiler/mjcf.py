@@ -1125,11 +1125,36 @@ class _Compiler:
                     if lt.target else -1
                 if lt.mode in (3, 4) and lt.targetbodyid < 0:
                     raise lt.node.error("light in target mode needs a target body", "target")
+        if self.cc["discardvisual"]:
+            self.discard_visual()
         # moving bodies need mass (MuJoCo's CheckBodiesMassInertia)
         for b in bodies[1:]:
             if b.joints and not self._mass_ok(b):
                 raise b.node.error("mass and inertia of moving bodies must be larger than "
                                    "mjMINVAL (give the body geoms with mass or an <inertial>)")
+
+    def discard_visual(self):
+        """compiler discardvisual: drop visual-only geoms (after their mass has been counted)
+        unless pairs, tendons or sensors name them, and drop materials and textures."""
+        referenced = set()
+        for sec in ("contact", "tendon", "sensor"):
+            for n in self.sections.get(sec, []):
+                stack = list(n.children)
+                while stack:
+                    c = stack.pop()
+                    stack.extend(c.children)
+                    for a in ("geom", "geom1", "geom2", "objname", "refname"):
+                        if c.has(a):
+                            referenced.add(c.text(a))
+        for b in self.bodies:
+            b.geoms = [g for g in b.geoms if g.contype or g.conaffinity or
+                       (g.name and g.name in referenced)]
+        self.geoms = [g for b in self.bodies for g in b.geoms]
+        for i, g in enumerate(self.geoms):
+            g.id = i
+            g.matid = -1
+        self.geom_index = {g.name: g.id for g in self.geoms if g.name}
+        self.materials, self.textures, self.mat_index = [], [], {}
 
     def _mass_ok(self, b):
         if b.mass >= I.MINVAL and min(b.inertia) >= I.MINVAL:
