@@ -211,3 +211,29 @@ def test_compile_error_points_at_urdf(tmp_path):
             <limit lower="-1" upper="1"/></joint>
         </robot>""")
     assert e.line == 4 and e.element == "inertial"
+
+
+def test_fused_links_without_inertial(tmp_path):
+    # links without <inertial> weigh what their geoms weigh (density 1000) when fused
+    path = write(tmp_path, """
+        <robot name="r">
+          <link name="a"><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link>
+          <link name="b"><inertial><origin xyz="0 0 0.1"/><mass value="1"/>
+              <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+            <collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+          <link name="c"><collision><origin xyz="0.2 0 0" rpy="0.1 0.2 0.3"/>
+            <geometry><box size="0.1 0.05 0.1"/></geometry></collision></link>
+          <link name="d"><collision><origin xyz="0.1 0 0"/>
+            <geometry><cylinder radius="0.02" length="0.2"/></geometry></collision></link>
+          <link name="e"><inertial><mass value="0.5"/>
+              <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.002" iyz="0" izz="0.0015"/></inertial></link>
+          <joint name="j" type="revolute"><parent link="a"/><child link="b"/>
+            <axis xyz="0 0 1"/><limit lower="-1" upper="1"/></joint>
+          <joint name="f" type="fixed"><parent link="b"/><child link="c"/><origin xyz="0 0.1 0"/></joint>
+          <joint name="k" type="prismatic"><parent link="b"/><child link="d"/><origin xyz="0 0 0.3"/></joint>
+          <joint name="g" type="fixed"><parent link="d"/><child link="e"/>
+            <origin xyz="0 0.1 0" rpy="0 0 1"/></joint>
+        </robot>""")
+    ref = mujoco.MjModel.from_xml_path(path)
+    compare(load_urdf(path), ref)
+    assert ref.body_mass[1] == pytest.approx(1 + 1000 * 0.1 * 0.05 * 0.1)   # b with c fused

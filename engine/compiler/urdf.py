@@ -145,6 +145,8 @@ class _Reader:
         self.assets = {}           # key -> bytes for the MJCF compiler
         self.meshes = {}           # mesh name -> [(scale, key, node)]
         self.mesh_list = []        # (name, key, scale, node) in creation order
+        self.mesh_keys = {}        # mesh name -> (key, scale, node)
+        self.mesh_infos = {}       # mesh name -> MeshInfo
         self.materials = {}
         self.lines = []            # generated MJCF lines
         self.origin = []           # URDF node behind each generated line
@@ -430,7 +432,20 @@ class _Reader:
         with open(path, "rb") as f:
             self.assets[key] = f.read()
         self.mesh_list.append((name, key, scale, shape))
+        self.mesh_keys[name] = (key, scale, shape)
         return name
+
+    def mesh_info(self, name):
+        """Processed mesh (volume, inertia, frame) for the mass of fused geoms."""
+        if name not in self.mesh_infos:
+            from .mesh import load_mesh, process_mesh
+            key, scale, shape = self.mesh_keys[name]
+            try:
+                v, f = load_mesh(self.assets[key], key)
+                self.mesh_infos[name] = process_mesh(v, f, scale, "legacy", name=name)
+            except ModelError as e:
+                raise shape.error(e.reason, "filename") from None
+        return self.mesh_infos[name]
 
     def resolve(self, fname):
         """Find a mesh file: package:// and file:// URIs, relative paths, the meshdir."""
@@ -481,8 +496,36 @@ class _Reader:
                 kept.append((j, child))
         link.children = kept
 
-    @staticmethod
-    def merge_into(link, child, pos, quat):
+    def geom_inertials(self, link):
+        """Mass of a link without <inertial>: its colliding geoms at density 1000 (as MuJoCo)."""
+        from . import inertia as I
+        out = []
+        types = {"sphere": 2, "capsule": 3, "cylinder": 5, "box": 6, "mesh": 7}
+        for g in link.geoms:
+            if not g.collision:
+                continue                      # visual geoms have density 0
+            gtype = types[g.kind]
+            pos, quat = g.pos, g.quat
+            mesh_volume = mesh_inertia = None
+            if g.kind == "mesh":
+                info = self.mesh_info(g.mesh)
+                pos, quat = _accum(pos, quat, info.pos, info.quat)
+                mesh_volume, mesh_inertia = info.volume, list(info.inertia)
+            vol = I.geom_volume(gtype, list(g.size), mesh_volume=mesh_volume)
+            mass = 1000.0 * vol
+            diag = I.geom_inertia(gtype, list(g.size), mass, mesh_inertia=mesh_inertia,
+                                  mesh_volume=mesh_volume)
+            R = _quat2mat(quat)
+            out.append(_Inertial(mass=mass, com=np.asarray(pos, float),
+                                 full=R @ np.diag(diag) @ R.T, node=link.node))
+        return out
+
+    def merge_into(self, link, child, pos, quat):
+        # a link without <inertial> weighs what its geoms weigh (inertiafromgeom)
+        if not link.explicit and not link.inertials:
+            link.inertials = self.geom_inertials(link)
+        if not child.explicit and not child.inertials:
+            child.inertials = self.geom_inertials(child)
         R = _quat2mat(quat)
         for g in child.geoms:
             g.pos, g.quat = _accum(pos, quat, g.pos, g.quat)
@@ -490,9 +533,8 @@ class _Reader:
         for it in child.inertials:
             link.inertials.append(_Inertial(mass=it.mass, com=pos + R @ it.com,
                                             full=R @ it.full @ R.T, node=it.node))
-        if child.inertials:
-            link.explicit = True
-            link.inertial_local = None
+        link.fused = True
+        link.inertial_local = None
 
     # ---- MJCF output ----------------------------------------------------------------------------
     def emit(self, depth, text, node):
@@ -555,8 +597,8 @@ class _Reader:
         self.emit(depth, "</body>", link.node)
 
     def emit_inertial(self, depth, link):
-        if not link.inertials:
-            return
+        if not link.inertials or not (link.explicit or getattr(link, "fused", False)):
+            return                    # nothing fused in: the compiler infers it from the geoms
         local = getattr(link, "inertial_local", None)
         if local is not None and len(link.inertials) == 1:
             pos, quat, full, mass, node = local
