@@ -15,7 +15,6 @@ moments) so that ``vert`` and ``quat`` match ``mesh_vert`` and ``geom_quat``.
 from __future__ import annotations
 
 import math
-import re
 import struct
 from typing import NamedTuple
 
@@ -141,7 +140,6 @@ def _binary_stl(data, ntri, filename):
     return vert, face
 
 
-_FLOAT = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 
 
 def _ascii_stl(data, filename):
