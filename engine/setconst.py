@@ -53,7 +53,39 @@ def set_const(m: Model) -> Model:
         m.light_pos0[li] = pos - d.xpos[b]
         m.light_poscom0[li] = pos - d.subtree_com[b]
         m.light_dir0[li] = xmat @ m.light_dir[li]
+    _set_invweight0(m, d)
     return m
+
+
+def _set_invweight0(m: Model, d: Data) -> None:
+    """Mean inverse inertias at qpos0 (MuJoCo's invweight0), used to approximate diag(A)."""
+    ms, ds = m._struct, d._struct
+    smooth.crb(ms, ds)
+    from .forward import full_inertia
+    Minv = np.linalg.inv(full_inertia(m, d)) if m.nv else np.zeros((0, 0))
+    for b in range(1, m.nbody):
+        jacp = np.zeros((3, m.nv))
+        jacr = np.zeros((3, m.nv))
+        for k in range(3):
+            e = np.zeros(3)
+            e[k] = 1.0
+            smooth.apply_ft(ms, ds, e, np.zeros(3), d.xipos[b], b, jacp[k], 1.0)
+            smooth.apply_ft(ms, ds, np.zeros(3), e, d.xipos[b], b, jacr[k], 1.0)
+        m.body_invweight0[b] = (np.trace(jacp @ Minv @ jacp.T) / 3,
+                                np.trace(jacr @ Minv @ jacr.T) / 3)
+    for j in range(m.njnt):
+        a = m.jnt_dofadr[j]
+        diag = np.diag(Minv)
+        if m.jnt_type[j] == JointType.FREE:
+            m.dof_invweight0[a:a + 3] = diag[a:a + 3].mean()
+            m.dof_invweight0[a + 3:a + 6] = diag[a + 3:a + 6].mean()
+        elif m.jnt_type[j] == JointType.BALL:
+            m.dof_invweight0[a:a + 3] = diag[a:a + 3].mean()
+        else:
+            m.dof_invweight0[a] = diag[a]
+    for t in range(m.ntendon):
+        J = d.ten_J[t]
+        m.tendon_invweight0[t] = J @ Minv @ J
 
 
 def _fixed_frame(d, b, pos, quat):

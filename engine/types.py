@@ -217,6 +217,10 @@ key_act             f nkey na    # activations
 key_ctrl            f nkey nu    # controls
 key_mpos            f nkey nmocap 3  # mocap positions
 key_mquat           f nkey nmocap 4  # mocap orientations
+# derived at compile time by set_const (the compiler does not give them; marked with a +)
+body_invweight0     f+ nbody 2   # mean inverse inertia at qpos0: translation, rotation
+dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
+tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
 # default state
 qpos0               f nq         # qpos at the reference configuration
 qpos_spring         f nq         # reference configuration of joint springs
@@ -350,8 +354,14 @@ def _parse_table(text):
         if not line:
             continue
         name, dtype, *shape = line.split()
-        fields.append((name, dtype, tuple(int(s) if s.isdigit() else s for s in shape)))
+        fields.append((name, dtype.rstrip("+"),
+                       tuple(int(s) if s.isdigit() else s for s in shape)))
+        if dtype.endswith("+"):
+            DERIVED.add(name)
     return tuple(fields)
+
+
+DERIVED = set()  # Model fields computed by set_const after compilation
 
 
 MODEL_SPEC = _parse_table(MODEL_FIELDS)
@@ -482,6 +492,8 @@ class Model(_ArrayHolder):
         out = {}
         for name, dtype, shape in MODEL_SPEC:
             want = _shape(shape, sizes)
+            if name not in arrays and name in DERIVED:
+                arrays[name] = np.zeros(want)
             if name not in arrays:
                 raise ValueError(f"compiler did not produce Model.{name}")
             a = np.ascontiguousarray(np.asarray(arrays.pop(name), dtype=_DTYPES[dtype]))
