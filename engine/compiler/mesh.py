@@ -140,8 +140,6 @@ def _binary_stl(data, ntri, filename):
     return vert, face
 
 
-
-
 def _ascii_stl(data, filename):
     try:
         text = data.decode("ascii")
