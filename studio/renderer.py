@@ -1,8 +1,9 @@
 """Draws a model's geoms with moderngl: one instanced draw call per unit mesh.
 
-Shared by the window (``studio.app``) and the offscreen screenshot (``studio.headless``). Reads
-only ``geom_xpos (ngeom,3)`` and ``geom_xmat (ngeom,9, row-major)`` from Data and the geom/mesh
-arrays of the Model, with MuJoCo's names. Shader programs are files in ``shaders/``.
+Shared by the window (``studio.app``) and the offscreen screenshot (``studio.headless``). Draws a
+``studio.scene.Scene`` (instance lists per unit shape and layer): opaque geoms with a
+directional-light shadow map, then decorations, then transparent geoms without depth writes.
+Shader programs are files in ``shaders/``.
 """
 from __future__ import annotations
 
@@ -15,16 +16,11 @@ import numpy as np
 
 from . import meshes
 from .camera import OrbitCamera, look_at
+from .scene import SceneOptions, geom_colors, model_extent
 
 SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
 BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
 
-# engine.GeomType values (MuJoCo's mjtGeom)
-PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
-INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
-HIDDEN_GROUPS_FROM = 3                # like MuJoCo, geom groups 0-2 are visible by default
-DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)    # MuJoCo's default geom colour (a material's colour wins over it)
-FLOOR_TINT = (0.40, 0.45, 0.52)       # applied to a plane's material colour
 SHADOW_SIZE = 1024                    # shadow map resolution (texels per side)
 
 # per-instance layout: pos 3, rows 3x3, scale 3, rgba 4, checker 1 = 20 floats
@@ -96,15 +92,11 @@ class _Shape:
                 obj.release()
 
 
-def _instances(pos, mat, scale, rgba, checker=None) -> np.ndarray:
-    n = pos.shape[0]
-    out = np.empty((n, _NFLOAT), dtype=np.float32)
-    out[:, 0:3] = pos
-    out[:, 3:12] = mat
-    out[:, 12:15] = scale
-    out[:, 15:19] = rgba
-    out[:, 19] = 0.0 if checker is None else checker
-    return out
+class _MeshData:
+    """CPU copy of a mesh geom's triangles; the GPU shapes are made per layer on first use."""
+
+    def __init__(self, vertices, indices):
+        self.vertices, self.indices = vertices, indices
 
 
 class Renderer:
@@ -117,13 +109,13 @@ class Renderer:
                                 fragment_shader=load_shader("mesh.frag"))
         self.shadow_prog = ctx.program(vertex_shader=load_shader("shadow.vert"),
                                        fragment_shader=load_shader("shadow.frag"))
-        sp = self.shadow_prog
-        self.shapes = {
-            "sphere": _Shape(ctx, self.prog, *meshes.sphere(), shadow_prog=sp),
-            "cylinder": _Shape(ctx, self.prog, *meshes.cylinder(), shadow_prog=sp),
-            "box": _Shape(ctx, self.prog, *meshes.box(), shadow_prog=sp),
-            "plane": _Shape(ctx, self.prog, *meshes.plane(8)),     # receives, does not cast
-        }
+        self.unit = {"sphere": meshes.sphere(), "cylinder": meshes.cylinder(),
+                     "box": meshes.box(), "plane": meshes.plane(8)}
+        self.layer_shapes: dict = {}
+        self.options = SceneOptions()
+        self.fixed_camera = None          # (pos, xmat, fovy) of a model camera, or None: orbit
+        self.colors = geom_colors(m)
+        self.extent = 1.0
         self.shadow_map = ctx.depth_texture((SHADOW_SIZE, SHADOW_SIZE))
         self.shadow_map.compare_func = "<="
         self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
@@ -137,7 +129,7 @@ class Renderer:
             va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
             fa, fn = int(m.mesh_faceadr[i]), int(m.mesh_facenum[i])
             v, idx = meshes.triangle_soup(m.mesh_vert[va:va + vn], m.mesh_face[fa:fa + fn])
-            self.mesh_shapes[i] = _Shape(ctx, self.prog, v, idx, shadow_prog=sp)
+            self.mesh_shapes[i] = _MeshData(v, idx)
         self.light_dir = self._model_light()
         self.camera = OrbitCamera()
 
@@ -157,6 +149,7 @@ class Renderer:
     def frame_model(self, d) -> None:
         """Point the camera at the current geom positions (call after forward at qpos0)."""
         m = self.m
+        self.extent = model_extent(m, d)
         self.camera.frame(d.geom_xpos, m.geom_type, m.geom_size, getattr(m, "geom_rbound", None))
         self.scene_center = self.camera.target.copy()
         self.scene_radius = max(self.camera.distance * math.sin(math.radians(self.camera.fovy) / 2),
@@ -175,76 +168,44 @@ class Renderer:
         return proj @ view
 
     # ------------------------------------------------------------------------------------------
-    def _geom_colors(self) -> np.ndarray:
-        """geom_rgba, or the material's colour where a material is set and rgba is MuJoCo's default."""
-        m = self.m
-        rgba = np.array(m.geom_rgba, dtype=float).reshape(-1, 4)
-        matid = getattr(m, "geom_matid", None)
-        mat_rgba = getattr(m, "mat_rgba", None)
-        if matid is not None and mat_rgba is not None and len(mat_rgba):
-            matid = np.asarray(matid).reshape(-1)
-            mat_rgba = np.asarray(mat_rgba, float).reshape(-1, 4)
-            use = (matid >= 0) & (matid < len(mat_rgba)) & \
-                np.all(np.isclose(rgba, DEFAULT_RGBA), axis=1)
-            rgba[use] = mat_rgba[matid[use]]
-            # a material floor is usually a texture (not drawn): a muted checker tinted by it
-            floor = use & (np.asarray(m.geom_type).reshape(-1) == PLANE)
-            rgba[floor, :3] *= FLOOR_TINT
-        return rgba
+    def _shape(self, key, layer) -> _Shape:
+        """The GPU shape for a unit mesh in a layer, created on first use."""
+        shape = self.layer_shapes.get((key, layer))
+        if shape is None:
+            if isinstance(key, tuple):
+                base = self.mesh_shapes[key[1]]
+                verts, idx = base.vertices, base.indices
+            else:
+                verts, idx = self.unit[key]
+            sp = self.shadow_prog if layer == "opaque" and key != "plane" else None
+            shape = _Shape(self.ctx, self.prog, verts, idx, shadow_prog=sp)
+            shape.vertices, shape.indices = verts, idx
+            self.layer_shapes[(key, layer)] = shape
+        return shape
 
-    def _draw_lists(self, d) -> dict:
-        """Instance arrays per shape key from the geoms' current poses."""
-        m = self.m
-        gtype = np.asarray(m.geom_type).reshape(-1)
-        size = np.asarray(m.geom_size, float).reshape(-1, 3)
-        rgba = self._geom_colors()
-        pos = np.asarray(d.geom_xpos, float).reshape(-1, 3)
-        mat = np.asarray(d.geom_xmat, float).reshape(-1, 9)
-        visible = rgba[:, 3] > 0.0
-        group = getattr(m, "geom_group", None)
-        if group is not None:
-            visible &= np.asarray(group).reshape(-1) < HIDDEN_GROUPS_FROM
-        lists = {}
+    def view_projection(self, width, height):
+        """(view-projection, eye) of the active camera: a model camera or the orbit camera."""
+        aspect = width / max(height, 1)
+        cam = self.camera
+        fixed = self.fixed_camera
+        if fixed is not None:
+            pos, xmat, fovy = fixed
+            rot = np.asarray(xmat, float).reshape(3, 3)
+            view = np.eye(4)
+            view[:3, :3] = rot.T            # camera looks along its -z, y up (MuJoCo convention)
+            view[:3, 3] = -rot.T @ np.asarray(pos, float)
+            znear = max(0.01, 0.01 * cam.distance)
+            from .camera import perspective
+            return perspective(fovy, aspect, znear, 200.0 * max(1.0, cam.distance)) @ view, \
+                np.asarray(pos, float)
+        return cam.projection(aspect) @ cam.view(), cam.eye
 
-        def add(key, arr):
-            lists.setdefault(key, []).append(arr)
-
-        sel = visible & ((gtype == SPHERE) | (gtype == ELLIPSOID))
-        if np.any(sel):
-            sc = np.where((gtype[sel] == SPHERE)[:, None], size[sel][:, [0, 0, 0]], size[sel])
-            add("sphere", _instances(pos[sel], mat[sel], sc, rgba[sel]))
-        sel = visible & (gtype == BOX)
-        if np.any(sel):
-            add("box", _instances(pos[sel], mat[sel], size[sel], rgba[sel]))
-        sel = visible & ((gtype == CYLINDER) | (gtype == CAPSULE))
-        if np.any(sel):
-            add("cylinder", _instances(pos[sel], mat[sel], size[sel][:, [0, 0, 1]], rgba[sel]))
-        sel = visible & (gtype == CAPSULE)
-        if np.any(sel):
-            zaxis = mat[sel][:, [2, 5, 8]]                  # third column of the rotation
-            half = size[sel][:, 1:2]
-            r = size[sel][:, [0, 0, 0]]
-            for sign in (-1.0, 1.0):
-                add("sphere", _instances(pos[sel] + sign * half * zaxis, mat[sel], r, rgba[sel]))
-        sel = visible & (gtype == PLANE)
-        if np.any(sel):
-            half = size[sel][:, :2].copy()
-            half[half <= 0] = INFINITE_PLANE
-            sc = np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
-            cell = np.maximum(half.max(axis=1) / 20.0, 0.05)
-            add("plane", _instances(pos[sel], mat[sel], sc, rgba[sel], cell))
-        sel = visible & (gtype == MESH)
-        if np.any(sel):
-            dataid = np.asarray(m.geom_dataid).reshape(-1)
-            for mid in np.unique(dataid[sel]):
-                s2 = sel & (dataid == mid)
-                if int(mid) in self.mesh_shapes:
-                    add(("mesh", int(mid)),
-                        _instances(pos[s2], mat[s2], np.ones((int(s2.sum()), 3)), rgba[s2]))
-        return {k: np.concatenate(v) for k, v in lists.items()}
-
-    def render(self, fbo: moderngl.Framebuffer, width: int, height: int, d) -> None:
-        """Clear ``fbo`` and draw every visible geom of ``d`` into it."""
+    def render(self, fbo: moderngl.Framebuffer, width: int, height: int, d, scene=None) -> None:
+        """Clear ``fbo`` and draw ``scene`` (default: the geoms of ``d``) into it."""
+        from . import scene as scene_mod
+        if scene is None:
+            scene = scene_mod.build(self.m, d, self.options, colors=self.colors,
+                                    extent=self.extent)
         ctx = self.ctx
         fbo.use()
         ctx.viewport = (0, 0, width, height)
@@ -254,45 +215,57 @@ class Renderer:
         ctx.disable(moderngl.CULL_FACE)
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         cam = self.camera
-        vp = cam.projection(width / max(height, 1)) @ cam.view()
+        vp, eye = self.view_projection(width, height)
         self.prog["u_viewproj"].write(vp.T.astype("f4").tobytes())
-        self._set("u_eye", tuple(cam.eye))
+        self._set("u_eye", tuple(eye))
         self._set("u_light_dir", tuple(self.light_dir))
         self._set("u_background", BACKGROUND)
         self._set("u_fog_start", 6.0 * cam.distance)
         self._set("u_fog_end", 30.0 * cam.distance)
-        lists = self._draw_lists(d)
-        shapes = list(self.shapes.values()) + list(self.mesh_shapes.values())
-        for s in shapes:
+        for s in self.layer_shapes.values():
             s.count = 0
-        for key, inst in lists.items():
-            shape = self.mesh_shapes[key[1]] if isinstance(key, tuple) else self.shapes[key]
-            shape.upload(inst)
+        for (key, layer), inst in scene.instances.items():
+            if isinstance(key, tuple) and key[1] not in self.mesh_shapes:
+                continue
+            self._shape(key, layer).upload(inst)
+        layers = {"opaque": [], "transparent": [], "decor": []}
+        for (key, layer), shape in self.layer_shapes.items():
+            layers[layer].append(shape)
         # pass 1: depth from the light
         light_vp = self.light_viewproj().T.astype("f4").tobytes()
-        self.shadow_fbo.use()
-        ctx.viewport = (0, 0, SHADOW_SIZE, SHADOW_SIZE)
-        self.shadow_fbo.clear(depth=1.0)
-        self.shadow_prog["u_light_viewproj"].write(light_vp)
-        for s in shapes:
-            s.draw_shadow()
-        # pass 2: the picture
+        shadows = bool(getattr(self.options, "shadows", True))
+        if shadows:
+            self.shadow_fbo.use()
+            ctx.viewport = (0, 0, SHADOW_SIZE, SHADOW_SIZE)
+            self.shadow_fbo.clear(depth=1.0)
+            self.shadow_prog["u_light_viewproj"].write(light_vp)
+            for s in layers["opaque"]:
+                s.draw_shadow()
+        # pass 2: the picture; opaque first, then decorations, then transparent without depth writes
         fbo.use()
         ctx.viewport = (0, 0, width, height)
         self.prog["u_light_viewproj"].write(light_vp)
         self.shadow_map.use(location=0)
         self._set("u_shadow_map", 0)
-        self._set("u_shadow_on", 1.0)
-        for s in shapes:
+        self._set("u_shadow_on", 1.0 if shadows else 0.0)
+        for s in layers["opaque"]:
             s.draw()
+        self._set("u_shadow_on", 0.0)
+        for s in layers["decor"]:
+            s.draw()
+        ctx.depth_mask = False
+        for s in layers["transparent"]:
+            s.draw()
+        ctx.depth_mask = True
 
     def _set(self, name, value) -> None:
         if name in self.prog:                       # the GLSL compiler may drop unused uniforms
             self.prog[name].value = value
 
     def release(self) -> None:
-        for s in list(self.shapes.values()) + list(self.mesh_shapes.values()):
+        for s in self.layer_shapes.values():
             s.release()
+        self.layer_shapes.clear()
         self.shadow_fbo.release()
         self.shadow_map.release()
         self.shadow_prog.release()

@@ -1,20 +1,99 @@
 """Steps a simulation at real-time pace and keeps the statistics of the summary line.
 
-The runner owns the (Model, Data) pair; the window and the headless loop only ask it to catch up
-with the wall clock. All stepping goes through ``engine.step(m, d, n)``, so a frame costs one call
-into compiled code however many steps it takes.
+The runner owns the (Model, Data) pair. Two ways to drive it:
+
+- synchronously (headless loop, screenshots): ``advance()`` steps until ``d.time`` catches up with
+  the wall clock, ``step_n(n)`` steps exactly n times;
+- in a background thread (the window): ``start()`` launches the simulation thread. The compiled
+  step releases the GIL, so stepping runs beside the UI. The UI never writes to the engine's
+  state directly: it ``submit``s a function ``fn(m, d)`` that the simulation thread applies
+  between steps. After each chunk of steps the thread publishes a ``Snapshot`` (copies of the
+  fields the scene, the panels and the plots read), so the UI never sees a half-written step.
+
+A history ring buffer keeps the state of the last ``history`` published frames; ``seek`` moves
+through it while paused. Divergence (``d.warning`` counters rising) pauses the simulation and
+leaves a message in ``warning_message``.
 """
 from __future__ import annotations
 
+import threading
 import time
+from collections import deque
+
+import numpy as np
 
 import engine
 
+WARNING_NAMES = ("BADQACC: bad acceleration", "BADQPOS: bad position", "BADQVEL: bad velocity")
+
+# fields copied into a Snapshot after every chunk of steps (first ncon / nefc rows only where noted)
+SNAPSHOT_FIELDS = (
+    "qpos qvel act ctrl qfrc_applied xfrc_applied mocap_pos mocap_quat warning xpos xquat xmat "
+    "xipos ximat xanchor xaxis geom_xpos geom_xmat site_xpos site_xmat cam_xpos cam_xmat "
+    "light_xpos light_xdir subtree_com ten_wrapadr ten_wrapnum ten_length ten_velocity wrap_obj "
+    "wrap_xpos actuator_force actuator_length qfrc_actuator energy solver_niter "
+    "solver_residual cvel"
+).split()
+CONTACT_FIELDS = "dist pos frame geom1 geom2 dim friction efc_address".split()
+STATE_FIELDS = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "qfrc_applied")
+
+
+class Snapshot:
+    """Copies of Data fields at one instant (``time``, ``ncon``, ``contact_*``, ``efc_force``...)."""
+
+    def __init__(self, m, d, step_seconds: float = 0.0):
+        for name in SNAPSHOT_FIELDS:
+            setattr(self, name, getattr(d, name).copy())
+        self.time = d.time
+        self.ncon = int(d.ncon[0])
+        self.nefc = int(d.nefc[0])
+        for name in CONTACT_FIELDS:
+            setattr(self, "contact_" + name, getattr(d, "contact_" + name)[:self.ncon].copy())
+        self.efc_force = d.efc_force[:self.nefc].copy()
+        self.efc_type = d.efc_type[:self.nefc].copy()
+        self.efc_id = d.efc_id[:self.nefc].copy()
+        self.step_seconds = step_seconds
+
+
+class History:
+    """Ring buffer of states (time and STATE_FIELDS) with preallocated arrays."""
+
+    def __init__(self, m, d, capacity: int):
+        self.capacity = max(1, int(capacity))
+        self.time = np.zeros(self.capacity)
+        self.arrays = {f: np.zeros((self.capacity,) + getattr(d, f).shape) for f in STATE_FIELDS}
+        self.count = 0          # valid entries
+        self.head = 0           # next write position
+
+    def push(self, d) -> None:
+        self.time[self.head] = d.time
+        for f, a in self.arrays.items():
+            a[self.head] = getattr(d, f)
+        self.head = (self.head + 1) % self.capacity
+        self.count = min(self.count + 1, self.capacity)
+
+    def index(self, back: int) -> int:
+        """Buffer slot of the entry ``back`` frames before the newest (0: newest)."""
+        return (self.head - 1 - back) % self.capacity
+
+    def restore(self, d, back: int) -> None:
+        i = self.index(back)
+        d.time = self.time[i]
+        for f, a in self.arrays.items():
+            getattr(d, f)[...] = a[i]
+
+    def truncate(self, back: int) -> None:
+        """Forget the ``back`` newest entries (the future of a state the user went back to)."""
+        back = min(back, self.count - 1) if self.count else 0
+        self.head = (self.head - back) % self.capacity
+        self.count -= back
+
 
 class Runner:
-    """Real-time pacing: ``advance()`` steps until ``d.time`` catches up with the wall clock."""
+    """Real-time pacing of one (Model, Data) pair, synchronous or in a simulation thread."""
 
-    def __init__(self, m, d, paused: bool = False, recorder=None, max_frame_seconds: float = 0.1):
+    def __init__(self, m, d, paused: bool = False, recorder=None, max_frame_seconds: float = 0.1,
+                 history: int = 1000):
         self.m, self.d = m, d
         self.paused = paused
         self.recorder = recorder
@@ -22,21 +101,42 @@ class Runner:
         self.steps = 0
         self.frames = 0
         self.sim_time = 0.0                           # simulated seconds advanced (across resets)
-        self.start = time.perf_counter()
+        self.start_time = self.start = time.perf_counter()
         self._last = self.start
         self._debt = 0.0                              # wall seconds not yet simulated
+        # threaded mode
+        self.speed = 1.0                              # simulated seconds per wall second
+        self.realtime_factor = 0.0                    # measured, over the last ~0.5 s
+        self.step_seconds = 0.0                       # measured wall time per step
+        self.warning_message = ""
+        self.perturb = None                           # callable(m, d) run before every step
+        self.history = History(m, d, history)
+        self.history_back = 0                         # frames behind the newest while scrubbing
+        self._commands: deque = deque()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = None
+        self._warnings_seen = d.warning.copy()
+        self._rtf_window: deque = deque()
+        self.lock = threading.Lock()                  # held while the engine state is in use
+        self.snapshot = Snapshot(m, d)
+        self.history.push(d)
 
+    # -- synchronous stepping (headless, screenshots) --------------------------------------------
     def step_n(self, n: int) -> None:
         """Advance exactly ``n`` steps (recording each one when a recorder is attached)."""
         if n <= 0:
             return
         t0 = self.d.time
-        if self.recorder is None:
+        if self.recorder is None and self.perturb is None:
             engine.step(self.m, self.d, n)
         else:
             for _ in range(n):
+                if self.perturb is not None:
+                    self.perturb(self.m, self.d)
                 engine.step(self.m, self.d)
-                self.recorder.record(self.d)
+                if self.recorder is not None:
+                    self.recorder.record(self.d)
         self.steps += n
         self.sim_time += self.d.time - t0
 
@@ -47,7 +147,7 @@ class Runner:
         if self.paused:
             self._debt = 0.0
             return 0
-        self._debt = min(self._debt + elapsed, self.max_frame_seconds)
+        self._debt = min(self._debt + elapsed * self.speed, self.max_frame_seconds)
         dt = float(self.m.opt.timestep)
         n = int(self._debt / dt + 1e-9)
         if n <= 0:
@@ -56,19 +156,180 @@ class Runner:
         self.step_n(n)
         self._debt -= n * dt
         # if stepping took longer than the time it simulated, drop the backlog instead of spiralling
-        if time.perf_counter() - t0 > n * dt:
+        if time.perf_counter() - t0 > n * dt / max(self.speed, 1e-9):
             self._debt = 0.0
         return n
 
+    # -- commands from the UI ---------------------------------------------------------------------
+    def submit(self, fn) -> None:
+        """Queue ``fn(m, d)`` to run in the simulation thread between two steps."""
+        self._commands.append(fn)
+        self._wake.set()
+        if self._thread is None:                      # not threaded: apply at once
+            self._apply_commands()
+
+    def _apply_commands(self) -> bool:
+        did = False
+        while self._commands:
+            fn = self._commands.popleft()
+            fn(self.m, self.d)
+            did = True
+        return did
+
+    def set_option(self, name: str, value) -> None:
+        """Queue an edit of ``m.opt.<name>`` (the path every option widget uses)."""
+        def apply(m, d):
+            setattr(m.opt, name, value)
+        self.submit(apply)
+
     def toggle_pause(self) -> None:
-        self.paused = not self.paused
+        self.set_paused(not self.paused)
+
+    def set_paused(self, paused: bool) -> None:
+        if not paused and self.history_back:
+            back = self.history_back
+            self.submit(lambda m, d: self.history.truncate(back))
+            self.history_back = 0
+        self.paused = paused
         self._last = time.perf_counter()
         self._debt = 0.0
+        self._wake.set()
 
-    def reset(self) -> None:
-        engine.reset_data(self.m, self.d)
-        engine.forward(self.m, self.d)
-        self._debt = 0.0
+    def single_step(self) -> None:
+        """One step while paused."""
+        def apply(m, d):
+            if self.history_back:
+                self.history.truncate(self.history_back)
+                self.history_back = 0
+            self.step_n(1)
+            self.history.push(d)
+        self.submit(apply)
+
+    def reset(self, key: int | None = None) -> None:
+        def apply(m, d):
+            if key is None:
+                engine.reset_data(m, d)
+            else:
+                engine.reset_keyframe(m, d, key)
+            engine.forward(m, d)
+            self._warnings_seen[:] = d.warning
+            self.warning_message = ""
+            self.history_back = 0
+            self.history.push(d)
+            self._debt = 0.0
+        self.submit(apply)
+
+    def seek(self, delta: int) -> None:
+        """Move ``delta`` frames through the history (negative: back in time); pauses."""
+        self.paused = True
+        back = int(np.clip(self.history_back - delta, 0, max(self.history.count - 1, 0)))
+        self.history_back = back
+
+        def apply(m, d):
+            self.history.restore(d, back)
+            engine.forward(m, d)
+        self.submit(apply)
+
+    # -- the simulation thread -------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="simulation", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=5.0)
+        self._thread = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def _publish(self) -> None:
+        self.snapshot = Snapshot(self.m, self.d, self.step_seconds)
+
+    def _check_warnings(self) -> None:
+        w = self.d.warning
+        if np.any(w > self._warnings_seen):
+            names = [WARNING_NAMES[i] for i in range(len(w)) if w[i] > self._warnings_seen[i]]
+            self.warning_message = (f"simulation diverged at t={self.d.time:.4f} ("
+                                    + ", ".join(names) + "); the state was reset and the "
+                                    "simulation paused")
+            self._warnings_seen[:] = w
+            self.paused = True
+
+    def _loop(self) -> None:
+        m, d = self.m, self.d
+        sim0, wall0 = d.time, time.perf_counter()
+        was_paused = True
+        while not self._stop.is_set():
+            changed = False
+            with self.lock:
+                if self._commands:
+                    changed = self._apply_commands()
+                    engine.forward(m, d)
+                    sim0, wall0 = d.time, time.perf_counter()
+            if self.paused:
+                if changed or not was_paused:
+                    with self.lock:
+                        engine.forward(m, d)
+                        engine.energy(m, d)
+                        self._publish()
+                was_paused = True
+                self.realtime_factor = 0.0
+                self._rtf_window.clear()
+                self._wake.wait(0.01)
+                self._wake.clear()
+                continue
+            now = time.perf_counter()
+            if was_paused:
+                sim0, wall0 = d.time, now
+                was_paused = False
+            dt = float(m.opt.timestep)
+            speed = max(self.speed, 1e-6)
+            target = sim0 + speed * (now - wall0)
+            lag = target - d.time
+            if lag > self.max_frame_seconds * speed:  # cannot keep up: drop the backlog
+                sim0, wall0 = d.time, now
+                lag = 0.0
+            n = int(lag / dt + 1e-9)
+            if n <= 0:
+                wait = (dt - lag) / speed
+                self._wake.wait(min(max(wait, 0.0), 0.005))
+                self._wake.clear()
+                continue
+            # chunks of at most ~1/120 s of wall time, one step at a time while perturbing
+            n = min(n, max(1, int(speed / 120.0 / dt)))
+            t0 = time.perf_counter()
+            with self.lock:
+                if self.perturb is None and self.recorder is None:
+                    engine.step(m, d, n)
+                    self.steps += n
+                    self.sim_time += n * dt
+                else:
+                    self.step_n(n)
+                engine.forward(m, d)   # positions of the published frame match its time
+                engine.energy(m, d)
+                self._check_warnings()
+                elapsed = time.perf_counter() - t0
+                self.step_seconds = 0.9 * self.step_seconds + 0.1 * elapsed / n \
+                    if self.step_seconds else elapsed / n
+                self.history.push(d)
+                self._publish()
+            self._measure_rtf(now, d.time)
+
+    def _measure_rtf(self, wall, sim) -> None:
+        w = self._rtf_window
+        w.append((wall, sim))
+        while len(w) > 2 and wall - w[0][0] > 0.5:
+            w.popleft()
+        if len(w) >= 2 and w[-1][0] > w[0][0]:
+            self.realtime_factor = (w[-1][1] - w[0][1]) / (w[-1][0] - w[0][0])
 
     def summary(self) -> str:
         wall = max(time.perf_counter() - self.start, 1e-9)

@@ -1,0 +1,343 @@
+"""The visual scene: flat instance lists built from a Model and a Data (or a runner Snapshot).
+
+``build(m, d, opts, ...)`` returns a ``Scene``: for every (unit shape, layer) a float32 array of
+instances (position, rotation rows, scale, rgba, checker cell), ready for one instanced draw call
+each. Layers: ``opaque`` and ``transparent`` geoms (both cast shadows when opaque), and ``decor``
+(sites, tendons, contacts, joint axes, centres of mass, inertia boxes, the perturbation spring;
+no shadows). No GPU code here: the renderer uploads what this module computes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# engine.GeomType values (MuJoCo's mjtGeom)
+PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
+INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
+HIDDEN_GROUPS_FROM = 3                # like MuJoCo, geom groups 0-2 are visible by default
+DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)    # MuJoCo's default geom colour (a material's colour wins over it)
+FLOOR_TINT = (0.40, 0.45, 0.52)       # applied to a plane's material colour
+SELECT_RGBA = np.array([1.0, 0.85, 0.25])
+NFLOAT = 20                           # pos 3, rows 3x3, scale 3, rgba 4, checker 1
+
+# contact rows (engine.enums.ConstraintType)
+CONTACT_PYRAMIDAL = 6
+
+
+@dataclass
+class SceneOptions:
+    """What to draw besides the geoms (each a toggle in the Rendering panel)."""
+    geoms: bool = True
+    sites: bool = False
+    tendons: bool = True
+    contact_points: bool = True
+    contact_frames: bool = False
+    contact_forces: bool = True
+    joints: bool = False
+    com: bool = False
+    inertia: bool = False
+    perturbation: bool = True
+    transparent: bool = False            # draw every geom half transparent
+    shadows: bool = True
+    groups: list = field(default_factory=lambda: [True, True, True, False, False, False])
+
+
+@dataclass
+class Scene:
+    instances: dict            # (shape key, layer) -> (n, NFLOAT) float32
+    extent: float = 1.0
+
+
+def instances(pos, mat, scale, rgba, checker=None) -> np.ndarray:
+    n = pos.shape[0]
+    out = np.empty((n, NFLOAT), dtype=np.float32)
+    out[:, 0:3] = pos
+    out[:, 3:12] = mat
+    out[:, 12:15] = scale
+    out[:, 15:19] = rgba
+    out[:, 19] = 0.0 if checker is None else checker
+    return out
+
+
+def frames_along(p0, p1):
+    """Rotation rows (n, 9) whose z axis points from p0 to p1, and the half lengths (n,)."""
+    v = np.asarray(p1, float) - np.asarray(p0, float)
+    length = np.linalg.norm(v, axis=1)
+    z = v / np.maximum(length, 1e-12)[:, None]
+    z[length < 1e-12] = (0.0, 0.0, 1.0)
+    helper = np.where(np.abs(z[:, 2:3]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
+    x = np.cross(helper, z)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y = np.cross(z, x)
+    rot = np.stack([x, y, z], axis=2)          # columns x y z -> rows of the matrix
+    return rot.reshape(-1, 9), 0.5 * length
+
+
+def segments(p0, p1, radius, rgba) -> np.ndarray:
+    """Cylinders from p0 to p1 (n, 3) with the given radius (scalar or (n,)) and colours."""
+    p0 = np.asarray(p0, float).reshape(-1, 3)
+    p1 = np.asarray(p1, float).reshape(-1, 3)
+    rot, half = frames_along(p0, p1)
+    r = np.broadcast_to(np.asarray(radius, float), half.shape)
+    scale = np.stack([r, r, half], axis=1)
+    rgba = np.broadcast_to(np.asarray(rgba, float), (p0.shape[0], 4))
+    return instances(0.5 * (p0 + p1), rot, scale, rgba)
+
+
+def spheres(pos, radius, rgba) -> np.ndarray:
+    pos = np.asarray(pos, float).reshape(-1, 3)
+    n = pos.shape[0]
+    r = np.broadcast_to(np.asarray(radius, float), (n,))
+    mat = np.tile(np.eye(3).reshape(9), (n, 1))
+    return instances(pos, mat, np.stack([r, r, r], axis=1),
+                     np.broadcast_to(np.asarray(rgba, float), (n, 4)))
+
+
+def geom_colors(m) -> np.ndarray:
+    """geom_rgba, or the material's colour where a material is set and rgba is MuJoCo's default."""
+    rgba = np.array(m.geom_rgba, dtype=float).reshape(-1, 4)
+    mats = getattr(m, "materials", None) or []
+    matid = np.asarray(m.geom_matid).reshape(-1)
+    if mats:
+        mat_rgba = np.array([mt.get("rgba", DEFAULT_RGBA) for mt in mats], float).reshape(-1, 4)
+        use = (matid >= 0) & (matid < len(mat_rgba)) & np.all(np.isclose(rgba, DEFAULT_RGBA), axis=1)
+        rgba[use] = mat_rgba[matid[use]]
+        # a material floor is usually a texture (not drawn): a muted checker tinted by it
+        floor = use & (np.asarray(m.geom_type).reshape(-1) == PLANE)
+        rgba[floor, :3] *= FLOOR_TINT
+    return rgba
+
+
+def model_extent(m, d) -> float:
+    """A length scale of the model: radius of the non-plane geoms' bounding box."""
+    keep = np.asarray(m.geom_type) != PLANE
+    if not np.any(keep):
+        return 1.0
+    pos = np.asarray(d.geom_xpos)[keep]
+    rb = np.asarray(m.geom_rbound)[keep]
+    lo = (pos - rb[:, None]).min(axis=0)
+    hi = (pos + rb[:, None]).max(axis=0)
+    return max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
+
+
+class _Lists:
+    def __init__(self):
+        self.parts = {}
+
+    def add(self, key, layer, arr):
+        if arr is not None and len(arr):
+            self.parts.setdefault((key, layer), []).append(arr)
+
+    def done(self):
+        return {k: np.concatenate(v) for k, v in self.parts.items()}
+
+
+def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
+    gtype = np.asarray(m.geom_type).reshape(-1)
+    size = np.asarray(m.geom_size, float).reshape(-1, 3)
+    rgba = colors.copy()
+    pos = np.asarray(d.geom_xpos, float).reshape(-1, 3)
+    mat = np.asarray(d.geom_xmat, float).reshape(-1, 9)
+    group = np.clip(np.asarray(m.geom_group).reshape(-1), 0, 5)
+    visible = (rgba[:, 3] > 0.0) & np.asarray(opts.groups, bool)[group]
+    if selected_body is not None and selected_body > 0:
+        sel = np.asarray(m.geom_bodyid) == selected_body
+        rgba[sel, :3] = 0.45 * rgba[sel, :3] + 0.55 * SELECT_RGBA
+    if opts.transparent:
+        rgba[gtype != PLANE, 3] *= 0.4
+    layer = np.where(rgba[:, 3] < 0.999, "transparent", "opaque")
+
+    def add(key, sel, arr_fn):
+        for lay in ("opaque", "transparent"):
+            s = sel & (layer == lay)
+            if np.any(s):
+                out.add(key, lay, arr_fn(s))
+
+    add("sphere", visible & ((gtype == SPHERE) | (gtype == ELLIPSOID)),
+        lambda s: instances(pos[s], mat[s], np.where((gtype[s] == SPHERE)[:, None],
+                                                     size[s][:, [0, 0, 0]], size[s]), rgba[s]))
+    add("box", visible & (gtype == BOX), lambda s: instances(pos[s], mat[s], size[s], rgba[s]))
+    add("cylinder", visible & ((gtype == CYLINDER) | (gtype == CAPSULE)),
+        lambda s: instances(pos[s], mat[s], size[s][:, [0, 0, 1]], rgba[s]))
+    caps = visible & (gtype == CAPSULE)
+    for sign in (-1.0, 1.0):
+        add("sphere", caps, lambda s: instances(
+            pos[s] + sign * size[s][:, 1:2] * mat[s][:, [2, 5, 8]], mat[s], size[s][:, [0, 0, 0]],
+            rgba[s]))
+
+    def plane(s):
+        half = size[s][:, :2].copy()
+        half[half <= 0] = INFINITE_PLANE
+        sc = np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
+        cell = np.maximum(half.max(axis=1) / 20.0, 0.05)
+        return instances(pos[s], mat[s], sc, rgba[s], cell)
+    add("plane", visible & (gtype == PLANE), plane)
+    meshsel = visible & (gtype == MESH)
+    if np.any(meshsel):
+        dataid = np.asarray(m.geom_dataid).reshape(-1)
+        for mid in np.unique(dataid[meshsel]):
+            if mid < 0:
+                continue
+            add(("mesh", int(mid)), meshsel & (dataid == mid),
+                lambda s: instances(pos[s], mat[s], np.ones((int(s.sum()), 3)), rgba[s]))
+
+
+def _sites(m, d, out, extent):
+    if m.nsite == 0:
+        return
+    group = np.clip(np.asarray(m.site_group), 0, 5)
+    keep = (np.asarray(m.site_rgba)[:, 3] > 0) & (group < HIDDEN_GROUPS_FROM + 2)
+    if not np.any(keep):
+        return
+    size = np.asarray(m.site_size)[keep]
+    stype = np.asarray(m.site_type)[keep]
+    pos, mat, rgba = d.site_xpos[keep], d.site_xmat[keep], np.asarray(m.site_rgba)[keep]
+    for t, key, sc in ((SPHERE, "sphere", size[:, [0, 0, 0]]), (ELLIPSOID, "sphere", size),
+                       (BOX, "box", size), (CYLINDER, "cylinder", size[:, [0, 0, 1]]),
+                       (CAPSULE, "cylinder", size[:, [0, 0, 1]])):
+        s = stype == t
+        if np.any(s):
+            out.add(key, "decor", instances(pos[s], mat[s], sc[s], rgba[s]))
+
+
+def tendon_tension(m, d) -> np.ndarray:
+    """Passive tendon force (spring beyond the dead band plus damping), per tendon."""
+    length = np.asarray(d.ten_length)
+    lo, hi = m.tendon_lengthspring[:, 0], m.tendon_lengthspring[:, 1]
+    stretch = np.where(length > hi, length - hi, np.where(length < lo, length - lo, 0.0))
+    return m.tendon_stiffness * stretch + m.tendon_damping * np.asarray(d.ten_velocity)
+
+
+def _tendons(m, d, out, extent):
+    if m.ntendon == 0:
+        return
+    tension = np.abs(tendon_tension(m, d))
+    scale = max(float(tension.max()), 1e-9)
+    p0s, p1s, rads, cols = [], [], [], []
+    for t in range(m.ntendon):
+        adr, num = int(d.ten_wrapadr[t]), int(d.ten_wrapnum[t])
+        width = float(m.tendon_width[t]) if m.tendon_width[t] > 0 else 0.003 * extent
+        base = np.asarray(m.tendon_rgba[t], float)
+        mix = min(tension[t] / scale, 1.0) if tension[t] > 0 else 0.0
+        col = base.copy()
+        col[:3] = (1 - mix) * base[:3] + mix * np.array([1.0, 0.15, 0.1])
+        for i in range(adr, adr + num - 1):
+            if d.wrap_obj[i] == -2 or d.wrap_obj[i + 1] == -2:   # pulleys split the path
+                continue
+            p0s.append(d.wrap_xpos[i])
+            p1s.append(d.wrap_xpos[i + 1])
+            rads.append(width)
+            cols.append(col)
+    if p0s:
+        out.add("cylinder", "decor", segments(p0s, p1s, np.array(rads), np.array(cols)))
+
+
+def contact_forces(d) -> np.ndarray:
+    """World-frame force on geom2 of each contact from d.efc_force (zeros without rows)."""
+    n = int(d.ncon if isinstance(d.ncon, (int, np.integer)) else d.ncon[0])
+    f = np.zeros((n, 3))
+    nefc = int(d.nefc if isinstance(d.nefc, (int, np.integer)) else d.nefc[0])
+    for i in range(n):
+        adr = int(d.contact_efc_address[i])
+        dim = int(d.contact_dim[i])
+        if adr < 0 or adr >= nefc:
+            continue
+        local = np.zeros(3)
+        if int(d.efc_type[adr]) == CONTACT_PYRAMIDAL and dim > 1:
+            npyr = 2 * (dim - 1)
+            local[0] = d.efc_force[adr:adr + npyr].sum()
+        else:
+            local[0] = d.efc_force[adr]
+            k = min(dim - 1, 2)
+            if k > 0 and adr + 1 + k <= nefc:
+                local[1:1 + k] = d.efc_force[adr + 1:adr + 1 + k]
+        frame = np.asarray(d.contact_frame[i], float).reshape(3, 3)
+        f[i] = frame.T @ local
+    return f
+
+
+def _contacts(m, d, opts, out, extent, force_scale):
+    n = int(d.ncon if isinstance(d.ncon, (int, np.integer)) else d.ncon[0])
+    if n == 0:
+        return
+    pos = np.asarray(d.contact_pos[:n], float)
+    if opts.contact_points:
+        out.add("sphere", "decor", spheres(pos, 0.012 * extent, (0.95, 0.3, 0.2, 1.0)))
+    if opts.contact_frames:
+        frame = np.asarray(d.contact_frame[:n], float).reshape(n, 3, 3)
+        for axis, col in ((0, (0.9, 0.2, 0.2, 1)), (1, (0.2, 0.9, 0.2, 1)), (2, (0.3, 0.4, 1, 1))):
+            out.add("cylinder", "decor",
+                    segments(pos, pos + 0.1 * extent * frame[:, axis], 0.003 * extent, col))
+    if opts.contact_forces:
+        f = contact_forces(d)
+        keep = np.linalg.norm(f, axis=1) > 1e-9
+        if np.any(keep):
+            tip = pos[keep] + force_scale * f[keep]
+            out.add("cylinder", "decor",
+                    segments(pos[keep], tip, 0.006 * extent, (0.95, 0.75, 0.1, 1.0)))
+            out.add("sphere", "decor", spheres(tip, 0.012 * extent, (0.95, 0.75, 0.1, 1.0)))
+
+
+def _joints(m, d, out, extent):
+    from_type = np.asarray(m.jnt_type)
+    keep = (from_type == 2) | (from_type == 3)      # slide, hinge
+    if not np.any(keep):
+        return
+    a = np.asarray(d.xanchor)[keep]
+    ax = np.asarray(d.xaxis)[keep]
+    out.add("cylinder", "decor", segments(a, a + 0.15 * extent * ax, 0.006 * extent,
+                                          (0.9, 0.3, 0.9, 1.0)))
+
+
+def _com(m, d, out, extent):
+    if m.nbody > 1:
+        out.add("sphere", "decor", spheres(d.xipos[1:], 0.015 * extent, (0.95, 0.95, 0.95, 1.0)))
+
+
+def inertia_boxes(m):
+    """Half sizes of the uniform box with each body's mass and principal inertia (nbody, 3)."""
+    mass = np.maximum(np.asarray(m.body_mass), 1e-12)[:, None]
+    i = np.asarray(m.body_inertia)
+    sq = np.stack([i[:, 1] + i[:, 2] - i[:, 0], i[:, 0] + i[:, 2] - i[:, 1],
+                   i[:, 0] + i[:, 1] - i[:, 2]], axis=1)
+    return np.sqrt(np.maximum(1.5 * sq / mass, 0.0))
+
+
+def _inertia(m, d, out):
+    if m.nbody <= 1:
+        return
+    half = inertia_boxes(m)[1:]
+    keep = np.asarray(m.body_mass)[1:] > 0
+    out.add("box", "transparent", instances(d.xipos[1:][keep], d.ximat[1:][keep], half[keep],
+                                            np.tile([0.9, 0.9, 0.3, 0.35], (int(keep.sum()), 1))))
+
+
+def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=None,
+          perturb_line=None, extent=None, force_scale=None) -> Scene:
+    """Instance lists for one frame of ``d`` (a Data or a runner Snapshot)."""
+    opts = opts or SceneOptions()
+    colors = geom_colors(m) if colors is None else colors
+    extent = model_extent(m, d) if extent is None else extent
+    out = _Lists()
+    if opts.geoms:
+        _geoms(m, d, opts, colors, selected_body, out)
+    if opts.sites:
+        _sites(m, d, out, extent)
+    if opts.tendons:
+        _tendons(m, d, out, extent)
+    if force_scale is None:
+        weight = float(np.sum(m.body_mass)) * max(float(np.linalg.norm(m.opt.gravity)), 1.0)
+        force_scale = 0.5 * extent / max(weight, 1e-9)
+    _contacts(m, d, opts, out, extent, force_scale)
+    if opts.joints:
+        _joints(m, d, out, extent)
+    if opts.com:
+        _com(m, d, out, extent)
+    if opts.inertia:
+        _inertia(m, d, out)
+    if opts.perturbation and perturb_line is not None:
+        p0, p1 = perturb_line
+        out.add("cylinder", "decor", segments([p0], [p1], 0.005 * extent, (0.3, 0.9, 1.0, 1.0)))
+        out.add("sphere", "decor", spheres([p0, p1], 0.015 * extent, (0.3, 0.9, 1.0, 1.0)))
+    return Scene(out.done(), extent)
