@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from . import actuator, passive, smooth
-from .enums import DisableBit, Integrator, JointType, Warning
+from . import actuator, constraint, passive, smooth, solver
+from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import jit
 from .math import cross3, norm3, quat_integrate, quat_sub
 from .types import Data, Model
@@ -58,6 +58,7 @@ def fwd_position(m, d):
     smooth.tendon(m, d)
     smooth.crb(m, d)
     factor_inertia(m, d)
+    constraint.make_constraint(m, d)
     smooth.transmission(m, d)
 
 
@@ -67,6 +68,7 @@ def fwd_velocity(m, d):
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
     passive.passive(m, d)
+    constraint.reference(m, d)
     gravity_on = not m.opt_disableflags[0] & DisableBit.GRAVITY
     smooth.rne(m, d, gravity_on, False, d.qfrc_bias)
 
@@ -90,9 +92,70 @@ def fwd_acceleration(m, d):
 
 @jit
 def fwd_constraint(m, d):
-    """qacc and qfrc_constraint. Without active constraints qacc = qacc_smooth."""
+    """Impulses of the constraint rows (paper eq. 6-11): efc_impulse, efc_force, qfrc_constraint,
+    qacc = (v' - v) / h with v' = v^ + M^-1 J' f, v^ = v + h qacc_smooth."""
+    nv = d.qvel.shape[0]
+    nefc = d.nefc[0]
     d.qfrc_constraint[:] = 0.0
-    d.qacc[:] = d.qacc_smooth
+    d.solver_niter[0] = 0
+    d.solver_residual[0] = 0.0
+    if nefc == 0:
+        d.qacc[:] = d.qacc_smooth
+        return
+    h = m.opt_timestep[0]
+    vhat = d.scratch_nv[3]
+    vnext = d.scratch_nv[4]
+    for k in range(nv):
+        vhat[k] = d.qvel[k] + h * d.qacc_smooth[k]
+    # b = v- - v* with v- = J v^ (eq. 8, 11)
+    for i in range(nefc):
+        s = 0.0
+        for k in range(nv):
+            s += d.efc_J[i, k] * vhat[k]
+        d.efc_b[i] = s - d.efc_vstar[i]
+    # warm start: the impulses that the previous step's acceleration implies (Theorem 4)
+    for k in range(nv):
+        vnext[k] = d.qvel[k] + h * d.qacc_warmstart[k]
+    if m.opt_disableflags[0] & DisableBit.WARMSTART:
+        vnext[:] = vhat
+    _dense_inertia(m, d, d.dense_M)
+    solver.primal_cost(d, vnext, vhat, d.dense_M, d.efc_impulse)
+    f = d.efc_impulse
+    if m.opt_solver[0] == Solver.NEWTON:
+        niter, residual = solver.newton(m, d, vnext, vhat, d.dense_M, f, m.opt_iterations[0],
+                                        m.opt_tolerance[0])
+    else:
+        solver.compute_A(m, d)
+        niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
+        vnext[:] = vhat
+        for i in range(nefc):
+            for k in range(nv):
+                vnext[k] += d.efc_MinvJT[i, k] * f[i]
+    d.solver_niter[0] = niter
+    d.solver_residual[0] = residual
+    for i in range(nefc):
+        d.efc_force[i] = f[i] / h
+        for k in range(nv):
+            d.qfrc_constraint[k] += d.efc_J[i, k] * d.efc_force[i]
+    for k in range(nv):
+        d.qacc[k] = (vnext[k] - d.qvel[k]) / h
+
+
+@jit
+def _dense_inertia(m, d, M):
+    """Dense inertia of the step: M, plus h B with implicit damping (as factored in qLD)."""
+    M[:, :] = 0.0
+    for i in range(d.qvel.shape[0]):
+        adr = m.dof_Madr[i]
+        j = i
+        while j >= 0:
+            M[i, j] = d.qM[adr]
+            M[j, i] = d.qM[adr]
+            j = m.dof_parentid[j]
+            adr += 1
+    if implicit_damping(m):
+        for i in range(d.qvel.shape[0]):
+            M[i, i] += m.opt_timestep[0] * m.dof_damping[i]
 
 
 @jit
@@ -141,6 +204,7 @@ def advance(m, d, act_dot, qacc, qvel, h):
         d.qvel[i] += h * qacc[i]
     integrate_pos(m, d.qpos, qvel, h)
     d.time[0] += h
+    d.qacc_warmstart[:] = d.qacc
 
 
 @jit

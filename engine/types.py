@@ -221,6 +221,7 @@ key_mquat           f nkey nmocap 4  # mocap orientations
 body_invweight0     f+ nbody 2   # mean inverse inertia at qpos0: translation, rotation
 dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
 tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
+geom_aabb           f+ ngeom 6   # local bounding box of the geom: centre, half sizes (collision)
 # default state
 qpos0               f nq         # qpos at the reference configuration
 qpos_spring         f nq         # reference configuration of joint springs
@@ -315,6 +316,18 @@ geom_aabb_world     f ngeom 6    # world axis-aligned box of each geom inflated 
 bp_order            i ngeom      # geoms sorted along the sweep axis
 bp_pairs            i npairmax 2 # candidate geom pairs from the broadphase
 bp_npairs           i 1          # number of candidate pairs
+bp_axis             i 1          # sweep axis of the broadphase (kept between steps)
+# collision scratch (narrowphase)
+col_dist            f 50         # contacts of one geom pair: distance
+col_pos             f 50 3       # contacts of one geom pair: position
+col_frame           f 50 9       # contacts of one geom pair: normal, optional first tangent
+col_work            f 72 6       # box-box and polytope clipping work rows
+gjk_simplex         f 4 10       # GJK simplex: A-B point, point on A, point on B, weight
+epa_vert            f 128 9      # EPA polytope vertices: A-B point, point on A, point on B
+epa_face            i 512 3      # EPA faces (vertex indices)
+epa_fdata           f 512 4      # EPA face normal and distance to the origin
+epa_falive          i 512        # EPA face still on the polytope (0/1)
+epa_edge            i 256 2      # EPA horizon edges
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data
@@ -333,6 +346,13 @@ efc_vel             f njmax      # J qvel
 efc_force           f njmax      # constraint force (impulse / timestep)
 efc_impulse         f njmax      # constraint impulse f of the paper
 efc_warm            f njmax      # impulse of the previous step, for warm starting
+efc_A               f njmax njmax  # A = J M^-1 J' (paper eq. 8), for the PGS solver
+efc_MinvJT          f njmax nv   # rows of M^-1 J'
+efc_b               f njmax      # v- - v*: linear term of the impulse problem (paper eq. 11)
+efc_grad            f njmax      # scratch: gradient of the impulse problem
+qacc_warmstart      f nv         # qacc of the previous step, to warm-start the solver
+newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
+dense_M             f nv nv      # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step
 solver_residual     f 1          # final residual of the last solve
 # integrator scratch (allocated once)
@@ -342,7 +362,7 @@ act_save            f na
 rk_qvel             f 4 nv       # Runge-Kutta stage velocities
 rk_qacc             f 4 nv       # Runge-Kutta stage accelerations
 rk_act_dot          f 4 na       # Runge-Kutta stage activation derivatives
-scratch_nv          f 4 nv       # general scratch vectors
+scratch_nv          f 6 nv       # scratch vectors: 0-1 Runge-Kutta, 2 energy, 3-5 constraints
 scratch_M           f nM         # scratch sparse matrix
 """
 
@@ -535,9 +555,9 @@ class Data(_ArrayHolder):
 
     def __init__(self, m: Model, nconmax: int | None = None, njmax: int | None = None):
         if nconmax is None:
-            nconmax = max(32, 4 * m.ngeom)
+            nconmax = max(16, m.ngeom)
         if njmax is None:
-            njmax = max(64, 6 * nconmax + 2 * m.nv)
+            njmax = max(64, 4 * nconmax + m.nv)
         object.__setattr__(self, "nconmax", int(nconmax))
         object.__setattr__(self, "njmax", int(njmax))
         sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=self.nconmax, njmax=self.njmax,
@@ -550,6 +570,32 @@ class Data(_ArrayHolder):
                 object.__setattr__(self, k, v)
         from ._structs import new_data_struct
         object.__setattr__(self, "_struct", new_data_struct(*[out[n] for n, _, _ in DATA_SPEC]))
+
+    def grow(self, nconmax: int, njmax: int) -> "Data":
+        """Raise the contact and constraint-row capacities in place and return self.
+
+        Only the arrays whose shape involves nconmax or njmax are reallocated; their valid
+        leading rows are copied, every other array (the state included) is kept as it is.
+        The jitted bundle ``_struct`` is rebuilt, so pass ``d._struct`` afresh after growing.
+        """
+        nconmax = max(int(nconmax), self.nconmax)
+        njmax = max(int(njmax), self.njmax)
+        cap = {"nconmax": nconmax, "njmax": njmax}
+        out = self._arrays
+        for name, dtype, shape in DATA_SPEC:
+            if "nconmax" not in shape and "njmax" not in shape:
+                continue
+            old = out[name]
+            new_shape = tuple(cap[s] if s in cap else old.shape[i] for i, s in enumerate(shape))
+            a = np.zeros(new_shape, dtype=_DTYPES[dtype])
+            a[tuple(slice(0, n) for n in old.shape)] = old
+            out[name] = a
+            object.__setattr__(self, name, a)
+        object.__setattr__(self, "nconmax", nconmax)
+        object.__setattr__(self, "njmax", njmax)
+        from ._structs import new_data_struct
+        object.__setattr__(self, "_struct", new_data_struct(*[out[n] for n, _, _ in DATA_SPEC]))
+        return self
 
     @property
     def time(self):

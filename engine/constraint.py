@@ -1,0 +1,299 @@
+"""Constraint rows: equality constraints, friction loss, limits and contacts, with their softness.
+
+Rows are stored in the paper's order of objects: equality constraints (soft Gauss principle,
+unconstrained impulses, eq. 5-7), then friction loss (impulse in [-eta, eta]), limits (impulse
+>= 0) and contacts (normal then friction dimensions, impulse in the friction cone, eq. 9).
+
+Softness (paper section V), per row i with the object's epsilon and kappa:
+    R_ii = max(A_ii eps, rmin)                      (27)  A_ii from the invweight0 approximation
+    B_ii = 2 (1 + eps) / kappa, K_ii = (1 + eps) / kappa^2   (28)  K = 0 on friction rows
+    v*   = J v - h B J v - h K x                    (24)  x: violation (pos - margin)
+Friction rows of a contact get r_j = r_F mu_j^-2 / <mu^-2> (22), which makes the cone circular
+in the metric of R so that it can be projected analytically (Algorithm 5).
+kappa is kept >= 2 h: a shorter time constant cannot be resolved by the step and would reverse
+velocities (MuJoCo's refsafe rule).
+"""
+import math
+
+from .enums import ConstraintType, DisableBit, EqType, JointType
+from .jit import jit
+from .math import add3, mat9, mulmatvec3, quat4, quat_mul, quat_sub, sub3, vec3
+from .smooth import apply_ft
+
+EQUALITY = int(ConstraintType.EQUALITY)
+FRICTION_DOF = int(ConstraintType.FRICTION_DOF)
+FRICTION_TENDON = int(ConstraintType.FRICTION_TENDON)
+LIMIT_JOINT = int(ConstraintType.LIMIT_JOINT)
+LIMIT_TENDON = int(ConstraintType.LIMIT_TENDON)
+CONTACT_FRICTIONLESS = int(ConstraintType.CONTACT_FRICTIONLESS)
+CONTACT_ELLIPTIC = int(ConstraintType.CONTACT_ELLIPTIC)
+HINGE = int(JointType.HINGE)
+SLIDE = int(JointType.SLIDE)
+ZERO3 = (0.0, 0.0, 0.0)
+
+
+@jit
+def softness(m, eps, kappa):
+    """The object's (epsilon, kappa), falling back on m.opt; kappa kept >= 2 h."""
+    if eps < 0.0:
+        eps = m.opt_epsilon[0]
+    if kappa < 0.0:
+        kappa = m.opt_kappa[0]
+    return eps, max(kappa, 2.0 * m.opt_timestep[0])
+
+
+@jit
+def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction):
+    """Append a row (J left at zero for the caller to fill); returns its index or -1 if full."""
+    i = d.nefc[0]
+    if i >= d.efc_type.shape[0]:
+        d.nefc_overflow[0] = 1
+        return -1
+    d.nefc[0] = i + 1
+    d.efc_type[i] = ctype
+    d.efc_id[i] = cid
+    d.efc_J[i, :] = 0.0
+    d.efc_pos[i] = pos
+    d.efc_margin[i] = margin
+    d.efc_frictionloss[i] = 0.0   # impulse bound of friction-loss rows (eta h)
+    d.efc_mu[i] = 0.0
+    # (27) and (28)
+    d.efc_R[i] = max(approx * eps, m.opt_rmin[0])
+    d.efc_B[i] = 2.0 * (1.0 + eps) / kappa
+    d.efc_K[i] = 0.0 if friction else (1.0 + eps) / (kappa * kappa)
+    return i
+
+
+@jit
+def _jac_dot(m, d, row, body, point, dirv, rot, scale):
+    """row += scale * dirv . (translational or rotational Jacobian of body at point)."""
+    if rot:
+        apply_ft(m, d, ZERO3, dirv, point, body, d.efc_J[row], scale)
+    else:
+        apply_ft(m, d, dirv, ZERO3, point, body, d.efc_J[row], scale)
+
+
+@jit
+def _equality_rows(m, d):
+    for e in range(m.eq_type.shape[0]):
+        if not m.eq_active0[e]:
+            continue
+        eps, kappa = softness(m, m.eq_epsilon[e], m.eq_kappa[e])
+        t = m.eq_type[e]
+        o1 = m.eq_obj1id[e]
+        o2 = m.eq_obj2id[e]
+        if t == EqType.CONNECT or t == EqType.WELD:
+            b1, b2 = o1, max(o2, 0)
+            # anchor on body 1 (eq_data 0:3) and on body 2 (connect: 3:6; weld: relpose 3:6)
+            if t == EqType.CONNECT:
+                a1 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
+                a2 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
+            else:
+                a2 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
+                a1 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
+            p1 = add3(vec3(d.xpos, b1), mulmatvec3(mat9(d.xmat, b1), a1))
+            p2 = add3(vec3(d.xpos, b2), mulmatvec3(mat9(d.xmat, b2), a2))
+            err = sub3(p1, p2)
+            approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
+            for k in range(3):
+                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, eps, kappa, False)
+                if i < 0:
+                    return
+                axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
+                _jac_dot(m, d, i, b1, p1, axis, False, 1.0)
+                _jac_dot(m, d, i, b2, p2, axis, False, -1.0)
+            if t == EqType.WELD:
+                # orientation error: q2^-1 q1 relquat^-1 as a rotation vector, in world frame
+                relq = (m.eq_data[e, 6], m.eq_data[e, 7], m.eq_data[e, 8], m.eq_data[e, 9])
+                q1 = quat_mul(quat4(d.xquat, b1), (relq[0], -relq[1], -relq[2], -relq[3]))
+                dif = quat_sub(q1, quat4(d.xquat, b2))
+                dif = mulmatvec3(mat9(d.xmat, b2), dif)
+                scale = m.eq_data[e, 10] if m.eq_data[e, 10] > 0.0 else 1.0
+                approx = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
+                for k in range(3):
+                    i = _add_row(m, d, EQUALITY, e, dif[k] * scale, 0.0, approx, eps, kappa,
+                                 False)
+                    if i < 0:
+                        return
+                    axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
+                            1.0 if k == 2 else 0.0)
+                    _jac_dot(m, d, i, b1, p1, axis, True, scale)
+                    _jac_dot(m, d, i, b2, p2, axis, True, -scale)
+        elif t == EqType.JOINT or t == EqType.TENDON:
+            # x = q1 - q1_0 - poly(q2 - q2_0), poly from eq_data[0:5]
+            if t == EqType.JOINT:
+                v1 = d.qpos[m.jnt_qposadr[o1]] - m.qpos0[m.jnt_qposadr[o1]]
+                approx = m.dof_invweight0[m.jnt_dofadr[o1]]
+            else:
+                v1 = d.ten_length[o1] - m.tendon_length0[o1]
+                approx = m.tendon_invweight0[o1]
+            dif = 0.0
+            if o2 >= 0:
+                if t == EqType.JOINT:
+                    dif = d.qpos[m.jnt_qposadr[o2]] - m.qpos0[m.jnt_qposadr[o2]]
+                    approx += m.dof_invweight0[m.jnt_dofadr[o2]]
+                else:
+                    dif = d.ten_length[o2] - m.tendon_length0[o2]
+                    approx += m.tendon_invweight0[o2]
+            c = m.eq_data[e]
+            pos = v1 - (c[0] + c[1] * dif + c[2] * dif ** 2 + c[3] * dif ** 3 + c[4] * dif ** 4)
+            deriv = c[1] + 2 * c[2] * dif + 3 * c[3] * dif ** 2 + 4 * c[4] * dif ** 3
+            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, eps, kappa, False)
+            if i < 0:
+                return
+            if t == EqType.JOINT:
+                d.efc_J[i, m.jnt_dofadr[o1]] += 1.0
+                if o2 >= 0:
+                    d.efc_J[i, m.jnt_dofadr[o2]] -= deriv
+            else:
+                for k in range(d.qvel.shape[0]):
+                    d.efc_J[i, k] = d.ten_J[o1, k]
+                    if o2 >= 0:
+                        d.efc_J[i, k] -= deriv * d.ten_J[o2, k]
+
+
+@jit
+def _friction_rows(m, d):
+    for k in range(m.dof_frictionloss.shape[0]):
+        eta = m.dof_frictionloss[k]
+        if eta > 0.0:
+            j = m.dof_jntid[k]
+            eps, kappa = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j])
+            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], eps, kappa, True)
+            if i < 0:
+                return
+            d.efc_J[i, k] = 1.0
+            d.efc_frictionloss[i] = eta * m.opt_timestep[0]   # impulse bound: torque * h
+    for t in range(m.tendon_frictionloss.shape[0]):
+        eta = m.tendon_frictionloss[t]
+        if eta > 0.0:
+            eps, kappa = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t])
+            i = _add_row(m, d, FRICTION_TENDON, t, 0.0, 0.0, m.tendon_invweight0[t], eps, kappa,
+                         True)
+            if i < 0:
+                return
+            d.efc_J[i, :] = d.ten_J[t]
+            d.efc_frictionloss[i] = eta * m.opt_timestep[0]
+
+
+@jit
+def _limit_rows(m, d):
+    for j in range(m.jnt_type.shape[0]):
+        t = m.jnt_type[j]
+        if not m.jnt_limited[j] or (t != HINGE and t != SLIDE):
+            continue
+        q = d.qpos[m.jnt_qposadr[j]]
+        da = m.jnt_dofadr[j]
+        margin = m.jnt_margin[j]
+        eps, kappa = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j])
+        for side in range(2):
+            # lower: x = q - lo, J = +1; upper: x = hi - q, J = -1
+            dist = q - m.jnt_range[j, 0] if side == 0 else m.jnt_range[j, 1] - q
+            if dist < margin:
+                i = _add_row(m, d, LIMIT_JOINT, j, dist, margin, m.dof_invweight0[da], eps,
+                             kappa, False)
+                if i < 0:
+                    return
+                d.efc_J[i, da] = 1.0 if side == 0 else -1.0
+    for t in range(m.tendon_limited.shape[0]):
+        if not m.tendon_limited[t]:
+            continue
+        length = d.ten_length[t]
+        margin = m.tendon_margin[t]
+        eps, kappa = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t])
+        for side in range(2):
+            dist = length - m.tendon_range[t, 0] if side == 0 else m.tendon_range[t, 1] - length
+            if dist < margin:
+                i = _add_row(m, d, LIMIT_TENDON, t, dist, margin, m.tendon_invweight0[t], eps,
+                             kappa, False)
+                if i < 0:
+                    return
+                sgn = 1.0 if side == 0 else -1.0
+                for k in range(d.qvel.shape[0]):
+                    d.efc_J[i, k] = sgn * d.ten_J[t, k]
+
+
+@jit
+def _contact_rows(m, d):
+    for c in range(d.ncon[0]):
+        d.contact_efc_address[c] = -1
+        dist = d.contact_dist[c]
+        margin = d.contact_includemargin[c]
+        if dist >= margin:
+            continue
+        b1 = m.geom_bodyid[d.contact_geom1[c]]
+        b2 = m.geom_bodyid[d.contact_geom2[c]]
+        eps, kappa = softness(m, d.contact_epsilon[c], d.contact_kappa[c])
+        tran = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
+        rot = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
+        dim = d.contact_dim[c]
+        ctype = CONTACT_FRICTIONLESS if dim == 1 else CONTACT_ELLIPTIC
+        p = vec3(d.contact_pos, c)
+        first = d.nefc[0]
+        if first + dim > d.efc_type.shape[0]:
+            d.nefc_overflow[0] = 1
+            return
+        d.contact_efc_address[c] = first
+        # mean friction regulariser r_F and mean of mu^-2 over the friction dimensions (22)
+        rf = 0.0
+        mu2inv = 0.0
+        for k in range(1, dim):
+            approx = tran if k < 3 else rot
+            rf += max(approx * eps, m.opt_rmin[0])
+            mu = _friction_of_dim(d, c, k)
+            mu2inv += 1.0 / (mu * mu)
+        if dim > 1:
+            rf /= dim - 1
+            mu2inv /= dim - 1
+        for k in range(dim):
+            i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
+                         tran if k < 3 else rot, eps, kappa, k > 0)
+            # rows: normal and tangents translate along frame rows 0..2; torsion about the
+            # normal and rolling about the tangents rotate (frame rows 0, 1, 2)
+            axis = (d.contact_frame[c, 3 * (k % 3)], d.contact_frame[c, 3 * (k % 3) + 1],
+                    d.contact_frame[c, 3 * (k % 3) + 2])
+            rotational = k >= 3
+            _jac_dot(m, d, i, b2, p, axis, rotational, 1.0)
+            _jac_dot(m, d, i, b1, p, axis, rotational, -1.0)
+            if k > 0:
+                mu = _friction_of_dim(d, c, k)
+                d.efc_mu[i] = mu
+                d.efc_R[i] = rf / (mu * mu) / mu2inv       # (22)
+
+
+@jit
+def _friction_of_dim(d, c, k):
+    """Friction coefficient of friction dimension k (1-based) of contact c."""
+    # dims 1, 2: sliding; 3: torsional; 4, 5: rolling (contact_friction: 5 numbers)
+    return max(d.contact_friction[c, k - 1], 1e-10)
+
+
+@jit
+def make_constraint(m, d):
+    """Constraint rows of the current configuration: efc_* (J, pos, margin, R, B, K) and nefc."""
+    d.nefc[0] = 0
+    flags = m.opt_disableflags[0]
+    if flags & DisableBit.CONSTRAINT:
+        return
+    if not flags & DisableBit.EQUALITY:
+        _equality_rows(m, d)
+    if not flags & DisableBit.FRICTIONLOSS:
+        _friction_rows(m, d)
+    if not flags & DisableBit.LIMIT:
+        _limit_rows(m, d)
+    if not flags & DisableBit.CONTACT:
+        _contact_rows(m, d)
+
+
+@jit
+def reference(m, d):
+    """efc_vel = J qvel and the desired velocity v* = v - h B v - h K (pos - margin) (24)."""
+    h = m.opt_timestep[0]
+    nv = d.qvel.shape[0]
+    for i in range(d.nefc[0]):
+        vel = 0.0
+        for k in range(nv):
+            vel += d.efc_J[i, k] * d.qvel[k]
+        d.efc_vel[i] = vel
+        d.efc_vstar[i] = vel - h * d.efc_B[i] * vel - h * d.efc_K[i] * (d.efc_pos[i]
+                                                                       - d.efc_margin[i])
