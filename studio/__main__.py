@@ -17,8 +17,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         description="Load a model (MJCF .xml or URDF .urdf), simulate it at real-time pace and show it. "
                     "On exit one summary line is printed: "
                     "'studio: frames=<int> fps=<float> sim_time=<float> realtime_factor=<float> steps=<int>'.",
-        epilog="In the window: space pauses/resumes, backspace resets, Esc quits, left drag orbits, "
-               "right drag pans, the scroll wheel zooms.")
+        epilog="In the window press F1 for every shortcut: space pauses/resumes, backspace resets, "
+               "Ctrl+L reloads, double-click selects a body, Ctrl+right drag pulls it, Esc quits, "
+               "left drag orbits, right drag pans, the scroll wheel zooms.")
     p.add_argument("model", nargs="?", default=str(DEFAULT_MODEL),
                    help=f"model file (default: {os.path.relpath(DEFAULT_MODEL)})")
     p.add_argument("--paused", action="store_true", help="start with the simulation paused")
@@ -37,6 +38,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--msaa", type=int, default=4, metavar="N",
                    help="multisample anti-aliasing samples (default 4; 0 turns it off, which is "
                         "faster with a software renderer)")
+    p.add_argument("--max-fps", type=float, default=60.0, metavar="F",
+                   help="window frame-rate cap (default 60; 0 draws as fast as possible)")
     args = p.parse_args(argv)
     try:
         w, h = (int(v) for v in args.size.lower().split("x"))
@@ -109,7 +112,7 @@ def main(argv=None) -> int:
             run_headless(runner, args.duration)
         else:
             from .app import run_window
-            run_window(runner, args)
+            runner = run_window(runner, args) or runner
     except KeyboardInterrupt:
         pass
     finally:

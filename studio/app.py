@@ -1,13 +1,27 @@
-"""The studio window: pyglet (OpenGL 3.3 core) with moderngl drawing, stepped at real-time pace."""
+"""The studio window: pyglet (OpenGL 3.3 core) drawn with moderngl, ImGui panels on top.
+
+State is kept in four separate places:
+- simulation state: the ``Runner`` (Model, Data, the simulation thread, published Snapshots);
+- the visual scene: ``studio.scene.build`` from the newest Snapshot, once per frame;
+- GPU resources: ``Renderer`` (geoms, shadows) and ``ImGuiRenderer`` (panels);
+- UI state: this ``App`` (selection, camera, toggles, panel state), edited by ``studio.ui.*``.
+The UI changes the simulation only through ``runner.submit`` (applied between steps).
+"""
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
+from pathlib import Path
+
+import numpy as np
 
 from .runner import Runner
 
 TITLE_EVERY = 0.5            # seconds between window-title status updates
+DOUBLE_CLICK = 0.35          # seconds between the presses of a double-click
+VIDEO_FPS = 30
 
 
 def _gl_configs(msaa: int):
@@ -20,7 +34,7 @@ def _gl_configs(msaa: int):
     yield gl.Config(**base)
 
 
-def _configure_pyglet():
+def configure_pyglet():
     """Before pyglet.window is imported: without a display, run the window offscreen on EGL."""
     import pyglet
 
@@ -31,80 +45,548 @@ def _configure_pyglet():
         pyglet.options.shadow_window = False
 
 
-def _make_window(width, height, title, msaa):
+_configure_pyglet = configure_pyglet
+
+
+def make_window(width, height, title, msaa):
     import pyglet.window
 
     last = None
     for config in _gl_configs(msaa):
-        try:
-            return pyglet.window.Window(width=width, height=height, caption=title,
-                                        resizable=True, config=config, vsync=False)
-        except pyglet.window.NoSuchConfigException as e:
-            last = e
+        for drops in (True, False):
+            try:
+                return pyglet.window.Window(width=width, height=height, caption=title,
+                                            resizable=True, config=config, vsync=False,
+                                            file_drops=drops)
+            except pyglet.window.NoSuchConfigException as e:
+                last = e
+                break
+            except Exception as e:          # file drops unsupported on this platform
+                last = e
     raise last
 
 
-def run_window(runner: Runner, args) -> None:
-    _configure_pyglet()
-    import moderngl
-    import pyglet
-    from pyglet.window import key, mouse
-
-    from .renderer import Renderer
-
-    model_name = os.path.basename(args.model)
-    window = _make_window(args.width, args.height, f"studio - {model_name}", args.msaa)
-    ctx = moderngl.create_context()
-    renderer = Renderer(ctx, runner.m)
-    renderer.frame_model(runner.d)
-    state = {"title_at": 0.0, "frames_at_title": 0, "t_title": time.perf_counter()}
-
-    def update_title():
-        now = time.perf_counter()
-        if now - state["t_title"] < TITLE_EVERY:
-            return
-        fps = (runner.frames - state["frames_at_title"]) / (now - state["t_title"])
-        state["t_title"], state["frames_at_title"] = now, runner.frames
-        status = "paused" if runner.paused else "running"
-        window.set_caption(f"studio - {model_name} - t={runner.d.time:.2f}s {status} {fps:.0f} fps")
-
-    @window.event
-    def on_draw():
-        w, h = window.get_framebuffer_size()
-        renderer.render(ctx.screen, w, h, runner.d)
-        runner.frames += 1
-        update_title()
-
-    @window.event
-    def on_key_press(symbol, modifiers):
-        if symbol == key.ESCAPE:
-            window.close()
-        elif symbol == key.SPACE:
-            runner.toggle_pause()
-        elif symbol == key.BACKSPACE:
-            runner.reset()
-        return pyglet.event.EVENT_HANDLED
-
-    @window.event
-    def on_mouse_drag(x, y, dx, dy, buttons, modifiers):
-        if buttons & mouse.LEFT:
-            renderer.camera.orbit(dx, -dy)
-        elif buttons & (mouse.RIGHT | mouse.MIDDLE):
-            renderer.camera.pan(dx, dy, window.height)
-
-    @window.event
-    def on_mouse_scroll(x, y, scroll_x, scroll_y):
-        renderer.camera.zoom(scroll_y)
-
-    def tick(dt):
-        runner.advance()
-
-    pyglet.clock.schedule_interval(tick, 1.0 / 120.0)
-    if args.duration is not None:
-        pyglet.clock.schedule_once(lambda dt: window.close(), args.duration)
-    runner.start = time.perf_counter()
-    runner._last = runner.start
+def load_model_file(path):
+    """(m, d, None) or (None, None, message): never raises for a bad or missing file."""
+    import engine
     try:
-        pyglet.app.run(1.0 / 60.0)
+        m = engine.load_model(path)
+        d = engine.make_data(m)
+        engine.forward(m, d)
+        engine.step(m, engine.make_data(m))       # compile or load the step kernel now
+        return m, d, None
+    except engine.ModelError as e:
+        msg = str(e)
+        if os.path.basename(str(path)) not in msg:
+            msg = f"{path}: {msg}"
+        return None, None, msg
+    except OSError as e:
+        return None, None, f"cannot read model {path}: {e.strerror or e}"
+    except Exception as e:                        # a compiler bug must not take the studio down
+        return None, None, f"{path}: {type(e).__name__}: {e}"
+
+
+class App:
+    """One studio window: input handling, per-frame drawing, model (re)loading."""
+
+    def __init__(self, window, ctx, runner: Runner, model_path: str, ui_scale: float | None = None):
+        from imgui_bundle import imgui, implot
+
+        from .imgui_renderer import ImGuiInput, ImGuiRenderer
+        from .renderer import Renderer
+        from .ui.file_browser import FileBrowser
+        from .ui.plots import PlotState
+
+        self.window, self.ctx = window, ctx
+        self.runner = runner
+        self.model_path = str(model_path)
+        self.renderer = Renderer(ctx, runner.m)
+        self.renderer.frame_model(runner.d)
+        # UI state
+        self.selected_body = None
+        self.perturbation = None
+        self.camera_index = -1
+        self.tracking = False
+        self.keyframe = 0
+        self.show_help = False
+        self.show_panels = True
+        self.error_message = ""
+        self.status = ""
+        self.video = None
+        self._video_next = 0.0
+        self._video_path = None
+        self._screenshot_requested = False
+        self.plots = PlotState()
+        self.file_browser = FileBrowser(Path(self.model_path).parent)
+        self.fps = 0.0
+        self._fps_frames, self._fps_t = 0, time.perf_counter()
+        self._title_t = 0.0
+        self._press = {}                         # button -> (time, x, y) of the last press
+        # ImGui
+        self.imgui_ctx = imgui.create_context()
+        self.implot_ctx = implot.create_context()
+        io = imgui.get_io()
+        io.set_ini_filename(None)
+        io.config_flags |= imgui.ConfigFlags_.nav_enable_keyboard
+        ratio = float(window.get_pixel_ratio()) if hasattr(window, "get_pixel_ratio") else 1.0
+        env = os.environ.get("STUDIO_UI_SCALE")
+        self.ui_scale = float(env) if env else (ui_scale or max(ratio, 1.0))
+        style = imgui.get_style()
+        style.font_scale_dpi = self.ui_scale
+        style.font_size_base = 15.0
+        if self.ui_scale != 1.0:
+            style.scale_all_sizes(self.ui_scale)
+        self.gui = ImGuiRenderer(ctx)
+        self.input = ImGuiInput(window)
+        self._install_handlers()
+
+    @property
+    def m(self):
+        return self.runner.m
+
+    # -- model loading ---------------------------------------------------------------------------
+    def open_model(self, path, keep_state=False) -> bool:
+        """Load ``path``; on error show the message and keep the current model running."""
+        m, d, err = load_model_file(path)
+        if err is not None:
+            self.error_message = err
+            print(f"studio: {err}", file=sys.stderr, flush=True)
+            return False
+        old = self.runner
+        old.stop_thread()
+        if keep_state:
+            same = all(getattr(m, k) == getattr(old.m, k) for k in ("nq", "nv", "na", "nu", "nmocap"))
+            if same:
+                od = old.d
+                d.time = od.time
+                for f in ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
+                    getattr(d, f)[...] = getattr(od, f)
+                import engine
+                engine.forward(m, d)
+        runner = Runner(m, d, paused=old.paused, recorder=old.recorder)
+        runner.speed = old.speed
+        runner.frames, runner.steps, runner.sim_time = old.frames, old.steps, old.sim_time
+        runner.start = old.start
+        self.runner = runner
+        camera = self.renderer.camera
+        self.renderer.release()
+        from .renderer import Renderer
+        self.renderer = Renderer(self.ctx, m)
+        self.renderer.frame_model(d)
+        if keep_state:
+            self.renderer.camera = camera
+        self.selected_body = None
+        self.perturbation = None
+        self.camera_index = -1
+        self.tracking = False
+        self.keyframe = 0
+        self.plots.clear()
+        self.error_message = ""
+        self.model_path = str(path)
+        runner.start_thread()
+        self.status = f"loaded {path}"
+        return True
+
+    def reload(self) -> bool:
+        return self.open_model(self.model_path, keep_state=True)
+
+    # -- camera ----------------------------------------------------------------------------------
+    def set_camera(self, index: int) -> None:
+        self.camera_index = index if 0 <= index < self.m.ncam else -1
+
+    def set_tracking(self, on: bool) -> None:
+        self.tracking = bool(on) and self.selected_body is not None and self.selected_body > 0
+
+    def _update_camera(self, snap) -> None:
+        r = self.renderer
+        if self.camera_index >= 0:
+            k = self.camera_index
+            r.fixed_camera = (snap.cam_xpos[k], snap.cam_xmat[k], float(self.m.cam_fovy[k]))
+        else:
+            r.fixed_camera = None
+        if self.tracking and self.selected_body:
+            target = snap.xipos[self.selected_body]
+            r.camera.target += 0.2 * (target - r.camera.target)
+
+    # -- selection and perturbation --------------------------------------------------------------
+    def select_at(self, x, y) -> int:
+        """Double-click: select the body under the pixel (x, y measured up); -1 for none."""
+        from .perturb import pick
+        w, h = self.window.get_framebuffer_size()
+        sx, sy = self._fb_scale()
+        body, geom, point = pick(self.runner, self.renderer, x * sx, y * sy, w, h,
+                                 geomgroup=self.renderer.options.groups)
+        self.selected_body = body if body > 0 else None
+        self._select_point = point
+        if self.selected_body is None:
+            self.tracking = False
+        return body
+
+    def _fb_scale(self):
+        w, h = self.window.get_framebuffer_size()
+        return w / max(self.window.width, 1), h / max(self.window.height, 1)
+
+    def begin_perturbation(self, x, y, mode) -> None:
+        from .perturb import Perturbation, pick
+        b = self.selected_body
+        if b is None or b <= 0:
+            return
+        w, h = self.window.get_framebuffer_size()
+        sx, sy = self._fb_scale()
+        body, _, point = pick(self.runner, self.renderer, x * sx, y * sy, w, h)
+        r = self.runner
+        with r.lock:
+            if body != b or point is None:
+                point = r.d.xipos[b].copy()
+            p = Perturbation(r.m, r.d, b, point)
+        p.mode = mode
+        p.active = True
+        self.perturbation = p
+        if not r.paused:
+            r.perturb = p.apply
+
+    def drag_perturbation(self, dx, dy) -> None:
+        p = self.perturbation
+        if p is None or not p.active:
+            return
+        cam = self.renderer.camera
+        view = cam.view()
+        right, up = view[0, :3], view[1, :3]
+        if p.mode == "translate":
+            dist = float(np.linalg.norm(p.target_pos - cam.eye))
+            _, h = self.window.get_size()
+            scale = 2.0 * dist * math.tan(math.radians(cam.fovy) / 2.0) / max(h, 1)
+            p.translate(scale * (dx * right + dy * up))
+        else:
+            if dx:
+                p.rotate(up, 0.01 * dx)
+            if dy:
+                p.rotate(right, -0.01 * dy)
+        if self.runner.paused:
+            def move(m, d, p=p):
+                p.move_pose(m, d)
+            self.runner.submit(move)
+
+    def end_perturbation(self) -> None:
+        p = self.perturbation
+        if p is None:
+            return
+        p.active = False
+        if not np.any(p.extra_force) and not np.any(p.extra_torque):
+            self.runner.perturb = None
+            self.runner.submit(p.release)
+        self.perturbation = None
+
+    def perturb_line(self, snap):
+        p = self.perturbation
+        if p is None or not p.active or p.mode != "translate":
+            return None
+        point = snap.xpos[p.body] + snap.xmat[p.body].reshape(3, 3) @ p.local
+        return point, p.target_pos
+
+    # -- screenshot and video --------------------------------------------------------------------
+    def request_screenshot(self) -> None:
+        self._screenshot_requested = True
+
+    def toggle_video(self) -> None:
+        if self.video is not None:
+            try:
+                self.video.close()
+            except Exception:
+                pass
+            self.video = None
+            self.status = f"saved {self._video_path}"
+            return
+        try:
+            import imageio_ffmpeg
+        except ImportError:
+            self.status = "video needs the imageio-ffmpeg package (pip install imageio-ffmpeg)"
+            return
+        w, h = self.window.get_framebuffer_size()
+        w, h = w - w % 2, h - h % 2
+        self._video_path = time.strftime("studio-%Y%m%d-%H%M%S.mp4")
+        gen = imageio_ffmpeg.write_frames(self._video_path, (w, h), fps=VIDEO_FPS,
+                                          macro_block_size=1, quality=7)
+        gen.send(None)
+        self.video = gen
+        self._video_size = (w, h)
+        self._video_next = time.perf_counter()
+        self.status = f"recording {self._video_path}"
+
+    def _capture(self, w, h):
+        raw = self.ctx.screen.read(viewport=(0, 0, w, h), components=3, alignment=1)
+        _ = self.ctx.error              # reading the default framebuffer leaves an error pending
+        return np.frombuffer(raw, np.uint8).reshape(h, w, 3)[::-1]
+
+    def _after_scene(self, w, h) -> None:
+        if self._screenshot_requested:
+            self._screenshot_requested = False
+            from PIL import Image
+            path = time.strftime("studio-%Y%m%d-%H%M%S.png")
+            Image.fromarray(np.ascontiguousarray(self._capture(w, h)), "RGB").save(path)
+            self.status = f"saved {path}"
+        if self.video is not None and time.perf_counter() >= self._video_next:
+            self._video_next += 1.0 / VIDEO_FPS
+            vw, vh = self._video_size
+            img = self._capture(w, h)[:vh, :vw]
+            if img.shape[:2] == (vh, vw):
+                self.video.send(np.ascontiguousarray(img).tobytes())
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def draw_frame(self) -> None:
+        from imgui_bundle import imgui
+
+        from . import scene
+        from .ui import (controls, equality, file_browser, help, info, joints, options, plots,
+                         rendering, simulation)
+
+        w, h = self.window.get_framebuffer_size()
+        snap = self.runner.snapshot
+        self._update_camera(snap)
+        sc = scene.build(self.m, snap, self.renderer.options, colors=self.renderer.colors,
+                         selected_body=self.selected_body, perturb_line=self.perturb_line(snap),
+                         extent=self.renderer.extent)
+        self.renderer.render(self.ctx.screen, w, h, snap, scene=sc)
+        self._after_scene(w, h)
+        io = imgui.get_io()
+        io.display_size = imgui.ImVec2(float(self.window.width), float(self.window.height))
+        sx, sy = self._fb_scale()
+        io.display_framebuffer_scale = imgui.ImVec2(sx, sy)
+        now = time.perf_counter()
+        io.delta_time = max(now - getattr(self, "_last_frame", now - 1 / 60), 1e-4)
+        self._last_frame = now
+        imgui.new_frame()
+        if self.show_panels:
+            imgui.set_next_window_pos(imgui.ImVec2(0, 0), imgui.Cond_.first_use_ever)
+            imgui.set_next_window_size(imgui.ImVec2(380 * self.ui_scale, self.window.height),
+                                       imgui.Cond_.first_use_ever)
+            if imgui.begin("Studio")[0]:
+                imgui.text(os.path.basename(self.model_path))
+                simulation.draw(self)
+                options.draw(self)
+                joints.draw(self)
+                controls.draw(self)
+                equality.draw(self)
+                rendering.draw(self)
+                plots.draw(self)
+            imgui.end()
+            info.draw(self)
+        else:
+            self.plots.sample(self)
+        help.draw(self)
+        file_browser.draw(self)
+        self._draw_error()
+        imgui.render()
+        self.gui.render(imgui.get_draw_data(), self.ctx.screen)
+        self.runner.frames += 1
+        self._count_fps()
+
+    def _draw_error(self) -> None:
+        from imgui_bundle import imgui
+        if not self.error_message:
+            return
+        vp = imgui.get_main_viewport()
+        imgui.set_next_window_pos(imgui.ImVec2(vp.work_pos.x + vp.work_size.x * 0.5,
+                                               vp.work_pos.y + 40 * self.ui_scale),
+                                  imgui.Cond_.always, imgui.ImVec2(0.5, 0.0))
+        imgui.set_next_window_size(imgui.ImVec2(min(700 * self.ui_scale, vp.work_size.x * 0.9), 0))
+        if imgui.begin("Model error", None, imgui.WindowFlags_.no_collapse)[0]:
+            imgui.text_colored(imgui.ImVec4(1.0, 0.5, 0.4, 1.0), "The model could not be loaded:")
+            imgui.text_wrapped(self.error_message)
+            imgui.text("The previous model keeps running.")
+            if imgui.button("Dismiss"):
+                self.error_message = ""
+        imgui.end()
+
+    def _count_fps(self) -> None:
+        self._fps_frames += 1
+        now = time.perf_counter()
+        if now - self._fps_t >= 0.5:
+            self.fps = self._fps_frames / (now - self._fps_t)
+            self._fps_frames, self._fps_t = 0, now
+        if now - self._title_t >= TITLE_EVERY:
+            self._title_t = now
+            status = "paused" if self.runner.paused else "running"
+            self.window.set_caption(f"studio - {os.path.basename(self.model_path)} - "
+                                    f"t={self.runner.snapshot.time:.2f}s {status} {self.fps:.0f} fps")
+
+    # -- input -----------------------------------------------------------------------------------
+    def _install_handlers(self) -> None:
+        import pyglet
+        from imgui_bundle import imgui
+        from pyglet.window import key, mouse
+
+        win = self.window
+        io = imgui.get_io()
+
+        @win.event
+        def on_draw():
+            self.draw_frame()
+
+        @win.event
+        def on_mouse_motion(x, y, dx, dy):
+            self.input.mouse_motion(x, y)
+
+        @win.event
+        def on_mouse_press(x, y, button, modifiers):
+            self.input.mouse_button(x, y, button, modifiers, True)
+            if io.want_capture_mouse:
+                return pyglet.event.EVENT_HANDLED
+            now = time.perf_counter()
+            last = self._press.get(button)
+            self._press[button] = (now, x, y)
+            if button == mouse.LEFT and last is not None and now - last[0] < DOUBLE_CLICK \
+                    and abs(x - last[1]) < 6 and abs(y - last[2]) < 6:
+                self.select_at(x, y)
+                self._press.pop(button, None)
+            elif modifiers & key.MOD_CTRL and button in (mouse.LEFT, mouse.RIGHT):
+                self.begin_perturbation(x, y, "rotate" if button == mouse.LEFT else "translate")
+            return pyglet.event.EVENT_HANDLED
+
+        @win.event
+        def on_mouse_release(x, y, button, modifiers):
+            self.input.mouse_button(x, y, button, modifiers, False)
+            self.end_perturbation()
+            return pyglet.event.EVENT_HANDLED
+
+        @win.event
+        def on_mouse_drag(x, y, dx, dy, buttons, modifiers):
+            self.input.mouse_motion(x, y)
+            if self.perturbation is not None and self.perturbation.active:
+                self.drag_perturbation(dx, dy)
+                return pyglet.event.EVENT_HANDLED
+            if io.want_capture_mouse:
+                return pyglet.event.EVENT_HANDLED
+            cam = self.renderer.camera
+            if buttons & mouse.LEFT:
+                cam.orbit(dx, -dy)
+            elif buttons & (mouse.RIGHT | mouse.MIDDLE):
+                cam.pan(dx, dy, win.height)
+                self.tracking = False
+            return pyglet.event.EVENT_HANDLED
+
+        @win.event
+        def on_mouse_scroll(x, y, scroll_x, scroll_y):
+            self.input.scroll(scroll_x, scroll_y)
+            if not io.want_capture_mouse:
+                self.renderer.camera.zoom(scroll_y)
+            return pyglet.event.EVENT_HANDLED
+
+        @win.event
+        def on_text(text):
+            self.input.text(text)
+
+        @win.event
+        def on_key_release(symbol, modifiers):
+            self.input.key(symbol, modifiers, False)
+            return pyglet.event.EVENT_HANDLED
+
+        @win.event
+        def on_key_press(symbol, modifiers):
+            self.input.key(symbol, modifiers, True)
+            if io.want_text_input:
+                return pyglet.event.EVENT_HANDLED
+            self.shortcut(symbol, modifiers)
+            return pyglet.event.EVENT_HANDLED
+
+        def on_file_drop(x, y, paths):
+            if paths:
+                self.open_model(paths[0])
+        win.push_handlers(on_file_drop=on_file_drop)
+
+    def shortcut(self, symbol, modifiers) -> None:
+        """Keyboard shortcuts (listed in studio.ui.help)."""
+        from pyglet.window import key
+
+        from .ui.simulation import set_speed
+        r = self.runner
+        ctrl = bool(modifiers & key.MOD_CTRL)
+        if ctrl and symbol == key.L:
+            self.reload()
+        elif ctrl and symbol == key.O:
+            self.file_browser.show(Path(self.model_path).parent)
+        elif ctrl and symbol == key.P:
+            self.request_screenshot()
+        elif ctrl and symbol == key.V:
+            self.toggle_video()
+        elif symbol == key.ESCAPE:
+            if self.show_help:
+                self.show_help = False
+            elif self.selected_body is not None:
+                self.selected_body = None
+                self.tracking = False
+            else:
+                self.window.close()
+        elif symbol == key.F1:
+            self.show_help = not self.show_help
+        elif symbol == key.SPACE:
+            r.toggle_pause()
+        elif symbol == key.BACKSPACE:
+            r.reset()
+        elif symbol == key.RIGHT and r.paused:
+            if r.history_back > 0:
+                r.seek(+1)
+            else:
+                r.single_step()
+        elif symbol == key.LEFT:
+            r.seek(-1)
+        elif symbol == key.TAB:
+            self.show_panels = not self.show_panels
+        elif symbol == key.MINUS:
+            set_speed(self, r.speed / 2.0)
+        elif symbol == key.EQUAL:
+            set_speed(self, r.speed * 2.0)
+        elif symbol == key.T:
+            self.set_tracking(not self.tracking)
+        elif symbol == key.C:
+            nxt = self.camera_index + 1
+            self.set_camera(nxt if nxt < self.m.ncam else -1)
+
+    # -- lifetime --------------------------------------------------------------------------------
+    def pump(self, frames: int = 1) -> None:
+        """Process window events and draw ``frames`` frames (for tests and scripted use)."""
+        import pyglet
+        for _ in range(frames):
+            self.window.switch_to()
+            self.window.dispatch_events()
+            pyglet.clock.tick()
+            self.window.dispatch_event("on_draw")
+            self.window.flip()
+
+    def close(self) -> None:
+        from imgui_bundle import imgui, implot
+        self.runner.stop_thread()
+        if self.video is not None:
+            self.toggle_video()
+        self.gui.release()
+        self.renderer.release()
+        implot.destroy_context(self.implot_ctx)
+        imgui.destroy_context(self.imgui_ctx)
+
+
+def create_app(runner: Runner, model_path, width=1280, height=720, msaa=4) -> App:
+    """Window, GL context and App for ``runner`` (the simulation thread is started)."""
+    configure_pyglet()
+    import moderngl
+
+    window = make_window(width, height, f"studio - {os.path.basename(str(model_path))}", msaa)
+    ctx = moderngl.create_context()
+    app = App(window, ctx, runner, model_path)
+    runner.start_thread()
+    return app
+
+
+def run_window(runner: Runner, args) -> Runner:
+    import pyglet
+
+    app = create_app(runner, args.model, args.width, args.height, args.msaa)
+    if args.duration is not None:
+        pyglet.clock.schedule_once(lambda dt: app.window.close(), args.duration)
+    app.runner.start_time = app.runner.start = time.perf_counter()
+    try:
+        fps = getattr(args, "max_fps", 60.0) or 0.0
+        pyglet.app.run(1.0 / fps if fps > 0 else 0)
     finally:
-        renderer.release()
+        final = app.runner
+        app.close()
+    return final

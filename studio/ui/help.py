@@ -1,0 +1,50 @@
+"""F1 help overlay: every shortcut and mouse action."""
+from __future__ import annotations
+
+from imgui_bundle import imgui
+
+SHORTCUTS = [
+    ("F1", "show / hide this help"),
+    ("Space", "run / pause"),
+    ("Right arrow (paused)", "one step (at the newest history frame), else forward in history"),
+    ("Left / Right arrows (paused)", "scrub the history ring buffer"),
+    ("Backspace", "reset to the model's default state"),
+    ("Ctrl+L", "reload the model file (keeps the state when sizes match)"),
+    ("Ctrl+O", "open a model (file browser); or drop a file on the window"),
+    ("Ctrl+P", "save a screenshot (PNG) of the viewport"),
+    ("Ctrl+V", "start / stop recording an MP4 video of the viewport"),
+    ("Tab", "show / hide the panels"),
+    ("- / =", "slower / faster (speed 0.01x to 1x)"),
+    ("Esc", "release the selection, or quit when nothing is selected"),
+    ("Double-click", "select the body under the mouse (double-click empty space: none)"),
+    ("Ctrl+right drag", "pull the selected body (spring at the grabbed point)"),
+    ("Ctrl+left drag", "rotate the selected body (paused: moves the pose directly)"),
+    ("Left drag", "orbit the camera"),
+    ("Right / middle drag", "pan the camera"),
+    ("Scroll", "zoom"),
+    ("T", "camera tracks the selected body (again: stop)"),
+    ("C", "next camera (free orbit, then the model's cameras)"),
+]
+
+
+def draw(app) -> None:
+    if not app.show_help:
+        return
+    vp = imgui.get_main_viewport()
+    imgui.set_next_window_pos(imgui.ImVec2(vp.work_pos.x + vp.work_size.x * 0.5,
+                                           vp.work_pos.y + vp.work_size.y * 0.5),
+                              imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
+    imgui.set_next_window_bg_alpha(0.85)
+    flags = imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_collapse
+    expanded, opened = imgui.begin("Help (F1)", True, flags)
+    if expanded and imgui.begin_table("shortcuts", 2):
+        for k, v in SHORTCUTS:
+            imgui.table_next_row()
+            imgui.table_next_column()
+            imgui.text(k)
+            imgui.table_next_column()
+            imgui.text(v)
+        imgui.end_table()
+    imgui.end()
+    if not opened:
+        app.show_help = False

@@ -1,0 +1,99 @@
+"""Physics options panel: every field of m.opt, live (edits are queued to the simulation thread)."""
+from __future__ import annotations
+
+import numpy as np
+from imgui_bundle import imgui
+
+import engine
+
+INTEGRATORS = [e.name for e in engine.Integrator]
+SOLVERS = [e.name for e in engine.Solver]
+CONES = [e.name for e in engine.Cone]
+DISABLE_BITS = [e for e in engine.DisableBit]
+
+
+def set_option(app, name, value) -> None:
+    """The one path every option widget takes: queue ``m.opt.<name> = value``."""
+    app.runner.set_option(name, value)
+
+
+def predicted_penetration(opt) -> float:
+    """Resting penetration kappa^2 epsilon g / (1 + epsilon) of the paper's soft contact."""
+    g = float(np.linalg.norm(opt.gravity))
+    return opt.kappa ** 2 * opt.epsilon * g / (1.0 + opt.epsilon)
+
+
+def measured_penetration(m, snap, body) -> float | None:
+    """Deepest penetration (-min contact_dist) among contacts of the body's geoms, None if none."""
+    if body is None or body <= 0 or snap.ncon == 0:
+        return None
+    gb = np.asarray(m.geom_bodyid)
+    mine = (gb[snap.contact_geom1] == body) | (gb[snap.contact_geom2] == body)
+    if not np.any(mine):
+        return None
+    return float(-snap.contact_dist[mine].min())
+
+
+def _enum_combo(app, label, name, enum_cls, names):
+    cur = getattr(app.m.opt, name)
+    members = list(enum_cls)
+    idx = members.index(cur) if cur in members else 0
+    changed, idx = imgui.combo(label, idx, names)
+    if changed:
+        set_option(app, name, int(members[idx]))
+
+
+def _log_slider(app, label, name, lo, hi, fmt="%.3g"):
+    v = float(getattr(app.m.opt, name))
+    changed, v = imgui.slider_float(label, max(v, lo), lo, hi, fmt, imgui.SliderFlags_.logarithmic)
+    if changed:
+        set_option(app, name, float(v))
+
+
+def draw(app) -> None:
+    m, opt = app.m, app.m.opt
+    if not imgui.collapsing_header("Physics options", imgui.TreeNodeFlags_.default_open):
+        return
+    changed, v = imgui.input_float("timestep", float(opt.timestep), 0.0005, 0.001, "%.5f")
+    if changed and v > 0:
+        set_option(app, "timestep", float(v))
+    _enum_combo(app, "integrator", "integrator", engine.Integrator, INTEGRATORS)
+    _enum_combo(app, "solver", "solver", engine.Solver, SOLVERS)
+    _enum_combo(app, "cone", "cone", engine.Cone, CONES)
+    changed, v = imgui.slider_int("iterations", int(opt.iterations), 1, 1000)
+    if changed:
+        set_option(app, "iterations", int(v))
+    _log_slider(app, "tolerance", "tolerance", 1e-12, 1e-2)
+    changed, g = imgui.input_float3("gravity", [float(x) for x in opt.gravity])
+    if changed:
+        set_option(app, "gravity", np.array(g, float))
+    imgui.separator_text("constraint softness (Todorov 2014)")
+    _log_slider(app, "epsilon", "epsilon", 1e-4, 10.0)
+    _log_slider(app, "kappa", "kappa", 1e-3, 1.0)
+    _log_slider(app, "rmin", "rmin", 1e-9, 1e-1)
+    pred = predicted_penetration(opt)
+    imgui.text(f"predicted resting penetration k^2 e g/(1+e): {pred * 1000:.4g} mm")
+    meas = measured_penetration(m, app.runner.snapshot, app.selected_body)
+    if app.selected_body is None or app.selected_body <= 0:
+        imgui.text_disabled("measured penetration: select a body (double-click)")
+    elif meas is None:
+        imgui.text_disabled("measured penetration: no contact on the selected body")
+    else:
+        imgui.text(f"measured penetration of the selection: {meas * 1000:.4g} mm")
+    imgui.separator_text("medium")
+    for name, lo, hi in (("viscosity", 0.0, 10.0), ("density", 0.0, 2000.0)):
+        changed, v = imgui.slider_float(name, float(getattr(opt, name)), lo, hi, "%.4g")
+        if changed:
+            set_option(app, name, float(v))
+    changed, w = imgui.input_float3("wind", [float(x) for x in opt.wind])
+    if changed:
+        set_option(app, "wind", np.array(w, float))
+    imgui.separator_text("disable flags")
+    flags = int(opt.disableflags)
+    for i, bit in enumerate(DISABLE_BITS):
+        on = bool(flags & int(bit))
+        changed, on = imgui.checkbox(bit.name.lower(), on)
+        if changed:
+            set_option(app, "disableflags", (flags | int(bit)) if on else (flags & ~int(bit)))
+        if i % 3 != 2 and i != len(DISABLE_BITS) - 1:
+            imgui.same_line((i % 3 + 1) * 130 * app.ui_scale)

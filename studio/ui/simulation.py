@@ -1,0 +1,86 @@
+"""Simulation panel: run/pause, step, reset, speed, keyframes, history, warnings, recording."""
+from __future__ import annotations
+
+import numpy as np
+from imgui_bundle import imgui
+
+import engine
+
+SPEED_MIN, SPEED_MAX = 0.01, 1.0
+
+
+def set_speed(app, speed) -> None:
+    app.runner.speed = float(np.clip(speed, SPEED_MIN, SPEED_MAX))
+
+
+def save_keyframe(app) -> None:
+    """Copy the current state into the first keyframe slot named in the combo (in the model)."""
+    k = app.keyframe
+
+    def apply(m, d):
+        if m.nkey == 0:
+            return
+        m.key_time[k] = d.time
+        m.key_qpos[k] = d.qpos
+        m.key_qvel[k] = d.qvel
+        m.key_act[k] = d.act
+        m.key_ctrl[k] = d.ctrl
+        m.key_mpos[k] = d.mocap_pos
+        m.key_mquat[k] = d.mocap_quat
+    app.runner.submit(apply)
+
+
+def draw(app) -> None:
+    r = app.runner
+    if not imgui.collapsing_header("Simulation", imgui.TreeNodeFlags_.default_open):
+        return
+    if imgui.button("Run" if r.paused else "Pause"):
+        r.toggle_pause()
+    imgui.same_line()
+    imgui.begin_disabled(not r.paused)
+    if imgui.button("Step"):
+        r.single_step()
+    imgui.end_disabled()
+    imgui.same_line()
+    if imgui.button("Reset"):
+        r.reset()
+    imgui.same_line()
+    if imgui.button("Reload"):
+        app.reload()
+    changed, v = imgui.slider_float("speed", r.speed, SPEED_MIN, SPEED_MAX, "%.3fx",
+                                    imgui.SliderFlags_.logarithmic)
+    if changed:
+        set_speed(app, v)
+    m = app.m
+    if m.nkey:
+        names = [n or f"key {i}" for i, n in enumerate(m.names["key"][:m.nkey])]
+        names += [f"key {i}" for i in range(len(names), m.nkey)]
+        _, app.keyframe = imgui.combo("keyframe", app.keyframe, names)
+        if imgui.button("Load key"):
+            r.reset(app.keyframe)
+        imgui.same_line()
+        if imgui.button("Save key"):
+            save_keyframe(app)
+    else:
+        imgui.text_disabled("no keyframes in the model")
+    h = r.history
+    imgui.text(f"history: {h.count} frames, {r.history_back} back (left/right arrows)")
+    if r.warning_message:
+        imgui.push_style_color(imgui.Col_.text, imgui.ImVec4(1.0, 0.45, 0.3, 1.0))
+        imgui.text_wrapped(r.warning_message)
+        imgui.pop_style_color()
+    imgui.separator()
+    has_recorder = hasattr(engine, "Recorder")
+    imgui.begin_disabled(not has_recorder)
+    imgui.button("Record")
+    imgui.end_disabled()
+    if not has_recorder and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+        imgui.set_tooltip("Recording needs engine.Recorder, which this version does not have yet")
+    imgui.same_line()
+    if imgui.button("Screenshot"):
+        app.request_screenshot()
+    imgui.same_line()
+    if imgui.button("Stop video" if app.video is not None else "Video"):
+        app.toggle_video()
+    if app.status:
+        imgui.text_wrapped(app.status)
