@@ -138,6 +138,9 @@ class App:
             style.scale_all_sizes(self.ui_scale)
         self.gui = ImGuiRenderer(ctx)
         self.input = ImGuiInput(window)
+        from .spacenav import SpaceNav
+        self.spacenav = SpaceNav()
+        self._spacenav_pert = None
         self._install_handlers()
 
     @property
@@ -277,6 +280,36 @@ class App:
             self.runner.submit(p.release)
         self.perturbation = None
 
+    def update_spacenav(self) -> None:
+        """3D mouse: a force and torque on the selected body proportional to the deflection."""
+        from .perturb import Perturbation
+        from .spacenav import to_world
+        motion = self.spacenav.poll()
+        b = self.selected_body
+        p = self._spacenav_pert
+        r = self.runner
+        if p is not None and (p.body != b or not np.any(motion) or r.paused):
+            p.extra_force[:] = 0.0
+            p.extra_torque[:] = 0.0
+            if r.perturb == p.apply:
+                r.perturb = None
+            r.submit(p.release)
+            self._spacenav_pert = p = None
+        if b is None or b <= 0 or not np.any(motion) or r.paused:
+            return
+        if self.perturbation is not None and self.perturbation.active:
+            return                              # the mouse drag has the body
+        if p is None:
+            with r.lock:
+                p = Perturbation(r.m, r.d, b, r.d.xipos[b].copy())
+            self._spacenav_pert = p
+        t, rot = to_world(motion, self.renderer.camera.view())
+        m = self.m
+        weight = float(m.body_subtreemass[b]) * max(float(np.linalg.norm(m.opt.gravity)), 9.81)
+        p.extra_force = 2.0 * weight * t
+        p.extra_torque = 2.0 * weight * self.renderer.extent * 0.2 * rot
+        r.perturb = p.apply
+
     def perturb_line(self, snap):
         p = self.perturbation
         if p is None or not p.active or p.mode != "translate":
@@ -341,6 +374,7 @@ class App:
                          rendering, simulation)
 
         w, h = self.window.get_framebuffer_size()
+        self.update_spacenav()
         snap = self.runner.snapshot
         self._update_camera(snap)
         sc = scene.build(self.m, snap, self.renderer.options, colors=self.renderer.colors,
@@ -556,6 +590,7 @@ class App:
     def close(self) -> None:
         from imgui_bundle import imgui, implot
         self.runner.stop_thread()
+        self.spacenav.close()
         if self.video is not None:
             self.toggle_video()
         self.gui.release()

@@ -1,0 +1,301 @@
+"""The studio window in this process, on an Xvfb display started by the tests.
+
+Scripted input (window.dispatch_event, and real X events through xdotool) selects a body and
+drags it; a queued option edit reaches the running engine; a bad model shows its message while
+the app keeps running; a fake spacenavd moves the selected body.
+"""
+from __future__ import annotations
+
+import ctypes.util
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HAVE_GL = bool(ctypes.util.find_library("GL")) and bool(ctypes.util.find_library("EGL"))
+pytestmark = pytest.mark.skipif(shutil.which("Xvfb") is None or not HAVE_GL,
+                                reason="Xvfb or the OpenGL libraries are not installed "
+                                       "(Debian: xvfb xauth libgl1 libglx-mesa0 libgl1-mesa-dri)")
+
+# a free box floating without gravity next to a static post
+FLOAT = """<mujoco model="float">
+  <option gravity="0 0 0" timestep="0.002"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="floor" type="plane" size="3 3 0.1" pos="0 0 -1" rgba="0.3 0.3 0.35 1"/>
+    <geom name="post" type="box" size="0.1 0.1 0.3" pos="-1 0 0" rgba="0.6 0.6 0.6 1"/>
+    <body name="box" pos="0 0 0">
+      <freejoint/>
+      <geom name="box" type="box" size="0.25 0.25 0.25" rgba="0.9 0.2 0.2 1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.fixture(scope="module")
+def xdisplay():
+    rfd, wfd = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0", "1280x720x24",
+                             "-nolisten", "tcp"], pass_fds=(wfd,), stderr=subprocess.DEVNULL)
+    os.close(wfd)
+    num = b""
+    while not num.endswith(b"\n"):
+        c = os.read(rfd, 1)
+        if not c:
+            break
+        num += c
+    os.close(rfd)
+    old = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = f":{int(num)}"
+    os.environ.setdefault("LP_NUM_THREADS", "1")
+    yield os.environ["DISPLAY"]
+    proc.terminate()
+    proc.wait(timeout=10)
+    if old is None:
+        os.environ.pop("DISPLAY", None)
+    else:
+        os.environ["DISPLAY"] = old
+
+
+@pytest.fixture
+def float_model(tmp_path):
+    p = tmp_path / "float.xml"
+    p.write_text(FLOAT)
+    return p
+
+
+def make_app(path, paused=False, size=(800, 600)):
+    from studio.__main__ import load
+    from studio.app import create_app
+    from studio.runner import Runner
+
+    m, d = load(str(path))
+    runner = Runner(m, d, paused=paused)
+    app = create_app(runner, str(path), size[0], size[1], msaa=0)
+    app.pump(3)
+    return app
+
+
+@pytest.fixture
+def app(xdisplay, float_model):
+    a = make_app(float_model)
+    yield a
+    a.close()
+    a.window.close()
+
+
+def pump_until(app, cond, timeout=10.0):
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        app.pump(1)
+        if cond():
+            return True
+        time.sleep(0.005)
+    return cond()
+
+
+def project(app, point):
+    """Window coordinates (pyglet: y up) of a world point."""
+    w, h = app.window.width, app.window.height
+    vp, _ = app.renderer.view_projection(w, h)
+    c = vp @ np.append(point, 1.0)
+    ndc = c[:3] / c[3]
+    return (ndc[0] + 1) * 0.5 * w, (ndc[1] + 1) * 0.5 * h
+
+
+def body_pos(app, name):
+    import engine
+    b = engine.name2id(app.m, "body", name)
+    return app.runner.snapshot.xpos[b].copy(), b
+
+
+def test_double_click_selects_and_ctrl_drag_pulls_the_body(app):
+    from pyglet.window import key, mouse
+    pos0, b = body_pos(app, "box")
+    x, y = project(app, pos0)
+    w = app.window
+    for _ in range(2):
+        w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+        w.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+    app.pump(1)
+    assert app.selected_body == b
+    # Ctrl+right drag to the right by 150 pixels, in steps, while the simulation runs
+    w.dispatch_event("on_mouse_press", x, y, mouse.RIGHT, key.MOD_CTRL)
+    for i in range(15):
+        w.dispatch_event("on_mouse_drag", x + 10 * (i + 1), y, 10, 0, mouse.RIGHT, key.MOD_CTRL)
+        app.pump(1)
+    right = app.renderer.camera.view()[0, :3]
+    assert pump_until(app, lambda: (body_pos(app, "box")[0] - pos0) @ right > 0.2)
+    w.dispatch_event("on_mouse_release", x + 150, y, mouse.RIGHT, key.MOD_CTRL)
+    app.pump(2)
+    assert app.runner.perturb is None
+    moved = body_pos(app, "box")[0] - pos0
+    assert moved @ right > 0.2, moved
+    # double-click on empty sky clears the selection
+    for _ in range(2):
+        w.dispatch_event("on_mouse_press", w.width - 5, w.height - 5, mouse.LEFT, 0)
+        w.dispatch_event("on_mouse_release", w.width - 5, w.height - 5, mouse.LEFT, 0)
+    app.pump(1)
+    assert app.selected_body is None
+
+
+def test_drag_while_paused_moves_the_pose(app):
+    from pyglet.window import key, mouse
+    app.runner.set_paused(True)
+    app.pump(2)
+    t_paused = app.runner.snapshot.time
+    pos0, b = body_pos(app, "box")
+    x, y = project(app, pos0)
+    w = app.window
+    for _ in range(2):
+        w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+        w.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+    app.pump(1)
+    assert app.selected_body == b
+    w.dispatch_event("on_mouse_press", x, y, mouse.RIGHT, key.MOD_CTRL)
+    w.dispatch_event("on_mouse_drag", x, y + 80, 0, 80, mouse.RIGHT, key.MOD_CTRL)
+    w.dispatch_event("on_mouse_release", x, y + 80, mouse.RIGHT, key.MOD_CTRL)
+    up = app.renderer.camera.view()[1, :3]
+    assert pump_until(app, lambda: (body_pos(app, "box")[0] - pos0) @ up > 0.1)
+    assert app.runner.snapshot.time == t_paused     # paused: the pose moved, time did not
+
+
+def test_xdotool_double_click_and_ctrl_drag(app):
+    if shutil.which("xdotool") is None:
+        pytest.skip("xdotool is not installed")
+    pos0, b = body_pos(app, "box")
+    x, y = project(app, pos0)
+    wid = str(app.window._window)
+    xi, yi = str(int(x)), str(int(app.window.height - y))
+
+    def xdo(*args):
+        subprocess.run(["xdotool", *args], check=True, timeout=10)
+        app.pump(2)
+
+    xdo("mousemove", "--window", wid, xi, yi)
+    xdo("click", "--repeat", "2", "--delay", "60", "1")
+    assert pump_until(app, lambda: app.selected_body == b, timeout=5)
+    xdo("keydown", "ctrl")
+    xdo("mousedown", "3")
+    for _ in range(10):
+        xdo("mousemove_relative", "--", "0", "-12")     # up on the screen
+    up = app.renderer.camera.view()[1, :3]
+    ok = pump_until(app, lambda: (body_pos(app, "box")[0] - pos0) @ up > 0.15)
+    xdo("mouseup", "3")
+    xdo("keyup", "ctrl")
+    assert ok, body_pos(app, "box")[0] - pos0
+
+
+def test_kappa_edit_reaches_the_running_engine(app):
+    from studio.ui import options
+    assert not app.runner.paused
+    t0 = app.runner.snapshot.time
+    options.set_option(app, "kappa", 0.0123)        # what the kappa slider calls on change
+    assert pump_until(app, lambda: app.m.opt.kappa == pytest.approx(0.0123))
+    assert pump_until(app, lambda: app.runner.snapshot.time > t0)
+    assert options.predicted_penetration(app.m.opt) == pytest.approx(
+        0.0123 ** 2 * app.m.opt.epsilon * 0.0 / (1 + app.m.opt.epsilon))
+
+
+def test_bad_model_shows_the_message_and_keeps_running(app, tmp_path):
+    bad = tmp_path / "broken.xml"
+    bad.write_text("<mujoco>\n  <worldbody>\n    <geom type=\"sphere\" size=\"abc\"/>\n"
+                   "  </worldbody>\n</mujoco>\n")
+    m_before = app.m
+    assert app.open_model(str(bad)) is False
+    assert "broken.xml" in app.error_message
+    t0 = app.runner.snapshot.time
+    frames0 = app.runner.frames
+    assert pump_until(app, lambda: app.runner.snapshot.time > t0 + 0.05)
+    assert app.runner.frames > frames0 and app.m is m_before
+    assert app.open_model(str(tmp_path / "missing.xml")) is False
+    assert "missing.xml" in app.error_message
+
+
+def test_reload_keeps_the_state(app):
+    pump_until(app, lambda: app.runner.snapshot.time > 0.1)
+    app.runner.set_paused(True)
+    app.pump(3)
+    t = app.runner.snapshot.time
+    assert app.reload()
+    app.pump(2)
+    assert app.runner.d.time == pytest.approx(t, abs=0.05)
+
+
+class FakeSpacenavd:
+    """Serves the spacenavd v0 protocol: pushes motion events to every client."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(self.path)
+        self.srv.listen(1)
+        self.clients = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            self.clients.append(c)
+
+    def motion(self, x, y, z, rx, ry, rz):
+        for c in self.clients:
+            c.sendall(struct.pack("=8i", 0, x, y, z, rx, ry, rz, 16))
+
+    def close(self):
+        for c in self.clients:
+            c.close()
+        self.srv.close()
+
+
+def test_spacenav_client_parses_events(tmp_path):
+    from studio.spacenav import SpaceNav
+    srv = FakeSpacenavd(tmp_path / "spnav.sock")
+    try:
+        nav = SpaceNav(str(tmp_path / "spnav.sock"))
+        assert nav.connected
+        time.sleep(0.1)
+        srv.motion(350, 0, -175, 0, 35, 0)
+        time.sleep(0.1)
+        np.testing.assert_allclose(nav.poll(), [1, 0, -0.5, 0, 0.1, 0])
+        srv.close()
+        time.sleep(0.05)
+        nav.poll()
+        assert not nav.connected and not np.any(nav.motion)
+    finally:
+        srv.close()
+
+
+def test_fake_spacenavd_moves_the_selected_body(xdisplay, float_model, tmp_path, monkeypatch):
+    sock = tmp_path / "spnav.sock"
+    srv = FakeSpacenavd(sock)
+    monkeypatch.setenv("SPNAV_SOCKET", str(sock))
+    app = make_app(float_model)
+    try:
+        assert app.spacenav.connected
+        pos0, b = body_pos(app, "box")
+        app.selected_body = b
+        time.sleep(0.1)
+        srv.motion(300, 0, 0, 0, 0, 0)                # push right
+        right = app.renderer.camera.view()[0, :3]
+        assert pump_until(app, lambda: (body_pos(app, "box")[0] - pos0) @ right > 0.1)
+        srv.motion(0, 0, 0, 0, 0, 0)
+        app.pump(3)
+        assert app.runner.perturb is None
+    finally:
+        app.close()
+        app.window.close()
+        srv.close()
