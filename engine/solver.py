@@ -198,21 +198,21 @@ def pgs(m, d, f, iterations, tolerance):
 
 @jit
 def _cone_block(d, i, n, f, g, z, out, w):
-    """Majorise-minimise steps on a contact block: W >= (A + R)_block diagonal with (17)."""
-    # Gershgorin: w_k = sum_j |H_kj| bounds H from above
+    """Projected-gradient steps on a contact block in the metric W = alpha R (R has the
+    structure (17), so each step is an exact projection, Algorithm 5). alpha bounds the block
+    Hessian H = (A + R)_block: alpha = max_k sum_j |H_kj| / sqrt(R_k R_j) (Gershgorin on
+    R^-1/2 H R^-1/2), so that W >= H and every step decreases the cost."""
+    alpha = 0.0
     for k in range(n):
-        s = d.efc_R[i + k]
+        s = 0.0
         for j in range(n):
-            s += abs(d.efc_A[i + k, i + j])
-        w[k] = s
-    # raise the friction weights so that mu_j^2 w_j is the same for all j (17)
-    t = 0.0
-    for k in range(1, n):
-        t = max(t, w[k] * d.efc_mu[i + k] ** 2)
-    for k in range(1, n):
-        w[k] = t / d.efc_mu[i + k] ** 2
+            h = d.efc_A[i + k, i + j] + (d.efc_R[i + k] if j == k else 0.0)
+            s += abs(h) / math.sqrt(d.efc_R[i + k] * d.efc_R[i + j])
+        alpha = max(alpha, s)
+    for k in range(n):
+        w[k] = alpha * d.efc_R[i + k]
     change = 0.0
-    for _ in range(4):
+    for _ in range(BLOCK_STEPS):
         for k in range(n):
             z[k] = f[i + k] - g[k] / w[k]
         project_object(d, i, n, z, out, w)
@@ -226,9 +226,12 @@ def _cone_block(d, i, n, f, g, z, out, w):
                     g[j] += (d.efc_A[i + j, i + k] + (d.efc_R[i + k] if j == k else 0.0)) * delta
                 f[i + k] = out[k]
         change = max(change, step)
-        if step == 0.0:
+        if step <= 1e-15 * change:
             break
     return change
+
+
+BLOCK_STEPS = 20
 
 
 # ------------------------------------------------------------------------------------------------
@@ -299,6 +302,25 @@ def _cone_hessian(d, i, n, f, z, D):
 
 
 @jit
+def _dphi(d, v, p, alpha, vhat, Mdense, trial, ftrial):
+    """Derivative of the primal cost at v + alpha p along p."""
+    nv = v.shape[0]
+    for a in range(nv):
+        trial[a] = v[a] + alpha * p[a]
+    primal_cost(d, trial, vhat, Mdense, ftrial)
+    s = 0.0
+    for a in range(nv):
+        q = 0.0
+        for b in range(nv):
+            q += Mdense[a, b] * (trial[b] - vhat[b])
+        c = 0.0
+        for r in range(d.nefc[0]):
+            c += d.efc_J[r, a] * ftrial[r]
+        s += p[a] * (q - c)
+    return s
+
+
+@jit
 def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     """Newton's method on the primal problem; vnext holds the start and receives the optimum."""
     nv = vnext.shape[0]
@@ -312,18 +334,19 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     residual = 0.0
     cost = primal_cost(d, vnext, vhat, Mdense, f)
     for it in range(1, iterations + 1):
-        # gradient M (v' - v^) - J' f and Hessian M + J' D J
+        # gradient M (v' - v^) - J' f and Hessian M + J' D J; the residual is the gradient
+        # relative to the size of its two terms (the force balance of eq. 6)
+        residual = 0.0
         for a in range(nv):
             s = 0.0
             for b in range(nv):
                 s += Mdense[a, b] * (vnext[b] - vhat[b])
-            grad[a] = s
-        for r in range(nefc):
-            for a in range(nv):
-                grad[a] -= d.efc_J[r, a] * f[r]
-        residual = 0.0
-        for a in range(nv):
-            residual = max(residual, abs(grad[a]) / math.sqrt(Mdense[a, a]))
+            c = 0.0
+            for r in range(nefc):
+                c += d.efc_J[r, a] * f[r]
+            grad[a] = s - c
+            scale = (abs(s) + abs(c)) + MINVAL
+            residual = max(residual, abs(grad[a]) / scale)
         if residual < tolerance:
             break
         H = d.newton_H
@@ -340,26 +363,34 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             i += n
         L = np.linalg.cholesky(H)
         p[:] = -np.linalg.solve(L.T, np.linalg.solve(L, grad))
-        # line search on the convex cost along p: halve until it decreases, then refine by
-        # secant steps on the directional derivative
-        alpha = 1.0
-        best = cost
-        for _ in range(40):
-            for a in range(nv):
-                trial[a] = vnext[a] + alpha * p[a]
-            c = primal_cost(d, trial, vhat, Mdense, ftrial)
-            if c <= cost:
-                best = c
-                break
-            alpha *= 0.5
-        if best >= cost:
-            break
+        # exact line search: the cost is convex along p, so find the zero of its derivative
+        # phi'(alpha) = p' (M (v' + alpha p - v^) - J' f*(J (v' + alpha p))) by regula falsi
+        lo, dlo = 0.0, 0.0
         for a in range(nv):
-            vnext[a] = trial[a]
-        for r in range(nefc):
-            f[r] = ftrial[r]
-        decrease = cost - best
-        cost = best
-        if decrease <= tolerance * tolerance * max(abs(cost), 1.0):
+            dlo += p[a] * grad[a]
+        if dlo >= 0.0:
             break
+        hi = 1.0
+        dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial)
+        while dhi < 0.0 and hi < 1e6:
+            lo, dlo = hi, dhi
+            hi *= 2.0
+            dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial)
+        alpha = hi
+        for _ in range(60):
+            if dhi <= 0.0 or hi - lo <= 1e-14 * hi:
+                break
+            alpha = lo + (hi - lo) * (-dlo) / (dhi - dlo)
+            alpha = min(max(alpha, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
+            dmid = _dphi(d, vnext, p, alpha, vhat, Mdense, trial, ftrial)
+            if abs(dmid) <= 1e-15 * abs(dlo):
+                break
+            if dmid < 0.0:
+                lo, dlo = alpha, dmid
+            else:
+                hi, dhi = alpha, dmid
+            alpha = hi if dhi <= 0.0 else alpha
+        for a in range(nv):
+            vnext[a] += alpha * p[a]
+        cost = primal_cost(d, vnext, vhat, Mdense, f)
     return it, residual

@@ -1,0 +1,153 @@
+"""The impulse problem (11): projected Gauss-Seidel against Newton on random problems with every
+kind of object, the optimality (KKT) conditions, and the cone projection of Algorithm 5."""
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+import engine
+from engine import solver
+from engine.forward import _dense_inertia
+from engine.enums import ConstraintType as CT
+
+CHAIN = """
+<mujoco>
+  <worldbody>
+    <body name="a" pos="0 0 1"><joint axis="0 1 0"/><geom type="capsule" fromto="0 0 0 .3 0 0" size=".04"/>
+      <body name="b" pos=".3 0 0"><joint axis="1 0 0"/><geom type="box" size=".1 .05 .02"/>
+        <body name="c" pos=".1 0 0"><joint type="ball"/><geom type="ellipsoid" size=".1 .06 .03"/></body>
+      </body>
+    </body>
+    <body name="free" pos="1 0 1"><freejoint/><geom type="box" size=".1 .2 .3"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def random_problem(rng):
+    """A model's real inertia with random rows of every object type (contacts with (22))."""
+    m = engine.load_model_from_string(CHAIN)
+    d = engine.make_data(m)
+    d.qpos[:] = m.qpos0
+    d.qpos[m.jnt_qposadr[2]:m.jnt_qposadr[2] + 4] = [0.9, 0.1, 0.3, 0.2]
+    engine.forward(m, d)
+    nv = m.nv
+    kinds = ["eq", "eq", "fric", "limit", "limit", "frictionless", "c3", "c4", "c6", "c3"]
+    rows, ncon = 0, 0
+    for kind in kinds:
+        dim = {"c3": 3, "c4": 4, "c6": 6}.get(kind, 1)
+        for k in range(dim):
+            i = rows + k
+            d.efc_J[i] = rng.standard_normal(nv)
+            d.efc_vstar[i] = rng.standard_normal()
+            d.efc_type[i] = {"eq": CT.EQUALITY, "fric": CT.FRICTION_DOF,
+                             "limit": CT.LIMIT_JOINT,
+                             "frictionless": CT.CONTACT_FRICTIONLESS}.get(kind, CT.CONTACT_ELLIPTIC)
+            d.efc_frictionloss[i] = 0.3
+        # R = eps diag(A) as eq. (27), eps in [0.01, 0.1]
+        Minv = np.linalg.inv(dense_M(m, d))
+        for k in range(dim):
+            J = d.efc_J[rows + k]
+            d.efc_R[rows + k] = 10 ** rng.uniform(-2, -1) * (J @ Minv @ J)
+        if dim > 1:
+            mu = np.r_[0.0, rng.uniform(0.2, 1.5, dim - 1)]
+            rF = d.efc_R[rows + 1:rows + dim].mean()
+            d.efc_mu[rows:rows + dim] = mu
+            d.efc_R[rows + 1:rows + dim] = rF / mu[1:] ** 2 / np.mean(mu[1:] ** -2.0)  # (22)
+            d.contact_dim[ncon] = dim
+            d.efc_id[rows:rows + dim] = ncon
+            ncon += 1
+        rows += dim
+    d.nefc[0] = rows
+    h = m.opt.timestep
+    vhat = d.qvel + h * rng.standard_normal(nv)
+    d.efc_b[:rows] = d.efc_J[:rows] @ vhat - d.efc_vstar[:rows]
+    return m, d, vhat
+
+
+def dense_M(m, d):
+    M = np.zeros((m.nv, m.nv))
+    _dense_inertia(m._struct, d._struct, M)
+    return M
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pgs_reaches_newton_optimum(seed):
+    m, d, vhat = random_problem(np.random.default_rng(seed))
+    n = d.nefc[0]
+    M = dense_M(m, d)
+    # Newton from v^, then PGS from zero impulses
+    vnext = vhat.copy()
+    f_newton = np.zeros(n)
+    it, res = solver.newton(m._struct, d._struct, vnext, vhat, M, f_newton, 200, 1e-15)
+    assert res < 1e-10
+    solver.compute_A(m._struct, d._struct)
+    f_pgs = np.zeros(n)
+    solver.pgs(m._struct, d._struct, f_pgs, 20000, 1e-15)
+    scale = np.abs(f_newton).max()
+    np.testing.assert_allclose(f_pgs, f_newton, atol=1e-8 * scale, rtol=0)
+    # both are optimal for (11): no feasible perturbation lowers the dual cost
+    c_opt = solver.dual_cost(d._struct, f_newton)
+    assert abs(solver.dual_cost(d._struct, f_pgs) - c_opt) <= 1e-12 * max(1.0, abs(c_opt))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kkt_conditions(seed):
+    """At the optimum f = Proj_K^R(R^-1 (v* - J v')) with v' = v^ + M^-1 J' f (Theorem 4)."""
+    m, d, vhat = random_problem(np.random.default_rng(100 + seed))
+    n = d.nefc[0]
+    M = dense_M(m, d)
+    vnext = vhat.copy()
+    f = np.zeros(n)
+    solver.newton(m._struct, d._struct, vnext, vhat, M, f, 200, 1e-15)
+    J = d.efc_J[:n]
+    np.testing.assert_allclose(vnext, vhat + np.linalg.solve(M, J.T @ f), atol=1e-10)
+    f_again = np.zeros(n)
+    solver.primal_cost(d._struct, vnext, vhat, M, f_again)
+    np.testing.assert_allclose(f_again, f, atol=1e-10 * max(1.0, np.abs(f).max()))
+    # feasibility of every object
+    i = 0
+    while i < n:
+        t = d.efc_type[i]
+        if t == CT.CONTACT_ELLIPTIC:
+            dim = d.contact_dim[d.efc_id[i]]
+            blk = f[i:i + dim]
+            assert blk[0] >= -1e-12
+            assert np.sqrt(np.sum((blk[1:] / d.efc_mu[i + 1:i + dim]) ** 2)) <= blk[0] + 1e-10
+            i += dim
+            continue
+        if t in (CT.LIMIT_JOINT, CT.CONTACT_FRICTIONLESS):
+            assert f[i] >= -1e-12
+        if t == CT.FRICTION_DOF:
+            assert abs(f[i]) <= d.efc_frictionloss[i] + 1e-12
+        i += 1
+
+
+def _project(y, r, mu):
+    x = np.zeros(len(y))
+    solver.cone_project(y, r, np.r_[0.0, mu], len(y), x)
+    return x
+
+
+@pytest.mark.parametrize("dim", [3, 4, 6])
+def test_cone_projection(dim):
+    """Inside the cone, idempotent, and optimal in the weighted metric (checked by SLSQP)."""
+    rng = np.random.default_rng(dim)
+    for trial in range(20000):
+        mu = rng.uniform(0.1, 2.0, dim - 1)
+        r0, rF = 10 ** rng.uniform(-3, 1, 2)
+        r = np.r_[r0, rF / mu ** 2 / np.mean(mu ** -2.0)]
+        y = rng.standard_normal(dim) * 10 ** rng.uniform(-2, 2)
+        if trial % 7 == 0:
+            y[1:] = 0.0          # frictionless direction: the tip or y itself
+        if trial % 11 == 0:
+            y[0] = 0.0           # eq. 20
+        x = _project(y, r, mu)
+        assert x[0] >= 0 and np.linalg.norm(x[1:] / mu) <= x[0] * (1 + 1e-12) + 1e-300
+        np.testing.assert_allclose(_project(x, r, mu), x, rtol=1e-12, atol=1e-300)
+        if trial < 200:
+            cons = {"type": "ineq", "fun": lambda z: z[0] - np.sqrt(np.sum((z[1:] / mu) ** 2)
+                                                                    + 1e-30)}
+            best = minimize(lambda z: np.sum(r * (z - y) ** 2), x, constraints=[cons],
+                            method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+            if cons["fun"](best.x) >= -1e-12:          # SLSQP may stop slightly outside
+                assert np.sum(r * (x - y) ** 2) <= np.sum(r * (best.x - y) ** 2) * (1 + 1e-9) + 1e-14
