@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import actuator, constraint, passive, smooth, solver
+from . import actuator, collision_driver, constraint, passive, smooth, solver
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import jit
 from .math import cross3, norm3, quat_integrate, quat_sub
@@ -56,6 +56,7 @@ def fwd_position(m, d):
     smooth.com_pos(m, d)
     smooth.camlight(m, d)
     smooth.tendon(m, d)
+    collision_driver.collision(m, d)  # ncon = 0 when CONSTRAINT or CONTACT is disabled
     smooth.crb(m, d)
     factor_inertia(m, d)
     constraint.make_constraint(m, d)

@@ -8,12 +8,13 @@ import numpy as np
 
 from .enums import JointType, TrnType, WrapType
 from .types import Data, Model, ModelError
-from . import smooth
+from . import collision_driver, smooth
 
 
 def set_const(m: Model) -> Model:
     """Fill the qpos0-dependent fields of m and reject transmissions we do not implement."""
     _check_supported(m)
+    collision_driver.set_const_collision(m)
     d = Data(m)
     d.qpos[:] = m.qpos0
     for b in range(m.nbody):

@@ -1,0 +1,716 @@
+"""General convex collision: support functions, GJK distance, EPA penetration, plane-convex.
+
+Every convex geom is described by its support function s(u) = argmax_{x in geom} u . x (a mesh
+by its vertices, i.e. its convex hull). GJK finds the distance between two geoms (the point of
+the Minkowski difference A - B nearest to the origin, with witness points on A and B); when the
+geoms overlap, EPA expands the final GJK simplex into a polytope of A - B and returns the
+penetration depth, the normal and the witness points. A contact reports, as MuJoCo,
+dist (signed), the normal from geom 1 to geom 2 and the point midway between the witnesses.
+
+Multiple contacts for flat contacts between polytopes (box-mesh, mesh-mesh), where a single
+point would let the geoms rock: the faces of both geoms nearly orthogonal to the normal
+(vertices within a small tolerance of each support plane) are intersected in the contact plane
+(Sutherland-Hodgman clipping of one polygon by the other) and at most 4 points are kept
+(the deepest and the ones farthest from it), each with its own depth along the normal.
+
+Scratch (no allocation in a step) lives in Data: ``gjk_simplex`` and the ``epa_*`` arrays.
+"""
+import math
+
+from .collision_primitive import normalize3, put
+from .enums import GeomType
+from .jit import jit
+from .math import MINVAL, add3, cross3, dot3, mat9, mulmattvec3, mulmatvec3, scl3, sub3, vec3
+
+SPHERE = int(GeomType.SPHERE)
+CAPSULE = int(GeomType.CAPSULE)
+ELLIPSOID = int(GeomType.ELLIPSOID)
+CYLINDER = int(GeomType.CYLINDER)
+BOX = int(GeomType.BOX)
+MESH = int(GeomType.MESH)
+
+GJK_ITER = 100
+EPA_TOL = 1e-10      # EPA stops when a new support point improves the face distance by less
+MAXPLANEMESH = 3     # MuJoCo's plane-mesh contact count and spacing (fraction of rbound)
+TOLPLANEMESH = 0.3
+FACE_TOL = 1e-6      # relative tolerance for the vertices of a flat contact face
+
+
+# ------------------------------------------------------------------------------------------------
+# support functions
+# ------------------------------------------------------------------------------------------------
+@jit
+def support_local(m, g, ld):
+    """Support point of geom g in its own frame along the (not necessarily unit) ld."""
+    t = m.geom_type[g]
+    s0 = m.geom_size[g, 0]
+    s1 = m.geom_size[g, 1]
+    s2 = m.geom_size[g, 2]
+    if t == BOX:
+        return (s0 if ld[0] >= 0 else -s0, s1 if ld[1] >= 0 else -s1, s2 if ld[2] >= 0 else -s2)
+    if t == SPHERE:
+        u, _ = normalize3(ld)
+        return scl3(u, s0)
+    if t == CAPSULE:
+        u, _ = normalize3(ld)
+        return (u[0] * s0, u[1] * s0, u[2] * s0 + (s1 if ld[2] >= 0 else -s1))
+    if t == ELLIPSOID:
+        # x = S^2 u / |S u|
+        u, _ = normalize3((ld[0] * s0, ld[1] * s1, ld[2] * s2))
+        return (u[0] * s0, u[1] * s1, u[2] * s2)
+    if t == CYLINDER:
+        r = math.sqrt(ld[0] * ld[0] + ld[1] * ld[1])
+        z = s1 if ld[2] > 0 else (-s1 if ld[2] < 0 else 0.0)
+        if r > MINVAL:
+            return (ld[0] / r * s0, ld[1] / r * s0, z)
+        return (0.0, 0.0, z)
+    if t == MESH:
+        k = m.geom_dataid[g]
+        a = m.mesh_vertadr[k]
+        best = -1e300
+        ib = a
+        for i in range(a, a + m.mesh_vertnum[k]):
+            v = ld[0] * m.mesh_vert[i, 0] + ld[1] * m.mesh_vert[i, 1] + ld[2] * m.mesh_vert[i, 2]
+            if v > best:
+                best = v
+                ib = i
+        return (m.mesh_vert[ib, 0], m.mesh_vert[ib, 1], m.mesh_vert[ib, 2])
+    return (0.0, 0.0, 0.0)
+
+
+@jit
+def support(m, d, g, u):
+    """Support point of geom g along the world direction u, in world coordinates."""
+    r = mat9(d.geom_xmat, g)
+    p = support_local(m, g, mulmattvec3(r, u))
+    return add3(mulmatvec3(r, p), vec3(d.geom_xpos, g))
+
+
+# ------------------------------------------------------------------------------------------------
+# plane : convex (ellipsoid, mesh)
+# ------------------------------------------------------------------------------------------------
+@jit
+def plane_convex(m, d, g1, g2, margin):
+    """Deepest point of geom 2 below the plane; for meshes up to 2 more vertices below the
+    margin, away from the first by TOLPLANEMESH * rbound (MuJoCo's mjc_PlaneConvex)."""
+    cd = d.col_dist
+    cp = d.col_pos
+    cf = d.col_frame
+    pos1 = vec3(d.geom_xpos, g1)
+    n = (d.geom_xmat[g1, 2], d.geom_xmat[g1, 5], d.geom_xmat[g1, 8])
+    s = support(m, d, g2, scl3(n, -1.0))
+    dist = dot3(n, sub3(s, pos1))
+    if dist > margin:
+        return 0
+    first = add3(s, scl3(n, -0.5 * dist))
+    put(cd, cp, cf, 0, dist, first, n)
+    if m.geom_type[g2] != MESH:
+        return 1
+    count = 1
+    r2 = mat9(d.geom_xmat, g2)
+    p2 = vec3(d.geom_xpos, g2)
+    rb = m.geom_rbound[g2]
+    k = m.geom_dataid[g2]
+    a = m.mesh_vertadr[k]
+    for i in range(a, a + m.mesh_vertnum[k]):
+        if count >= MAXPLANEMESH:
+            break
+        v = add3(mulmatvec3(r2, (m.mesh_vert[i, 0], m.mesh_vert[i, 1], m.mesh_vert[i, 2])), p2)
+        vd = dot3(n, sub3(v, pos1))
+        if vd > margin:
+            continue
+        q = sub3(v, first)
+        if math.sqrt(dot3(q, q)) < TOLPLANEMESH * rb:
+            continue
+        # keep the extra contacts apart from each other too
+        close = False
+        for j in range(1, count):
+            q = sub3(add3(v, scl3(n, -0.5 * vd)), (cp[j, 0], cp[j, 1], cp[j, 2]))
+            if math.sqrt(dot3(q, q)) < TOLPLANEMESH * rb:
+                close = True
+        if close:
+            continue
+        put(cd, cp, cf, count, vd, add3(v, scl3(n, -0.5 * vd)), n)
+        count += 1
+    return count
+
+
+# ------------------------------------------------------------------------------------------------
+# GJK
+# ------------------------------------------------------------------------------------------------
+@jit
+def _w(S, i):
+    return (S[i, 0], S[i, 1], S[i, 2])
+
+
+@jit
+def _solve_subset(S, i0, i1, i2, i3, k):
+    """Barycentric weights of the point of aff(S[i0..]) (k points) nearest to the origin, and
+    whether the system is well posed. Normal equations E'E mu = -E'p0 with E = [p_i - p0]."""
+    p0 = _w(S, i0)
+    if k == 1:
+        return (1.0, 0.0, 0.0, 0.0), True
+    e1 = sub3(_w(S, i1), p0)
+    if k == 2:
+        a = dot3(e1, e1)
+        if a < 1e-30:
+            return (1.0, 0.0, 0.0, 0.0), False
+        mu = -dot3(e1, p0) / a
+        return (1.0 - mu, mu, 0.0, 0.0), True
+    e2 = sub3(_w(S, i2), p0)
+    if k == 3:
+        a11 = dot3(e1, e1)
+        a12 = dot3(e1, e2)
+        a22 = dot3(e2, e2)
+        b1 = -dot3(e1, p0)
+        b2 = -dot3(e2, p0)
+        det = a11 * a22 - a12 * a12
+        if det <= 1e-14 * a11 * a22 or det < 1e-60:
+            return (1.0, 0.0, 0.0, 0.0), False
+        mu1 = (b1 * a22 - b2 * a12) / det
+        mu2 = (a11 * b2 - a12 * b1) / det
+        return (1.0 - mu1 - mu2, mu1, mu2, 0.0), True
+    e3 = sub3(_w(S, i3), p0)
+    # origin = p0 + E mu exactly (square system): Cramer's rule
+    det = dot3(e1, cross3(e2, e3))
+    scale = math.sqrt(dot3(e1, e1) * dot3(e2, e2) * dot3(e3, e3))
+    if abs(det) <= 1e-12 * scale or scale < 1e-60:
+        return (1.0, 0.0, 0.0, 0.0), False
+    b = scl3(p0, -1.0)
+    mu1 = dot3(b, cross3(e2, e3)) / det
+    mu2 = dot3(e1, cross3(b, e3)) / det
+    mu3 = dot3(e1, cross3(e2, b)) / det
+    return (1.0 - mu1 - mu2 - mu3, mu1, mu2, mu3), True
+
+
+@jit
+def _closest(S, n):
+    """Reduce the simplex S[:n] to the smallest face containing its point nearest to the origin
+    (all subsets tried, Johnson's criterion: positive weights, nearest point); S is compacted
+    and the weights are stored in column 9. Returns the new size and the nearest point."""
+    best = 1e300
+    bmask = 0
+    bl = (1.0, 0.0, 0.0, 0.0)
+    for mask in range(1, 1 << n):
+        k = 0
+        i0 = i1 = i2 = i3 = 0
+        for i in range(n):
+            if mask & (1 << i):
+                if k == 0:
+                    i0 = i
+                elif k == 1:
+                    i1 = i
+                elif k == 2:
+                    i2 = i
+                else:
+                    i3 = i
+                k += 1
+        lam, ok = _solve_subset(S, i0, i1, i2, i3, k)
+        if not ok:
+            continue
+        good = True
+        for i in range(k):
+            if lam[i] <= 0.0:
+                good = False
+        if not good:
+            continue
+        v = add3(add3(scl3(_w(S, i0), lam[0]), scl3(_w(S, i1), lam[1])),
+                 add3(scl3(_w(S, i2), lam[2]), scl3(_w(S, i3), lam[3])))
+        dv = dot3(v, v)
+        if dv < best:
+            best = dv
+            bmask = mask
+            bl = lam
+    if bmask == 0:
+        # numerically degenerate: keep the vertex nearest to the origin
+        ib = 0
+        for i in range(n):
+            if dot3(_w(S, i), _w(S, i)) < dot3(_w(S, ib), _w(S, ib)):
+                ib = i
+        bmask = 1 << ib
+        bl = (1.0, 0.0, 0.0, 0.0)
+    k = 0
+    for i in range(n):
+        if bmask & (1 << i):
+            if k != i:
+                for c in range(9):
+                    S[k, c] = S[i, c]
+            S[k, 9] = bl[k]
+            k += 1
+    v = (0.0, 0.0, 0.0)
+    for i in range(k):
+        v = add3(v, scl3(_w(S, i), S[i, 9]))
+    return k, v
+
+
+@jit
+def _add_vertex(S, i, a, b):
+    w = sub3(a, b)
+    for c in range(3):
+        S[i, c] = w[c]
+        S[i, 3 + c] = a[c]
+        S[i, 6 + c] = b[c]
+
+
+@jit
+def gjk(m, d, g1, g2, margin):
+    """GJK on A - B. Returns (status, n, v): status 0 separated by more than margin, 1 separated
+    within margin (v nearest point of A - B, simplex S[:n] with weights), 2 overlapping."""
+    S = d.gjk_simplex
+    v = sub3(vec3(d.geom_xpos, g1), vec3(d.geom_xpos, g2))
+    if dot3(v, v) < 1e-20:
+        v = (1.0, 0.0, 0.0)
+    n = 0
+    for _ in range(GJK_ITER):
+        a = support(m, d, g1, scl3(v, -1.0))
+        b = support(m, d, g2, v)
+        w = sub3(a, b)
+        vv = dot3(v, v)
+        vw = dot3(v, w)
+        # lower bound on the distance: v.w / |v|
+        if vw > 0 and vw * vw > vv * margin * margin:
+            return 0, n, v
+        if n > 0 and vv - vw <= 1e-12 * vv:
+            return 1, n, v
+        dup = False
+        for i in range(n):
+            if S[i, 0] == w[0] and S[i, 1] == w[1] and S[i, 2] == w[2]:
+                dup = True
+        if dup:
+            return 1, n, v
+        _add_vertex(S, n, a, b)
+        n += 1
+        n, v = _closest(S, n)
+        if n == 4 or dot3(v, v) < 1e-24:
+            return 2, n, v
+    return 1, n, v
+
+
+# ------------------------------------------------------------------------------------------------
+# EPA
+# ------------------------------------------------------------------------------------------------
+@jit
+def _epa_face(d, f, i, j, k):
+    """Set face f = (i, j, k) of the polytope with its outward normal and distance."""
+    V = d.epa_vert
+    a = _w(V, i)
+    n, ln = normalize3(cross3(sub3(_w(V, j), a), sub3(_w(V, k), a)))
+    d.epa_face[f, 0] = i
+    d.epa_face[f, 1] = j
+    d.epa_face[f, 2] = k
+    d.epa_fdata[f, 0] = n[0]
+    d.epa_fdata[f, 1] = n[1]
+    d.epa_fdata[f, 2] = n[2]
+    d.epa_fdata[f, 3] = dot3(n, a)
+    d.epa_falive[f] = 1 if ln > 1e-30 else 0
+
+
+@jit
+def _epa_init(m, d, g1, g2, n):
+    """Polytope vertices from the GJK simplex, completed to a tetrahedron; returns nvert."""
+    S = d.gjk_simplex
+    V = d.epa_vert
+    for i in range(n):
+        for c in range(9):
+            V[i, c] = S[i, c]
+    dirs = ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0),
+            (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
+    nv = n
+    if nv == 1:
+        for u in dirs:
+            a = support(m, d, g1, u)
+            b = support(m, d, g2, scl3(u, -1.0))
+            w = sub3(a, b)
+            q = sub3(w, _w(V, 0))
+            if dot3(q, q) > 1e-20:
+                _add_vertex(V, 1, a, b)
+                nv = 2
+                break
+    if nv == 2:
+        e = sub3(_w(V, 1), _w(V, 0))
+        for u0 in dirs:
+            u = cross3(e, u0)
+            if dot3(u, u) < 1e-20:
+                continue
+            for sgn in (1.0, -1.0):
+                us = scl3(u, sgn)
+                a = support(m, d, g1, us)
+                b = support(m, d, g2, scl3(us, -1.0))
+                w = sub3(a, b)
+                c = cross3(e, sub3(w, _w(V, 0)))
+                if dot3(c, c) > 1e-20 * dot3(e, e):
+                    _add_vertex(V, 2, a, b)
+                    nv = 3
+                    break
+            if nv == 3:
+                break
+    if nv == 3:
+        nrm = cross3(sub3(_w(V, 1), _w(V, 0)), sub3(_w(V, 2), _w(V, 0)))
+        for sgn in (1.0, -1.0):
+            us = scl3(nrm, sgn)
+            a = support(m, d, g1, us)
+            b = support(m, d, g2, scl3(us, -1.0))
+            w = sub3(a, b)
+            vol = dot3(nrm, sub3(w, _w(V, 0)))
+            if abs(vol) > 1e-14 * math.sqrt(dot3(nrm, nrm)) * max(1e-10, math.sqrt(dot3(nrm, nrm))):
+                _add_vertex(V, 3, a, b)
+                nv = 4
+                break
+    return nv
+
+
+@jit
+def epa(m, d, g1, g2, n):
+    """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B)."""
+    V = d.epa_vert
+    zero = (0.0, 0.0, 0.0)
+    nv = _epa_init(m, d, g1, g2, n)
+    if nv < 4:
+        return False, 0.0, zero, zero, zero
+    # orient the tetrahedron's faces outwards
+    if dot3(sub3(_w(V, 3), _w(V, 0)), cross3(sub3(_w(V, 1), _w(V, 0)),
+                                              sub3(_w(V, 2), _w(V, 0)))) > 0:
+        _epa_face(d, 0, 0, 2, 1)
+        _epa_face(d, 1, 0, 1, 3)
+        _epa_face(d, 2, 1, 2, 3)
+        _epa_face(d, 3, 2, 0, 3)
+    else:
+        _epa_face(d, 0, 0, 1, 2)
+        _epa_face(d, 1, 0, 3, 1)
+        _epa_face(d, 2, 1, 3, 2)
+        _epa_face(d, 3, 2, 3, 0)
+    nf = 4
+    maxv = V.shape[0]
+    maxf = d.epa_face.shape[0]
+    maxe = d.epa_edge.shape[0]
+    best = -1
+    for _ in range(maxv):
+        # nearest live face
+        best = -1
+        bd = 1e300
+        for f in range(nf):
+            if d.epa_falive[f] and d.epa_fdata[f, 3] < bd:
+                bd = d.epa_fdata[f, 3]
+                best = f
+        if best < 0:
+            return False, 0.0, zero, zero, zero
+        u = (d.epa_fdata[best, 0], d.epa_fdata[best, 1], d.epa_fdata[best, 2])
+        a = support(m, d, g1, u)
+        b = support(m, d, g2, scl3(u, -1.0))
+        w = sub3(a, b)
+        if dot3(w, u) - bd < EPA_TOL * max(1.0, bd) or nv >= maxv or nf + maxe // 2 > maxf:
+            break
+        _add_vertex(V, nv, a, b)
+        # faces seen from w go; their unshared edges form the horizon
+        ne = 0
+        for f in range(nf):
+            if not d.epa_falive[f]:
+                continue
+            fn = (d.epa_fdata[f, 0], d.epa_fdata[f, 1], d.epa_fdata[f, 2])
+            if dot3(fn, sub3(w, _w(V, d.epa_face[f, 0]))) > 1e-14:
+                d.epa_falive[f] = 0
+                for e in range(3):
+                    ea = d.epa_face[f, e]
+                    eb = d.epa_face[f, (e + 1) % 3]
+                    found = -1
+                    for q in range(ne):
+                        if d.epa_edge[q, 0] == eb and d.epa_edge[q, 1] == ea:
+                            found = q
+                            break
+                    if found >= 0:
+                        ne -= 1
+                        d.epa_edge[found, 0] = d.epa_edge[ne, 0]
+                        d.epa_edge[found, 1] = d.epa_edge[ne, 1]
+                    elif ne < maxe:
+                        d.epa_edge[ne, 0] = ea
+                        d.epa_edge[ne, 1] = eb
+                        ne += 1
+        for q in range(ne):
+            if nf >= maxf:
+                break
+            _epa_face(d, nf, d.epa_edge[q, 0], d.epa_edge[q, 1], nv)
+            nf += 1
+        nv += 1
+    f = best
+    u = (d.epa_fdata[f, 0], d.epa_fdata[f, 1], d.epa_fdata[f, 2])
+    depth = d.epa_fdata[f, 3]
+    # barycentric coordinates of the origin's projection on the face
+    i, j, k = d.epa_face[f, 0], d.epa_face[f, 1], d.epa_face[f, 2]
+    p = scl3(u, depth)
+    a0 = _w(V, i)
+    e1 = sub3(_w(V, j), a0)
+    e2 = sub3(_w(V, k), a0)
+    q = sub3(p, a0)
+    d11 = dot3(e1, e1)
+    d12 = dot3(e1, e2)
+    d22 = dot3(e2, e2)
+    q1 = dot3(q, e1)
+    q2 = dot3(q, e2)
+    det = d11 * d22 - d12 * d12
+    if det > 1e-300:
+        l1 = (d22 * q1 - d12 * q2) / det
+        l2 = (d11 * q2 - d12 * q1) / det
+    else:
+        l1 = 0.0
+        l2 = 0.0
+    l0 = 1.0 - l1 - l2
+    pa = add3(add3(scl3((V[i, 3], V[i, 4], V[i, 5]), l0), scl3((V[j, 3], V[j, 4], V[j, 5]), l1)),
+              scl3((V[k, 3], V[k, 4], V[k, 5]), l2))
+    pb = add3(add3(scl3((V[i, 6], V[i, 7], V[i, 8]), l0), scl3((V[j, 6], V[j, 7], V[j, 8]), l1)),
+              scl3((V[k, 6], V[k, 7], V[k, 8]), l2))
+    return True, depth, u, pa, pb
+
+
+# ------------------------------------------------------------------------------------------------
+# convex : convex
+# ------------------------------------------------------------------------------------------------
+@jit
+def convex_convex(m, d, g1, g2, margin):
+    """Contacts of two convex geoms by GJK (within the margin) or EPA (overlap)."""
+    S = d.gjk_simplex
+    status, n, v = gjk(m, d, g1, g2, margin)
+    if status == 0:
+        return 0
+    dist = math.sqrt(dot3(v, v))
+    if status == 1 and dist > 1e-10:
+        if dist > margin:
+            return 0
+        pa = (0.0, 0.0, 0.0)
+        pb = (0.0, 0.0, 0.0)
+        for i in range(n):
+            pa = add3(pa, scl3((S[i, 3], S[i, 4], S[i, 5]), S[i, 9]))
+            pb = add3(pb, scl3((S[i, 6], S[i, 7], S[i, 8]), S[i, 9]))
+        normal = scl3(v, -1.0 / dist)
+        put(d.col_dist, d.col_pos, d.col_frame, 0, dist, scl3(add3(pa, pb), 0.5), normal)
+    else:
+        ok, depth, normal, pa, pb = epa(m, d, g1, g2, n)
+        if not ok:
+            return 0
+        dist = -depth
+        put(d.col_dist, d.col_pos, d.col_frame, 0, dist, scl3(add3(pa, pb), 0.5), normal)
+    t1 = m.geom_type[g1]
+    t2 = m.geom_type[g2]
+    if (t1 == BOX or t1 == MESH) and (t2 == BOX or t2 == MESH):
+        return polytope_contacts(m, d, g1, g2, margin, dist, normal)
+    return 1
+
+
+# ------------------------------------------------------------------------------------------------
+# flat polytope contacts (box-mesh, mesh-mesh)
+# ------------------------------------------------------------------------------------------------
+_PA = 0        # rows of d.col_work: polygon of A (u, v, height along the normal)
+_PB = 16       # polygon of B
+_CLIP = 32     # clipping buffers: columns 0-1 and 3-4 of rows 32..63
+_NPOLY = 15
+
+
+@jit
+def _vertex(m, g, i):
+    """Vertex i of a box (corner bits) or a mesh, in the geom frame."""
+    if m.geom_type[g] == BOX:
+        return (m.geom_size[g, 0] if i & 1 else -m.geom_size[g, 0],
+                m.geom_size[g, 1] if i & 2 else -m.geom_size[g, 1],
+                m.geom_size[g, 2] if i & 4 else -m.geom_size[g, 2])
+    a = m.mesh_vertadr[m.geom_dataid[g]]
+    return (m.mesh_vert[a + i, 0], m.mesh_vert[a + i, 1], m.mesh_vert[a + i, 2])
+
+
+@jit
+def _nvertex(m, g):
+    if m.geom_type[g] == BOX:
+        return 8
+    return m.mesh_vertnum[m.geom_dataid[g]]
+
+
+@jit
+def _face_polygon(m, d, g, u, t1, t2, w, row):
+    """Vertices of geom g whose height along u is within FACE_TOL * rbound of the maximum,
+    as (t1, t2, height along u) rows of w sorted by angle; returns their number."""
+    r = mat9(d.geom_xmat, g)
+    p = vec3(d.geom_xpos, g)
+    nvert = _nvertex(m, g)
+    hmax = -1e300
+    for i in range(nvert):
+        x = add3(mulmatvec3(r, _vertex(m, g, i)), p)
+        hmax = max(hmax, dot3(x, u))
+    tol = 1e-3 * m.geom_rbound[g]
+    k = 0
+    for i in range(nvert):
+        x = add3(mulmatvec3(r, _vertex(m, g, i)), p)
+        h = dot3(x, u)
+        if h >= hmax - tol and k < _NPOLY:
+            w[row + k, 0] = dot3(x, t1)
+            w[row + k, 1] = dot3(x, t2)
+            w[row + k, 2] = h
+            k += 1
+    # sort counter-clockwise about the centroid (insertion sort on the angle)
+    cu = 0.0
+    cv = 0.0
+    for i in range(k):
+        cu += w[row + i, 0] / k
+        cv += w[row + i, 1] / k
+    for i in range(k):
+        w[row + i, 3] = math.atan2(w[row + i, 1] - cv, w[row + i, 0] - cu)
+    for i in range(1, k):
+        j = i
+        while j > 0 and w[row + j - 1, 3] > w[row + j, 3]:
+            for c in range(4):
+                tmp = w[row + j - 1, c]
+                w[row + j - 1, c] = w[row + j, c]
+                w[row + j, c] = tmp
+            j -= 1
+    return k
+
+
+@jit
+def _height(w, row, k, x, y):
+    """Height of the polygon's plane (or segment's line, or point) above the 2D point x, y."""
+    if k >= 3:
+        # plane through the first vertex with the normal of the polygon's largest triangle
+        ax, ay, az = w[row, 0], w[row, 1], w[row, 2]
+        best = 0.0
+        nx = ny = nz = 0.0
+        for i in range(1, k - 1):
+            e1 = (w[row + i, 0] - ax, w[row + i, 1] - ay, w[row + i, 2] - az)
+            e2 = (w[row + i + 1, 0] - ax, w[row + i + 1, 1] - ay, w[row + i + 1, 2] - az)
+            c = cross3(e1, e2)
+            if abs(c[2]) > best:
+                best = abs(c[2])
+                nx, ny, nz = c
+        if best > 1e-300:
+            return az - (nx * (x - ax) + ny * (y - ay)) / nz
+        return az
+    if k == 2:
+        dx = w[row + 1, 0] - w[row, 0]
+        dy = w[row + 1, 1] - w[row, 1]
+        l2 = dx * dx + dy * dy
+        t = 0.0
+        if l2 > 1e-300:
+            t = min(1.0, max(0.0, ((x - w[row, 0]) * dx + (y - w[row, 1]) * dy) / l2))
+        return w[row, 2] + t * (w[row + 1, 2] - w[row, 2])
+    return w[row, 2]
+
+
+@jit
+def _clip(w, clip_row, kc, n_in, src, dst):
+    """Sutherland-Hodgman: clip the polygon in columns src of rows _CLIP.. (n_in points) by
+    the half-plane left of edge (clip_row, clip_row + 1) of the clipper; result in dst."""
+    ax, ay = w[clip_row, 0], w[clip_row, 1]
+    bx, by = w[clip_row + 1, 0], w[clip_row + 1, 1]
+    n_out = 0
+    for i in range(n_in):
+        px, py = w[_CLIP + i, src], w[_CLIP + i, src + 1]
+        j = (i + 1) % n_in
+        qx, qy = w[_CLIP + j, src], w[_CLIP + j, src + 1]
+        sp = (bx - ax) * (py - ay) - (by - ay) * (px - ax)
+        sq = (bx - ax) * (qy - ay) - (by - ay) * (qx - ax)
+        if sp >= 0 and n_out < 32:
+            w[_CLIP + n_out, dst] = px
+            w[_CLIP + n_out, dst + 1] = py
+            n_out += 1
+        if (sp >= 0) != (sq >= 0) and n_out < 32 and n_in > 1:
+            t = sp / (sp - sq)
+            w[_CLIP + n_out, dst] = px + t * (qx - px)
+            w[_CLIP + n_out, dst + 1] = py + t * (qy - py)
+            n_out += 1
+        if n_in == 2 and i == 0:
+            # a segment is not a closed polygon: its closing edge must not add points
+            if sq >= 0 and n_out < 32:
+                w[_CLIP + n_out, dst] = qx
+                w[_CLIP + n_out, dst + 1] = qy
+                n_out += 1
+            break
+    return n_out
+
+
+@jit
+def _point3(w, r, t1, t2, normal):
+    return add3(add3(scl3(t1, w[r, 0]), scl3(t2, w[r, 1])), scl3(normal, w[r, 3]))
+
+
+@jit
+def polytope_contacts(m, d, g1, g2, margin, dist0, normal):
+    """Up to 4 contacts from the overlap of the two faces orthogonal to the normal; the single
+    GJK/EPA contact already in d.col_* row 0 is kept when the faces do not give more."""
+    w = d.col_work
+    f = d.col_frame
+    f[0, 3] = f[0, 4] = f[0, 5] = 0.0
+    # tangent frame of the normal (as the contact frame)
+    nx, ny, nz = normal
+    if ny < 0.5 and ny > -0.5:
+        t = (0.0, 1.0, 0.0)
+    else:
+        t = (0.0, 0.0, 1.0)
+    t1, _ = normalize3(sub3(t, scl3(normal, dot3(normal, t))))
+    t2 = cross3(normal, t1)
+    ka = _face_polygon(m, d, g1, normal, t1, t2, w, _PA)
+    kb = _face_polygon(m, d, g2, scl3(normal, -1.0), t1, t2, w, _PB)
+    for i in range(kb):
+        w[_PB + i, 2] = -w[_PB + i, 2]
+    # clip the smaller polygon (subject) by the larger (clipper, counter-clockwise)
+    if ka >= kb:
+        crow, kc, srow, ks = _PA, ka, _PB, kb
+    else:
+        crow, kc, srow, ks = _PB, kb, _PA, ka
+    if kc < 3 or ks < 2:
+        return 1
+    for i in range(ks):
+        w[_CLIP + i, 0] = w[srow + i, 0]
+        w[_CLIP + i, 1] = w[srow + i, 1]
+    # the clipper closes on itself: copy its first vertex after its last
+    w[crow + kc, 0] = w[crow, 0]
+    w[crow + kc, 1] = w[crow, 1]
+    n = ks
+    src = 0
+    for e in range(kc):
+        n = _clip(w, crow + e, kc, n, src, 3 - src)
+        src = 3 - src
+        if n == 0:
+            return 1
+    # contacts: heights on both faces, keep those within the margin
+    cnt = 0
+    best = 0
+    for i in range(n):
+        x, y = w[_CLIP + i, src], w[_CLIP + i, src + 1]
+        ha = _height(w, _PA, ka, x, y)
+        hb = _height(w, _PB, kb, x, y)
+        dist = hb - ha
+        if dist > margin:
+            continue
+        w[_CLIP + cnt, 0] = x
+        w[_CLIP + cnt, 1] = y
+        w[_CLIP + cnt, 2] = dist
+        w[_CLIP + cnt, 3] = 0.5 * (ha + hb)
+        w[_CLIP + cnt, 5] = 0.0
+        if dist < w[_CLIP + best, 2]:
+            best = cnt
+        cnt += 1
+    if cnt < 2:
+        return 1
+    # keep the deepest, then repeatedly the point farthest from those kept (column 5 marks)
+    w[_CLIP + best, 5] = 1.0
+    put(d.col_dist, d.col_pos, d.col_frame, 0, w[_CLIP + best, 2],
+        _point3(w, _CLIP + best, t1, t2, normal), normal)
+    nsel = 1
+    for _ in range(3):
+        bi = -1
+        bval = -1.0
+        for i in range(cnt):
+            if w[_CLIP + i, 5] != 0.0:
+                continue
+            val = 1e300
+            for q in range(cnt):
+                if w[_CLIP + q, 5] != 0.0:
+                    dx = w[_CLIP + i, 0] - w[_CLIP + q, 0]
+                    dy = w[_CLIP + i, 1] - w[_CLIP + q, 1]
+                    val = min(val, dx * dx + dy * dy)
+            if val > bval:
+                bval = val
+                bi = i
+        if bi < 0 or bval < 1e-12 * m.geom_rbound[g1] * m.geom_rbound[g1]:
+            break
+        w[_CLIP + bi, 5] = 1.0
+        put(d.col_dist, d.col_pos, d.col_frame, nsel, w[_CLIP + bi, 2],
+            _point3(w, _CLIP + bi, t1, t2, normal), normal)
+        nsel += 1
+    return nsel

@@ -1,0 +1,539 @@
+"""Collision detection: broadphase, filtering, narrowphase dispatch and contact parameters.
+
+``collision(m, d)`` writes ``d.ncon`` and the first ncon rows of the contact arrays, as MuJoCo's
+mj_collision:
+
+* broadphase: world axis-aligned boxes of the geoms (``geom_aabb`` rotated into the world and
+  inflated by the geom margin, planes unbounded) are swept and pruned along one world axis
+  (the one with the largest spread of geom centres, kept while it stays competitive so that the
+  insertion sort of ``bp_order`` starts from the previous step's nearly sorted order): the cost
+  is linear in the number of geoms plus the number of overlaps along the axis;
+* filtering (MuJoCo's rules): contype/conaffinity bit masks; no contact within one weld body
+  (``body_weldid``) nor between a weld body and its parent's weld body unless
+  DisableBit.FILTERPARENT is set (world-welded bodies are exempt from the parent rule);
+  ``<exclude>`` body pairs; geom pairs named by a ``<pair>`` are left to the pair;
+* explicit ``<pair>`` elements are always tested (no bit-mask, weld or exclude filter) with
+  their own condim, friction, margin, gap and softness;
+* a contact exists when the signed distance is below the margin: as in MuJoCo 4 the margins of
+  the two geoms add up (each geom's box is inflated by its own margin in the broadphase), the
+  gaps too, or the pair's own; ``contact_includemargin = margin - gap``.
+
+Contact parameters of dynamic pairs (MuJoCo's mj_contactParam): the higher geom_priority wins
+condim, friction and softness; equal priorities take condim = max, friction = elementwise max
+(unpacked to 5: sliding, sliding, torsional, rolling, rolling). Softness: MuJoCo
+mixes solref (time constant, damping ratio) and solimp by the average (solmix 1:1); the
+engine's kappa is a time constant and epsilon an impedance scaling, so both are averaged. A
+geom value of -1 means "use m.opt"; when both geoms say -1 the contact keeps -1 so that the
+constraint stage reads the live option, otherwise the -1 side is replaced by the option value
+before averaging.
+
+When more than ``d.nconmax`` contacts are found, ``d.nefc_overflow[0]`` is set and the
+remaining ones are dropped; ``ensure_capacity(m, d)`` grows Data and runs collision again.
+"""
+import math
+
+import numpy as np
+
+from .collision_convex import plane_convex, convex_convex
+from .collision_primitive import (BOX_SCRATCH_ROWS, MAXCONPAIR, box_box, box_box_clean,
+                                  capsule_box, capsule_capsule, plane_box, plane_capsule,
+                                  plane_cylinder, plane_sphere, sphere_box, sphere_capsule,
+                                  sphere_cylinder, sphere_sphere)
+from .enums import DisableBit, GeomType
+from .jit import jit
+from .math import MINVAL, cross3, dot3, mat9, vec3
+
+NGEOMTYPE = 8
+PLANE = int(GeomType.PLANE)
+HFIELD = int(GeomType.HFIELD)
+SPHERE = int(GeomType.SPHERE)
+CAPSULE = int(GeomType.CAPSULE)
+ELLIPSOID = int(GeomType.ELLIPSOID)
+CYLINDER = int(GeomType.CYLINDER)
+BOX = int(GeomType.BOX)
+MESH = int(GeomType.MESH)
+NO_CONTACT = int(DisableBit.CONSTRAINT | DisableBit.CONTACT)
+FILTERPARENT = int(DisableBit.FILTERPARENT)
+INF = 1e300
+
+# narrowphase function codes
+C_NONE = 0
+C_PLANE_SPHERE = 1
+C_PLANE_CAPSULE = 2
+C_PLANE_CYLINDER = 3
+C_PLANE_BOX = 4
+C_PLANE_CONVEX = 5
+C_SPHERE_SPHERE = 6
+C_SPHERE_CAPSULE = 7
+C_SPHERE_CYLINDER = 8
+C_SPHERE_BOX = 9
+C_CAPSULE_CAPSULE = 10
+C_CAPSULE_BOX = 11
+C_BOX_BOX = 12
+C_CONVEX = 13
+C_HFIELD = 14
+
+
+def _collision_table():
+    """COLLISION_FUNC[type1, type2] (type1 <= type2): the narrowphase code of the pair."""
+    G = GeomType
+    t = np.zeros((NGEOMTYPE, NGEOMTYPE), dtype=np.int64)
+    convex = (G.SPHERE, G.CAPSULE, G.ELLIPSOID, G.CYLINDER, G.BOX, G.MESH)
+    for a in convex:
+        for b in convex:
+            if a <= b:
+                t[a, b] = C_CONVEX
+        t[G.HFIELD, a] = C_HFIELD
+    t[G.PLANE, G.SPHERE] = C_PLANE_SPHERE
+    t[G.PLANE, G.CAPSULE] = C_PLANE_CAPSULE
+    t[G.PLANE, G.ELLIPSOID] = C_PLANE_CONVEX
+    t[G.PLANE, G.CYLINDER] = C_PLANE_CYLINDER
+    t[G.PLANE, G.BOX] = C_PLANE_BOX
+    t[G.PLANE, G.MESH] = C_PLANE_CONVEX
+    t[G.SPHERE, G.SPHERE] = C_SPHERE_SPHERE
+    t[G.SPHERE, G.CAPSULE] = C_SPHERE_CAPSULE
+    t[G.SPHERE, G.CYLINDER] = C_SPHERE_CYLINDER
+    t[G.SPHERE, G.BOX] = C_SPHERE_BOX
+    t[G.CAPSULE, G.CAPSULE] = C_CAPSULE_CAPSULE
+    t[G.CAPSULE, G.BOX] = C_CAPSULE_BOX
+    t[G.BOX, G.BOX] = C_BOX_BOX
+    return t
+
+
+COLLISION_FUNC = _collision_table()
+
+
+# ------------------------------------------------------------------------------------------------
+# narrowphase dispatch
+# ------------------------------------------------------------------------------------------------
+@jit
+def narrowphase(m, d, code, g1, g2, margin):
+    """Contacts of geoms g1, g2 (type1 <= type2) into d.col_*; returns their number."""
+    cd = d.col_dist
+    cp = d.col_pos
+    cf = d.col_frame
+    w = d.col_work
+    p1 = vec3(d.geom_xpos, g1)
+    r1 = mat9(d.geom_xmat, g1)
+    s1 = vec3(m.geom_size, g1)
+    p2 = vec3(d.geom_xpos, g2)
+    r2 = mat9(d.geom_xmat, g2)
+    s2 = vec3(m.geom_size, g2)
+    if code == C_PLANE_SPHERE:
+        return plane_sphere(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_PLANE_CAPSULE:
+        return plane_capsule(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_PLANE_CYLINDER:
+        return plane_cylinder(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_PLANE_BOX:
+        return plane_box(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_SPHERE_SPHERE:
+        return sphere_sphere(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_SPHERE_CAPSULE:
+        return sphere_capsule(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_SPHERE_CYLINDER:
+        return sphere_cylinder(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_SPHERE_BOX:
+        return sphere_box(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_CAPSULE_CAPSULE:
+        return capsule_capsule(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_CAPSULE_BOX:
+        return capsule_box(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_BOX_BOX:
+        n = box_box(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
+        return box_box_clean(cd, cp, cf, 0, n, margin, p1, r1, s1, p2, r2, s2, w)
+    if code == C_PLANE_CONVEX:
+        return plane_convex(m, d, g1, g2, margin)
+    if code == C_CONVEX:
+        return convex_convex(m, d, g1, g2, margin)
+    if code == C_HFIELD:
+        return hfield_convex(m, d, g1, g2, margin)
+    return 0
+
+
+@jit
+def hfield_convex(m, d, g1, g2, margin):
+    """Heightfield against a convex geom: not implemented yet, no contacts."""
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# contact frame and parameters
+# ------------------------------------------------------------------------------------------------
+@jit
+def make_frame(f, i):
+    """Complete row i of f (9 columns) into an orthonormal frame (MuJoCo's mju_makeFrame).
+
+    Row 0 (the normal) is normalised; the tangent row 1 is kept if given (made orthogonal to
+    the normal), otherwise (0, 1, 0), or (0, 0, 1) when the normal is close to y; row 2 is
+    normal x tangent.
+    """
+    nx, ny, nz = f[i, 0], f[i, 1], f[i, 2]
+    ln = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if ln < MINVAL:
+        nx, ny, nz = 1.0, 0.0, 0.0
+    else:
+        inv = 1.0 / ln
+        nx, ny, nz = nx * inv, ny * inv, nz * inv
+    tx, ty, tz = f[i, 3], f[i, 4], f[i, 5]
+    if tx * tx + ty * ty + tz * tz < 0.25:
+        tx, ty, tz = 0.0, 0.0, 0.0
+        if ny < 0.5 and ny > -0.5:
+            ty = 1.0
+        else:
+            tz = 1.0
+    # t -= n (n . t), normalised
+    s = nx * tx + ny * ty + nz * tz
+    tx, ty, tz = tx - nx * s, ty - ny * s, tz - nz * s
+    lt = math.sqrt(tx * tx + ty * ty + tz * tz)
+    if lt < MINVAL:
+        tx, ty, tz = 1.0, 0.0, 0.0
+    else:
+        inv = 1.0 / lt
+        tx, ty, tz = tx * inv, ty * inv, tz * inv
+    b = cross3((nx, ny, nz), (tx, ty, tz))
+    f[i, 0], f[i, 1], f[i, 2] = nx, ny, nz
+    f[i, 3], f[i, 4], f[i, 5] = tx, ty, tz
+    f[i, 6], f[i, 7], f[i, 8] = b[0], b[1], b[2]
+
+
+@jit
+def _mix_soft(a, b, opt):
+    """Average of two softness values where -1 means the option (kept -1 when both are)."""
+    if a < 0 and b < 0:
+        return -1.0
+    if a < 0:
+        a = opt
+    if b < 0:
+        b = opt
+    return 0.5 * (a + b)
+
+
+@jit
+def add_contacts(m, d, num, g1, g2, ipair, margin):
+    """Append the num contacts of d.col_* for geoms g1, g2 with their mixed parameters."""
+    if ipair >= 0:
+        condim = m.pair_condim[ipair]
+        gap = m.pair_gap[ipair]
+        fr = (m.pair_friction[ipair, 0], m.pair_friction[ipair, 1], m.pair_friction[ipair, 2],
+              m.pair_friction[ipair, 3], m.pair_friction[ipair, 4])
+        eps = m.pair_epsilon[ipair]
+        kap = m.pair_kappa[ipair]
+    else:
+        gap = m.geom_gap[g1] + m.geom_gap[g2]
+        p1 = m.geom_priority[g1]
+        p2 = m.geom_priority[g2]
+        if p1 != p2:
+            # the geom with the higher priority gives condim, friction and softness
+            gh = g1 if p1 > p2 else g2
+            condim = m.geom_condim[gh]
+            f0 = m.geom_friction[gh, 0]
+            f1 = m.geom_friction[gh, 1]
+            f2 = m.geom_friction[gh, 2]
+            eps = m.geom_epsilon[gh]
+            kap = m.geom_kappa[gh]
+        else:
+            condim = max(m.geom_condim[g1], m.geom_condim[g2])
+            f0 = max(m.geom_friction[g1, 0], m.geom_friction[g2, 0])
+            f1 = max(m.geom_friction[g1, 1], m.geom_friction[g2, 1])
+            f2 = max(m.geom_friction[g1, 2], m.geom_friction[g2, 2])
+            eps = _mix_soft(m.geom_epsilon[g1], m.geom_epsilon[g2], m.opt_epsilon[0])
+            kap = _mix_soft(m.geom_kappa[g1], m.geom_kappa[g2], m.opt_kappa[0])
+        fr = (f0, f0, f1, f2, f2)
+    for i in range(num):
+        n = d.ncon[0]
+        if n >= d.contact_dist.shape[0]:
+            d.nefc_overflow[0] = 1
+            return
+        d.contact_dist[n] = d.col_dist[i]
+        for k in range(3):
+            d.contact_pos[n, k] = d.col_pos[i, k]
+        for k in range(9):
+            d.contact_frame[n, k] = d.col_frame[i, k]
+        make_frame(d.contact_frame, n)
+        d.contact_includemargin[n] = margin - gap
+        for k in range(5):
+            d.contact_friction[n, k] = fr[k]
+        d.contact_epsilon[n] = eps
+        d.contact_kappa[n] = kap
+        d.contact_geom1[n] = g1
+        d.contact_geom2[n] = g2
+        d.contact_dim[n] = condim
+        d.contact_efc_address[n] = -1
+        d.ncon[0] = n + 1
+
+
+@jit
+def _filter_sphere(m, d, g1, g2, margin):
+    """True when the bounding spheres (or a plane and a sphere) are farther apart than margin."""
+    r1 = m.geom_rbound[g1]
+    r2 = m.geom_rbound[g2]
+    if r1 > 0 and r2 > 0:
+        dx = d.geom_xpos[g1, 0] - d.geom_xpos[g2, 0]
+        dy = d.geom_xpos[g1, 1] - d.geom_xpos[g2, 1]
+        dz = d.geom_xpos[g1, 2] - d.geom_xpos[g2, 2]
+        b = r1 + r2 + margin
+        return dx * dx + dy * dy + dz * dz > b * b
+    if m.geom_type[g1] == PLANE and r2 > 0:
+        return _plane_dist(d, g1, g2) > margin + r2
+    if m.geom_type[g2] == PLANE and r1 > 0:
+        return _plane_dist(d, g2, g1) > margin + r1
+    return False
+
+
+@jit
+def _plane_dist(d, gp, g):
+    n = (d.geom_xmat[gp, 2], d.geom_xmat[gp, 5], d.geom_xmat[gp, 8])
+    dif = (d.geom_xpos[g, 0] - d.geom_xpos[gp, 0], d.geom_xpos[g, 1] - d.geom_xpos[gp, 1],
+           d.geom_xpos[g, 2] - d.geom_xpos[gp, 2])
+    return dot3(dif, n)
+
+
+@jit
+def collide_geoms(m, d, g1, g2, ipair):
+    """Narrowphase of one geom pair (dynamic when ipair < 0) and its contacts."""
+    if m.geom_type[g1] > m.geom_type[g2]:
+        g1, g2 = g2, g1
+    code = COLLISION_FUNC[m.geom_type[g1], m.geom_type[g2]]
+    if code == C_NONE:
+        return
+    if ipair >= 0:
+        margin = m.pair_margin[ipair]
+    else:
+        # MuJoCo 4: the margins (and gaps) of the two geoms add up
+        margin = m.geom_margin[g1] + m.geom_margin[g2]
+    if _filter_sphere(m, d, g1, g2, margin):
+        return
+    num = narrowphase(m, d, code, g1, g2, margin)
+    if num > 0:
+        add_contacts(m, d, num, g1, g2, ipair, margin)
+
+
+# ------------------------------------------------------------------------------------------------
+# filtering
+# ------------------------------------------------------------------------------------------------
+@jit
+def _body_filtered(m, b1, b2, filterparent):
+    """MuJoCo's weld-body rules: same weld body, or weld parent/child (both not the world)."""
+    w1 = m.body_weldid[b1]
+    w2 = m.body_weldid[b2]
+    if w1 == w2:
+        return True
+    if filterparent and w1 != 0 and w2 != 0:
+        if w1 == m.body_weldid[m.body_parentid[w2]] or w2 == m.body_weldid[m.body_parentid[w1]]:
+            return True
+    return False
+
+
+@jit
+def _excluded(m, b1, b2):
+    if b1 > b2:
+        b1, b2 = b2, b1
+    for k in range(m.exclude_body1.shape[0]):
+        if m.exclude_body1[k] == b1 and m.exclude_body2[k] == b2:
+            return True
+    return False
+
+
+@jit
+def _in_pair(m, g1, g2):
+    for k in range(m.pair_geom1.shape[0]):
+        a = m.pair_geom1[k]
+        b = m.pair_geom2[k]
+        if (a == g1 and b == g2) or (a == g2 and b == g1):
+            return True
+    return False
+
+
+@jit
+def dynamic_filtered(m, g1, g2, filterparent):
+    """True when the broadphase pair g1, g2 must not be tested (MuJoCo's filters)."""
+    if not ((m.geom_contype[g1] & m.geom_conaffinity[g2])
+            or (m.geom_contype[g2] & m.geom_conaffinity[g1])):
+        return True
+    b1 = m.geom_bodyid[g1]
+    b2 = m.geom_bodyid[g2]
+    if _body_filtered(m, b1, b2, filterparent):
+        return True
+    if m.exclude_body1.shape[0] > 0 and _excluded(m, b1, b2):
+        return True
+    if m.pair_geom1.shape[0] > 0 and _in_pair(m, g1, g2):
+        return True
+    return False
+
+
+# ------------------------------------------------------------------------------------------------
+# broadphase
+# ------------------------------------------------------------------------------------------------
+@jit
+def geom_aabb_world(m, d):
+    """geom_aabb_world: world boxes (lo, hi) of the geoms, inflated by their margins."""
+    for g in range(m.geom_type.shape[0]):
+        if m.geom_type[g] == PLANE:
+            for k in range(3):
+                d.geom_aabb_world[g, k] = -INF
+                d.geom_aabb_world[g, 3 + k] = INF
+            continue
+        r = mat9(d.geom_xmat, g)
+        c = (m.geom_aabb[g, 0], m.geom_aabb[g, 1], m.geom_aabb[g, 2])
+        h = (m.geom_aabb[g, 3], m.geom_aabb[g, 4], m.geom_aabb[g, 5])
+        mg = m.geom_margin[g]
+        for k in range(3):
+            # centre: xpos + R c; half extent: |R| h + margin
+            ck = (d.geom_xpos[g, k] + r[3 * k] * c[0] + r[3 * k + 1] * c[1]
+                  + r[3 * k + 2] * c[2])
+            hk = (abs(r[3 * k]) * h[0] + abs(r[3 * k + 1]) * h[1] + abs(r[3 * k + 2]) * h[2]
+                  + mg)
+            d.geom_aabb_world[g, k] = ck - hk
+            d.geom_aabb_world[g, 3 + k] = ck + hk
+
+
+@jit
+def _sweep_axis(m, d):
+    """Axis with the largest spread of (non-plane) geom centres; the previous one unless beaten
+    by a factor 2, so that consecutive steps keep the sort order nearly valid."""
+    ngeom = m.geom_type.shape[0]
+    s0 = s1 = s2 = q0 = q1 = q2 = 0.0
+    cnt = 0
+    for g in range(ngeom):
+        if m.geom_type[g] == PLANE:
+            continue
+        cnt += 1
+        x, y, z = d.geom_xpos[g, 0], d.geom_xpos[g, 1], d.geom_xpos[g, 2]
+        s0 += x
+        s1 += y
+        s2 += z
+        q0 += x * x
+        q1 += y * y
+        q2 += z * z
+    best = d.bp_axis[0]
+    if cnt == 0:
+        return best
+    var = (q0 / cnt - (s0 / cnt) ** 2, q1 / cnt - (s1 / cnt) ** 2, q2 / cnt - (s2 / cnt) ** 2)
+    vbest = var[best]
+    for k in range(3):
+        if var[k] > 2.0 * vbest + 1e-12:
+            best = k
+            vbest = var[k]
+    d.bp_axis[0] = best
+    return best
+
+
+@jit
+def broadphase(m, d):
+    """Sweep and prune along one axis; candidate pairs go to bp_pairs (up to its capacity) and
+    straight to the filters and the narrowphase. Returns nothing; bp_npairs counts pairs."""
+    ngeom = m.geom_type.shape[0]
+    order = d.bp_order
+    aabb = d.geom_aabb_world
+    if ngeom >= 2 and order[0] == order[1]:
+        for g in range(ngeom):
+            order[g] = g
+    axis = _sweep_axis(m, d)
+    # insertion sort of the order by the lower bound along the axis (nearly sorted: ~linear)
+    for i in range(1, ngeom):
+        gi = order[i]
+        key = aabb[gi, axis]
+        j = i - 1
+        while j >= 0 and aabb[order[j], axis] > key:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = gi
+    a1 = (axis + 1) % 3
+    a2 = (axis + 2) % 3
+    filterparent = not (m.opt_disableflags[0] & FILTERPARENT)
+    npairs = 0
+    cap = d.bp_pairs.shape[0]
+    for i in range(ngeom):
+        gi = order[i]
+        hi = aabb[gi, 3 + axis]
+        for j in range(i + 1, ngeom):
+            gj = order[j]
+            if aabb[gj, axis] > hi:
+                break
+            # overlap on the other two axes
+            if (aabb[gj, a1] > aabb[gi, 3 + a1] or aabb[gi, a1] > aabb[gj, 3 + a1]
+                    or aabb[gj, a2] > aabb[gi, 3 + a2] or aabb[gi, a2] > aabb[gj, 3 + a2]):
+                continue
+            if m.geom_bodyid[gi] == m.geom_bodyid[gj]:
+                continue
+            if dynamic_filtered(m, gi, gj, filterparent):
+                continue
+            g1 = gi if gi < gj else gj
+            g2 = gj if gi < gj else gi
+            if npairs < cap:
+                d.bp_pairs[npairs, 0] = g1
+                d.bp_pairs[npairs, 1] = g2
+            npairs += 1
+            collide_geoms(m, d, g1, g2, -1)
+            if d.nefc_overflow[0]:
+                d.bp_npairs[0] = npairs
+                return
+    d.bp_npairs[0] = npairs
+
+
+@jit
+def collision(m, d):
+    """Contacts: ncon, contact_* (dist pos frame includemargin friction epsilon kappa geom1 geom2
+    dim efc_address); scratch geom_aabb_world bp_order bp_pairs bp_npairs; nefc_overflow."""
+    d.ncon[0] = 0
+    d.nefc_overflow[0] = 0
+    d.bp_npairs[0] = 0
+    if m.opt_disableflags[0] & NO_CONTACT or m.geom_type.shape[0] < 2:
+        return
+    geom_aabb_world(m, d)
+    broadphase(m, d)
+    # explicit pairs: no bit-mask, weld or exclude filter
+    for k in range(m.pair_geom1.shape[0]):
+        if d.nefc_overflow[0]:
+            return
+        collide_geoms(m, d, m.pair_geom1[k], m.pair_geom2[k], k)
+
+
+# ------------------------------------------------------------------------------------------------
+# Python-level helpers
+# ------------------------------------------------------------------------------------------------
+def ensure_capacity(m, d, rerun=True):
+    """Run collision; while the contacts did not fit, double d.nconmax (and njmax) and rerun.
+
+    Data grows in place (``Data.grow``), so references to ``d`` stay valid. Returns d.
+    """
+    collision(m._struct, d._struct)
+    while d.nefc_overflow[0]:
+        d.grow(2 * d.nconmax, max(d.njmax, 6 * 2 * d.nconmax + 2 * m.nv))
+        collision(m._struct, d._struct)
+    return d
+
+
+def compute_geom_aabb(m):
+    """Model.geom_aabb: local bounding box (centre, half sizes) of each geom in its frame."""
+    out = np.zeros((m.ngeom, 6))
+    for g in range(m.ngeom):
+        t = m.geom_type[g]
+        s = m.geom_size[g]
+        if t == SPHERE:
+            h = (s[0], s[0], s[0])
+        elif t == CAPSULE:
+            h = (s[0], s[0], s[0] + s[1])
+        elif t == CYLINDER:
+            h = (s[0], s[0], s[1])
+        elif t in (ELLIPSOID, BOX):
+            h = (s[0], s[1], s[2])
+        elif t == MESH:
+            k = m.geom_dataid[g]
+            a = m.mesh_vertadr[k]
+            v = m.mesh_vert[a:a + m.mesh_vertnum[k]]
+            lo, hi = v.min(axis=0), v.max(axis=0)
+            out[g, :3] = 0.5 * (lo + hi)
+            h = tuple(0.5 * (hi - lo))
+        elif t == HFIELD:
+            h = (s[0], s[1], s[2])
+        else:  # plane: unbounded (the broadphase treats it specially)
+            h = (INF, INF, INF)
+        out[g, 3:] = h
+    return out
+
+
+def set_const_collision(m):
+    """Collision fields derived from the compiled model (called by set_const)."""
+    m.geom_aabb[:] = compute_geom_aabb(m)
