@@ -231,14 +231,14 @@ class Runner:
         self.submit(apply)
 
     # -- the simulation thread -------------------------------------------------------------------
-    def start(self) -> None:
+    def start_thread(self) -> None:
         if self._thread is not None:
             return
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="simulation", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop_thread(self) -> None:
         if self._thread is None:
             return
         self._stop.set()
