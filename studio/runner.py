@@ -119,6 +119,7 @@ class Runner:
         self._warnings_seen = d.warning.copy()
         self._rtf_window: deque = deque()
         self.lock = threading.Lock()                  # held while the engine state is in use
+        engine.energy(m, d)                           # compiled here, not in the thread
         self.snapshot = Snapshot(m, d)
         self.history.push(d)
 
@@ -267,6 +268,7 @@ class Runner:
         m, d = self.m, self.d
         sim0, wall0 = d.time, time.perf_counter()
         was_paused = True
+        last_speed = self.speed
         while not self._stop.is_set():
             changed = False
             with self.lock:
@@ -292,6 +294,8 @@ class Runner:
                 was_paused = False
             dt = float(m.opt.timestep)
             speed = max(self.speed, 1e-6)
+            if speed != last_speed:                   # a new pace starts from here
+                sim0, wall0, last_speed = d.time, now, speed
             target = sim0 + speed * (now - wall0)
             lag = target - d.time
             if lag > self.max_frame_seconds * speed:  # cannot keep up: drop the backlog
