@@ -398,7 +398,7 @@ def epa(m, d, g1, g2, n):
         a = support(m, d, g1, u)
         b = support(m, d, g2, scl3(u, -1.0))
         w = sub3(a, b)
-        if dot3(w, u) - bd < EPA_TOL * max(1.0, bd) or nv >= maxv or nf + maxe // 2 > maxf:
+        if dot3(w, u) - bd < EPA_TOL * max(1.0, bd) or nv >= maxv or nf + maxe > maxf:
             break
         _add_vertex(V, nv, a, b)
         # faces seen from w go; their unshared edges form the horizon
@@ -425,11 +425,17 @@ def epa(m, d, g1, g2, n):
                         d.epa_edge[ne, 0] = ea
                         d.epa_edge[ne, 1] = eb
                         ne += 1
+        # new faces on the horizon, in the slots of removed faces first
+        slot = 0
         for q in range(ne):
-            if nf >= maxf:
+            while slot < nf and d.epa_falive[slot]:
+                slot += 1
+            if slot >= maxf:
                 break
-            _epa_face(d, nf, d.epa_edge[q, 0], d.epa_edge[q, 1], nv)
-            nf += 1
+            _epa_face(d, slot, d.epa_edge[q, 0], d.epa_edge[q, 1], nv)
+            if slot == nf:
+                nf += 1
+            slot += 1
         nv += 1
     f = best
     u = (d.epa_fdata[f, 0], d.epa_fdata[f, 1], d.epa_fdata[f, 2])
