@@ -17,7 +17,7 @@ import math
 
 from .enums import ConstraintType, DisableBit, EqType, JointType
 from .jit import jit
-from .math import add3, mat9, mulmatvec3, quat4, quat_mul, quat_sub, sub3, vec3
+from .math import add3, mat9, mulmatvec3, quat4, quat_mul, sub3, vec3
 from .smooth import apply_ft
 
 EQUALITY = int(ConstraintType.EQUALITY)
@@ -28,6 +28,7 @@ LIMIT_TENDON = int(ConstraintType.LIMIT_TENDON)
 CONTACT_FRICTIONLESS = int(ConstraintType.CONTACT_FRICTIONLESS)
 CONTACT_ELLIPTIC = int(ConstraintType.CONTACT_ELLIPTIC)
 HINGE = int(JointType.HINGE)
+OBJ_SITE = 6  # eq_objtype of site-based connect and weld
 SLIDE = int(JointType.SLIDE)
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -83,16 +84,25 @@ def _equality_rows(m, d):
         o1 = m.eq_obj1id[e]
         o2 = m.eq_obj2id[e]
         if t == EqType.CONNECT or t == EqType.WELD:
-            b1, b2 = o1, max(o2, 0)
-            # anchor on body 1 (eq_data 0:3) and on body 2 (connect: 3:6; weld: relpose 3:6)
-            if t == EqType.CONNECT:
-                a1 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
-                a2 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
+            if m.eq_objtype[e] == OBJ_SITE:
+                # site semantics: the two site frames coincide
+                b1, b2 = m.site_bodyid[o1], m.site_bodyid[o2]
+                p1, p2 = vec3(d.site_xpos, o1), vec3(d.site_xpos, o2)
+                fq1 = quat_mul(quat4(d.xquat, b1), quat4(m.site_quat, o1))
+                fq2 = quat_mul(quat4(d.xquat, b2), quat4(m.site_quat, o2))
             else:
-                a2 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
-                a1 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
-            p1 = add3(vec3(d.xpos, b1), mulmatvec3(mat9(d.xmat, b1), a1))
-            p2 = add3(vec3(d.xpos, b2), mulmatvec3(mat9(d.xmat, b2), a2))
+                b1, b2 = o1, max(o2, 0)
+                # anchor on body 1 (eq_data 0:3) and on body 2 (connect: 3:6; weld: 3:6 relpose)
+                if t == EqType.CONNECT:
+                    a1 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
+                    a2 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
+                else:
+                    a2 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
+                    a1 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
+                p1 = add3(vec3(d.xpos, b1), mulmatvec3(mat9(d.xmat, b1), a1))
+                p2 = add3(vec3(d.xpos, b2), mulmatvec3(mat9(d.xmat, b2), a2))
+                fq1 = quat4(d.xquat, b1)
+                fq2 = quat4(d.xquat, b2)
             err = sub3(p1, p2)
             approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
             for k in range(3):
@@ -103,22 +113,34 @@ def _equality_rows(m, d):
                 _jac_dot(m, d, i, b1, p1, axis, False, 1.0)
                 _jac_dot(m, d, i, b2, p2, axis, False, -1.0)
             if t == EqType.WELD:
-                # orientation error: q2^-1 q1 relquat^-1 as a rotation vector, in world frame
+                # orientation error Im(q2^-1 q1 relquat) and its Jacobian
+                # 1/2 Im(q2^-1 (jacr1 - jacr2) q1 relquat), scaled by torquescale (as MuJoCo)
                 relq = (m.eq_data[e, 6], m.eq_data[e, 7], m.eq_data[e, 8], m.eq_data[e, 9])
-                q1 = quat_mul(quat4(d.xquat, b1), (relq[0], -relq[1], -relq[2], -relq[3]))
-                dif = quat_sub(q1, quat4(d.xquat, b2))
-                dif = mulmatvec3(mat9(d.xmat, b2), dif)
-                scale = m.eq_data[e, 10] if m.eq_data[e, 10] > 0.0 else 1.0
+                if m.eq_objtype[e] == OBJ_SITE:
+                    relq = (1.0, 0.0, 0.0, 0.0)      # site frames are aligned, no relpose
+                q1r = quat_mul(fq1, relq)
+                q2 = fq2
+                q2inv = (q2[0], -q2[1], -q2[2], -q2[3])
+                dif = quat_mul(q2inv, q1r)
+                ts = m.eq_data[e, 10]
                 approx = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
+                first = d.nefc[0]
                 for k in range(3):
-                    i = _add_row(m, d, EQUALITY, e, dif[k] * scale, 0.0, approx, eps, kappa,
+                    i = _add_row(m, d, EQUALITY, e, dif[k + 1] * ts, 0.0, approx, eps, kappa,
                                  False)
                     if i < 0:
                         return
                     axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
                             1.0 if k == 2 else 0.0)
-                    _jac_dot(m, d, i, b1, p1, axis, True, scale)
-                    _jac_dot(m, d, i, b2, p2, axis, True, -scale)
+                    _jac_dot(m, d, i, b1, p1, axis, True, 1.0)
+                    _jac_dot(m, d, i, b2, p2, axis, True, -1.0)
+                for j in range(d.qvel.shape[0]):
+                    w = (0.0, d.efc_J[first, j], d.efc_J[first + 1, j], d.efc_J[first + 2, j])
+                    if w[1] == 0.0 and w[2] == 0.0 and w[3] == 0.0:
+                        continue
+                    q3 = quat_mul(quat_mul(q2inv, w), q1r)
+                    for k in range(3):
+                        d.efc_J[first + k, j] = 0.5 * q3[k + 1] * ts
         elif t == EqType.JOINT or t == EqType.TENDON:
             # x = q1 - q1_0 - poly(q2 - q2_0), poly from eq_data[0:5]
             if t == EqType.JOINT:

@@ -194,6 +194,7 @@ actuator_lengthrange f nu 2      # feasible actuator length range
 eq_type             i neq        # EqType
 eq_obj1id           i neq        # id of the first object
 eq_obj2id           i neq        # id of the second object, -1 for world / none
+eq_objtype          i neq        # connect and weld: 1 bodies, 6 sites (MuJoCo's mjtObj values)
 eq_active0          i neq        # initial enable state (0/1)
 eq_data             f neq 11     # type-specific data
 eq_epsilon          f neq        # softness epsilon (-1: use opt)

@@ -31,6 +31,8 @@ from . import inertia as I
 from . import schema as S
 from .xmltree import Node, Source, expand_includes, parse_text
 
+OBJ_BODY, OBJ_SITE = 1, 6  # eq_objtype values (MuJoCo's mjtObj)
+
 log = logging.getLogger("engine.compiler")
 
 PI = math.pi
@@ -2273,6 +2275,7 @@ class _Compiler:
         neq = len(self.eqs)
         for k in ("type", "obj1id", "obj2id", "active0"):
             arr("eq_" + k, neq, int)
+        arr("eq_objtype", neq, int)
         arr("eq_data", (neq, 11))
         arr("eq_epsilon", neq)
         arr("eq_kappa", neq)
@@ -2281,6 +2284,7 @@ class _Compiler:
             A["eq_obj1id"][i] = e.obj1
             A["eq_obj2id"][i] = e.obj2
             A["eq_active0"][i] = int(e.active)
+            A["eq_objtype"][i] = OBJ_SITE if e.site else OBJ_BODY
             A["eq_data"][i] = e.data
             A["eq_epsilon"][i] = e.epsilon
             A["eq_kappa"][i] = e.kappa
