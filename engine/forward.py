@@ -102,6 +102,8 @@ def fwd_constraint(m, d):
     d.solver_residual[0] = 0.0
     if nefc == 0:
         d.qacc[:] = d.qacc_smooth
+        d.warm_nefc[0] = 0
+        d.warm_ncon[0] = 0
         return
     h = m.opt_timestep[0]
     vhat = d.scratch_nv[3]
@@ -114,19 +116,30 @@ def fwd_constraint(m, d):
         for k in range(nv):
             s += d.efc_J[i, k] * vhat[k]
         d.efc_b[i] = s - d.efc_vstar[i]
-    # warm start: the impulses that the previous step's acceleration implies (Theorem 4)
+    # warm start from the previous step's acceleration: its impulses (Theorem 4) for PGS, its
+    # velocity for Newton; kept only if better than the cold start (zero impulse, v')
+    _dense_inertia(m, d, d.dense_M)
+    f = d.efc_impulse
+    warm = not m.opt_disableflags[0] & DisableBit.WARMSTART
     for k in range(nv):
         vnext[k] = d.qvel[k] + h * d.qacc_warmstart[k]
-    if m.opt_disableflags[0] & DisableBit.WARMSTART:
-        vnext[:] = vhat
-    _dense_inertia(m, d, d.dense_M)
-    solver.primal_cost(d, vnext, vhat, d.dense_M, d.efc_impulse)
-    f = d.efc_impulse
     if m.opt_solver[0] == Solver.NEWTON:
+        if warm:
+            if (solver.primal_cost(d, vnext, vhat, d.dense_M, f)
+                    > solver.primal_cost(d, vhat, vhat, d.dense_M, f)):
+                vnext[:] = vhat
+        else:
+            vnext[:] = vhat
+        solver.primal_cost(d, vnext, vhat, d.dense_M, f)
         niter, residual = solver.newton(m, d, vnext, vhat, d.dense_M, f, m.opt_iterations[0],
                                         m.opt_tolerance[0])
     else:
         solver.compute_A(m, d)
+        f[:nefc] = 0.0
+        if warm:
+            solver.load_warmstart(d, f)
+            if solver.dual_cost(d, f) > 0.0:
+                f[:nefc] = 0.0
         niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
         vnext[:] = vhat
         for i in range(nefc):
@@ -134,6 +147,7 @@ def fwd_constraint(m, d):
                 vnext[k] += d.efc_MinvJT[i, k] * f[i]
     d.solver_niter[0] = niter
     d.solver_residual[0] = residual
+    solver.save_warmstart(d, f)
     for i in range(nefc):
         d.efc_force[i] = f[i] / h
         for k in range(nv):
@@ -375,8 +389,10 @@ def reset_state(m, d):
 @jit
 def step_kernel(m, d, n):
     """n steps: check the state, forward, check qacc, integrate. Bad values are counted in
-    d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset)."""
-    for _ in range(n):
+    d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset).
+    Stops before integrating when the contacts or constraint rows did not fit
+    (d.nefc_overflow); returns the number of steps taken."""
+    for k in range(n):
         if _is_bad(d.qpos):
             d.warning[Warning.BADQPOS] += 1
             reset_state(m, d)
@@ -384,6 +400,8 @@ def step_kernel(m, d, n):
             d.warning[Warning.BADQVEL] += 1
             reset_state(m, d)
         forward_kernel(m, d)
+        if d.nefc_overflow[0]:
+            return k
         if _is_bad(d.qacc):
             d.warning[Warning.BADQACC] += 1
             reset_state(m, d)
@@ -397,6 +415,7 @@ def step_kernel(m, d, n):
             midpoint(m, d)
         else:
             euler(m, d)
+    return n
 
 
 @jit
@@ -486,14 +505,28 @@ def name2id(m: Model, kind: str, name: str) -> int:
     return m._name_index[kind].get(name, -1)
 
 
+def _grow(m: Model, d: Data) -> None:
+    """Double the contact and constraint-row capacities after an overflow."""
+    d.grow(2 * d.nconmax, max(2 * d.njmax, 4 * 2 * d.nconmax + m.nv))
+
+
 def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
     forward_kernel(m._struct, d._struct)
+    while d.nefc_overflow[0]:
+        _grow(m, d)
+        forward_kernel(m._struct, d._struct)
 
 
 def step(m: Model, d: Data, n: int = 1) -> None:
-    """Advance the simulation by n timesteps with m.opt.integrator, in one compiled call."""
-    step_kernel(m._struct, d._struct, int(n))
+    """Advance the simulation by n timesteps with m.opt.integrator, in one compiled call
+    (another only if the contacts outgrew the capacities of d, which then grow)."""
+    done = 0
+    n = int(n)
+    while done < n:
+        done += step_kernel(m._struct, d._struct, n - done)
+        if d.nefc_overflow[0]:
+            _grow(m, d)
 
 
 def energy(m: Model, d: Data) -> np.ndarray:

@@ -89,6 +89,73 @@ def project_object(d, i, n, z, out, w):
 
 
 # ------------------------------------------------------------------------------------------------
+# warm start
+# ------------------------------------------------------------------------------------------------
+@jit
+def save_warmstart(d, f):
+    """Remember this step's rows, contacts and impulses for the next step's warm start."""
+    n = d.nefc[0]
+    d.warm_nefc[0] = n
+    for i in range(n):
+        d.warm_type[i] = d.efc_type[i]
+        d.warm_id[i] = d.efc_id[i]
+        d.efc_warm[i] = f[i]
+    d.warm_ncon[0] = d.ncon[0]
+    for c in range(d.ncon[0]):
+        d.warm_contact_geom[c, 0] = d.contact_geom1[c]
+        d.warm_contact_geom[c, 1] = d.contact_geom2[c]
+        d.warm_contact_adr[c] = d.contact_efc_address[c]
+        for k in range(3):
+            d.warm_contact_pos[c, k] = d.contact_pos[c, k]
+
+
+WARM_WINDOW = 16      # contacts of the previous step searched around the same index
+WARM_DISTANCE = 0.01  # a previous contact within this distance (m) is the same contact
+
+
+
+@jit
+def load_warmstart(d, f):
+    """f = the previous step's impulses of the same rows: the same (type, id) for joint,
+    tendon and equality rows, the same geom pair at (nearly) the same point for contacts."""
+    n = d.nefc[0]
+    prev = d.warm_nefc[0]
+    j = 0
+    for i in range(n):
+        f[i] = 0.0
+        t = d.efc_type[i]
+        if t == CONTACT_ELLIPTIC or t == CONTACT_FRICTIONLESS:
+            continue
+        while j < prev and (d.warm_type[j] < t or (d.warm_type[j] == t
+                                                    and d.warm_id[j] < d.efc_id[i])):
+            j += 1
+        if j < prev and d.warm_type[j] == t and d.warm_id[j] == d.efc_id[i]:
+            f[i] = d.efc_warm[j]
+            j += 1
+    for c in range(d.ncon[0]):
+        adr = d.contact_efc_address[c]
+        if adr < 0:
+            continue
+        best = -1
+        bestd = WARM_DISTANCE
+        for q in range(max(0, c - WARM_WINDOW), min(d.warm_ncon[0], c + WARM_WINDOW + 1)):
+            if (d.warm_contact_geom[q, 0] != d.contact_geom1[c]
+                    or d.warm_contact_geom[q, 1] != d.contact_geom2[c]
+                    or d.warm_contact_adr[q] < 0):
+                continue
+            dist = math.sqrt((d.warm_contact_pos[q, 0] - d.contact_pos[c, 0]) ** 2
+                             + (d.warm_contact_pos[q, 1] - d.contact_pos[c, 1]) ** 2
+                             + (d.warm_contact_pos[q, 2] - d.contact_pos[c, 2]) ** 2)
+            if dist < bestd:
+                best, bestd = q, dist
+        if best >= 0:
+            qa = d.warm_contact_adr[best]
+            for k in range(d.contact_dim[c]):
+                if qa + k < prev and d.warm_type[qa + k] == d.efc_type[adr + k]:
+                    f[adr + k] = d.efc_warm[qa + k]
+
+
+# ------------------------------------------------------------------------------------------------
 # problem set-up
 # ------------------------------------------------------------------------------------------------
 @jit
@@ -187,6 +254,8 @@ def pgs(m, d, f, iterations, tolerance):
                 project_object(d, i, 1, z, out, w)
                 change = max(change, abs(out[0] - f[i]) * h)
                 f[i] = out[0]
+            elif it <= SPLIT_SWEEPS:
+                change = max(change, _cone_split(d, i, n, f, g, z, out, w))
             else:
                 change = max(change, _cone_block(d, i, n, f, g, z, out, w))
             i += n
@@ -197,38 +266,225 @@ def pgs(m, d, f, iterations, tolerance):
 
 
 @jit
-def _cone_block(d, i, n, f, g, z, out, w):
-    """Projected-gradient steps on a contact block in the metric W = alpha R (R has the
-    structure (17), so each step is an exact projection, Algorithm 5). alpha bounds the block
-    Hessian H = (A + R)_block: alpha = max_k sum_j |H_kj| / sqrt(R_k R_j) (Gershgorin on
-    R^-1/2 H R^-1/2), so that W >= H and every step decreases the cost."""
-    alpha = 0.0
-    for k in range(n):
-        s = 0.0
-        for j in range(n):
-            h = d.efc_A[i + k, i + j] + (d.efc_R[i + k] if j == k else 0.0)
-            s += abs(h) / math.sqrt(d.efc_R[i + k] * d.efc_R[i + j])
-        alpha = max(alpha, s)
-    for k in range(n):
-        w[k] = alpha * d.efc_R[i + k]
+def _cone_split(d, i, n, f, g, z, out, w):
+    """A contact visited in two parts, as MuJoCo's PGS does: the best multiple of the current
+    impulse (or the normal impulse alone when it is zero), then the friction impulses alone
+    within the ellipse ||f_j / mu_j|| <= f_0.
+    Each part is minimised exactly, so the cost decreases, and the impulses of early sweeps
+    stay bounded by the normal one (an exact block solve may first raise the normal impulse
+    to afford more friction, which makes the first sweeps overshoot)."""
     change = 0.0
-    for _ in range(BLOCK_STEPS):
-        for k in range(n):
-            z[k] = f[i + k] - g[k] / w[k]
-        project_object(d, i, n, z, out, w)
-        step = 0.0
-        for k in range(n):
-            delta = out[k] - f[i + k]
-            step = max(step, abs(delta) * w[k])
-            if delta != 0.0:
-                # keep the block gradient current: g += H delta
-                for j in range(n):
-                    g[j] += (d.efc_A[i + j, i + k] + (d.efc_R[i + k] if j == k else 0.0)) * delta
-                f[i + k] = out[k]
-        change = max(change, step)
-        if step <= 1e-15 * change:
+    if f[i] <= MINVAL:
+        # normal update with the friction cleared
+        h = d.efc_A[i, i] + d.efc_R[i]
+        for a in range(n):
+            z[a] = -f[i + a]
+        z[0] += max(f[i] - g[0] / h, 0.0)
+    else:
+        # ray update: the best multiple of the current impulse, normal kept >= 0
+        num = 0.0
+        den = 0.0
+        for a in range(n):
+            num += f[i + a] * g[a]
+            hv = d.efc_R[i + a] * f[i + a]
+            for b in range(n):
+                hv += d.efc_A[i + a, i + b] * f[i + b]
+            den += f[i + a] * hv
+        x = -num / den if den > MINVAL else 0.0
+        x = max(x, -1.0)
+        for a in range(n):
+            z[a] = x * f[i + a]
+    for a in range(n):
+        delta = z[a]
+        if delta != 0.0:
+            for j in range(n):
+                g[j] += (d.efc_A[i + j, i + a] + (d.efc_R[i + a] if j == a else 0.0)) * delta
+            f[i + a] += delta
+            change = max(change, abs(delta) * (d.efc_A[i + a, i + a] + d.efc_R[i + a]))
+    fn = f[i]
+    # friction: min 1/2 x' H x + c' x over sum (x_j / mu_j)^2 <= fn^2, H = (A + R) friction
+    m = n - 1
+    H = np.empty((5, 6))
+    c = np.empty(5)
+    xf = np.empty(5)
+    for a in range(m):
+        hx = 0.0
+        for b in range(m):
+            hab = d.efc_A[i + 1 + a, i + 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
+            hx += hab * f[i + 1 + b]
+        c[a] = g[1 + a] - hx
+    lam = 0.0
+    for _ in range(30):
+        for a in range(m):
+            for b in range(m):
+                hab = d.efc_A[i + 1 + a, i + 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
+                H[a, b] = hab + (lam / d.efc_mu[i + 1 + a] ** 2 if a == b else 0.0)
+            H[a, m] = -c[a]
+        if not _solve_small(H, m, xf):
             break
+        phi = -fn * fn
+        for a in range(m):
+            phi += (xf[a] / d.efc_mu[i + 1 + a]) ** 2
+        if phi <= 1e-14 * fn * fn or fn == 0.0:
+            if lam == 0.0 or phi >= -1e-10 * fn * fn:
+                break
+        # Newton on phi(lam) = 0: phi' = -2 (D x)' (H + lam D)^-1 (D x)
+        for a in range(m):
+            for b in range(m):
+                hab = d.efc_A[i + 1 + a, i + 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
+                H[a, b] = hab + (lam / d.efc_mu[i + 1 + a] ** 2 if a == b else 0.0)
+            H[a, m] = xf[a] / d.efc_mu[i + 1 + a] ** 2
+        if not _solve_small(H, m, z):
+            break
+        dphi = 0.0
+        for a in range(m):
+            dphi -= 2.0 * xf[a] / d.efc_mu[i + 1 + a] ** 2 * z[a]
+        if dphi >= 0.0:
+            break
+        lam = max(lam - phi / dphi, 0.5 * lam)
+    if fn == 0.0:
+        for a in range(m):
+            xf[a] = 0.0
+    else:
+        # guard against an unconverged multiplier: scale into the ellipse
+        q = 0.0
+        for a in range(m):
+            q += (xf[a] / d.efc_mu[i + 1 + a]) ** 2
+        q = math.sqrt(q)
+        if q > fn:
+            for a in range(m):
+                xf[a] *= fn / q
+    for a in range(m):
+        delta = xf[a] - f[i + 1 + a]
+        if delta != 0.0:
+            for j in range(n):
+                g[j] += (d.efc_A[i + j, i + 1 + a]
+                         + (d.efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
+            f[i + 1 + a] = xf[a]
+            change = max(change, abs(delta) * (d.efc_A[i + 1 + a, i + 1 + a]
+                                               + d.efc_R[i + 1 + a]))
     return change
+
+
+SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
+
+
+@jit
+def _block_cost(d, i, n, x, c):
+    """1/2 x' H x + c' x for the block, H = (A + R)_block."""
+    v = 0.0
+    for a in range(n):
+        hx = d.efc_R[i + a] * x[a]
+        for b in range(n):
+            hx += d.efc_A[i + a, i + b] * x[b]
+        v += x[a] * (0.5 * hx + c[a])
+    return v
+
+
+@jit
+def _cone_block(d, i, n, f, g, z, out, w):
+    """Minimise the impulse problem over one contact block, the other impulses fixed.
+
+    Semismooth Newton on the natural map F(x) = x - Proj^R(x - R^-1 (H x + c)) (zero at the
+    block optimum; Proj^R is exact by Algorithm 5 because R has the structure (17)); a step that
+    does not lower the block cost is replaced by a majoriser step in the metric alpha R >= H,
+    which always does. Returns the largest change, weighted by the diagonal of H."""
+    R = d.efc_R[i:i + n]
+    x = np.empty(6)
+    c = np.empty(6)
+    xn = np.empty(6)
+    P = np.empty((6, 6))
+    JF = np.empty((6, 7))
+    for a in range(n):
+        x[a] = f[i + a]
+    for a in range(n):
+        hx = R[a] * x[a]
+        for b in range(n):
+            hx += d.efc_A[i + a, i + b] * x[b]
+        c[a] = g[a] - hx                      # g = H x + c
+    alpha = 0.0
+    for a in range(n):
+        sa = 0.0
+        for b in range(n):
+            h = d.efc_A[i + a, i + b] + (R[a] if a == b else 0.0)
+            sa += abs(h) / math.sqrt(R[a] * R[b])
+        alpha = max(alpha, sa)
+    cost = _block_cost(d, i, n, x, c)
+    for _ in range(BLOCK_STEPS):
+        # u = x - R^-1 (H x + c), F = x - Proj(u)
+        for a in range(n):
+            z[a] = x[a] - g[a] / R[a]
+        project_object(d, i, n, z, out, R)
+        fmax = 0.0
+        for a in range(n):
+            fmax = max(fmax, abs(x[a] - out[a]) * (R[a] + d.efc_A[i + a, i + a]))
+        if fmax <= 1e-14 * (abs(cost) + 1e-300):
+            break
+        # Newton: (I - P (I - R^-1 H)) delta = -(x - Proj(u))
+        cone_dproj(R, d.efc_mu[i + 1], n, z, P)
+        for a in range(n):
+            for b in range(n):
+                s = 0.0
+                for k in range(n):
+                    hkb = d.efc_A[i + k, i + b] + (R[k] if k == b else 0.0)
+                    s += P[a, k] * ((1.0 if k == b else 0.0) - hkb / R[k])
+                JF[a, b] = (1.0 if a == b else 0.0) - s
+            JF[a, n] = out[a] - x[a]
+        ok = _solve_small(JF, n, xn)
+        if ok:
+            for a in range(n):
+                z[a] = x[a] + xn[a]
+            project_object(d, i, n, z, xn, R)       # keep the iterate feasible
+            new_cost = _block_cost(d, i, n, xn, c)
+        noise = 1e-15 * (abs(cost) + 1e-300)
+        if not ok or new_cost > cost + noise:
+            # majoriser step: Proj^{alpha R}(x - (alpha R)^-1 g)
+            for a in range(n):
+                w[a] = alpha * R[a]
+                z[a] = x[a] - g[a] / w[a]
+            project_object(d, i, n, z, xn, w)
+            new_cost = _block_cost(d, i, n, xn, c)
+            if new_cost > cost + noise:
+                break
+        cost = new_cost
+        for a in range(n):
+            x[a] = xn[a]
+        for a in range(n):
+            hx = c[a] + R[a] * x[a]
+            for b in range(n):
+                hx += d.efc_A[i + a, i + b] * x[b]
+            g[a] = hx
+    change = 0.0
+    for a in range(n):
+        change = max(change, abs(x[a] - f[i + a]) * (R[a] + d.efc_A[i + a, i + a]))
+        f[i + a] = x[a]
+    return change
+
+
+@jit
+def _solve_small(M, n, x):
+    """Solve the n x n system stored in M[:, :n] with right-hand side M[:, n] (Gaussian
+    elimination with partial pivoting, in place). False if singular."""
+    for col in range(n):
+        piv = col
+        for r in range(col + 1, n):
+            if abs(M[r, col]) > abs(M[piv, col]):
+                piv = r
+        if abs(M[piv, col]) < 1e-300:
+            return False
+        if piv != col:
+            for k in range(n + 1):
+                M[col, k], M[piv, k] = M[piv, k], M[col, k]
+        for r in range(col + 1, n):
+            q = M[r, col] / M[col, col]
+            for k in range(col, n + 1):
+                M[r, k] -= q * M[col, k]
+    for r in range(n - 1, -1, -1):
+        s = M[r, n]
+        for k in range(r + 1, n):
+            s -= M[r, k] * x[k]
+        x[r] = s / M[r, r]
+    return True
 
 
 BLOCK_STEPS = 20
@@ -265,10 +521,9 @@ def _object_hessian(d, i, n, f, z, H, nv):
 
 
 @jit
-def _cone_hessian(d, i, n, f, z, D):
-    """D = R^-1/2 dPi/dzhat R^-1/2 for the cone block, Pi the projection on the circular cone."""
-    r = d.efc_R[i:i + n]
-    mu1 = d.efc_mu[i + 1]
+def cone_dproj(r, mu1, n, z, P):
+    """P = d Proj_K^R / d z at z (n x n): identity inside the cone, zero at the tip, and on the
+    surface the derivative of the closed form of cone_project, R^-1/2 dPi R^1/2."""
     muhat = math.sqrt(mu1 * mu1 * r[1] / r[0])
     zh = np.empty(6)
     for k in range(n):
@@ -277,16 +532,18 @@ def _cone_hessian(d, i, n, f, z, D):
     for k in range(1, n):
         s += zh[k] * zh[k]
     s = math.sqrt(s)
+    for a in range(n):
+        for b in range(n):
+            P[a, b] = 0.0
     if zh[0] >= 0.0 and s <= muhat * zh[0]:
         for k in range(n):
-            D[k, k] = 1.0 / r[k]              # inside: identity
+            P[k, k] = 1.0                     # inside
         return
     if s < MINVAL or muhat * s <= -zh[0]:
-        return                                # tip: zero
-    # surface: t = (z0 + muhat s) / (1 + muhat^2), u = muhat t zr / s
+        return                                # tip
+    # surface: t = (z0 + muhat s) / (1 + muhat^2), u = muhat t zr / s (in zhat variables)
     c = 1.0 / (1.0 + muhat * muhat)
     t = (zh[0] + muhat * s) * c
-    P = np.zeros((6, 6))
     P[0, 0] = c
     for k in range(1, n):
         uk = zh[k] / s
@@ -298,7 +555,16 @@ def _cone_hessian(d, i, n, f, z, D):
                                                                       - uk * uj)
     for a in range(n):
         for b in range(n):
-            D[a, b] = P[a, b] / math.sqrt(r[a] * r[b])
+            P[a, b] *= math.sqrt(r[b] / r[a])
+
+
+@jit
+def _cone_hessian(d, i, n, f, z, D):
+    """D = d f* / d (v* - y) = dProj/dz R^-1 for the cone block."""
+    cone_dproj(d.efc_R[i:i + n], d.efc_mu[i + 1], n, z, D)
+    for a in range(n):
+        for b in range(n):
+            D[a, b] /= d.efc_R[i + b]
 
 
 @jit
@@ -334,9 +600,10 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     residual = 0.0
     cost = primal_cost(d, vnext, vhat, Mdense, f)
     for it in range(1, iterations + 1):
-        # gradient M (v' - v^) - J' f and Hessian M + J' D J; the residual is the gradient
-        # relative to the size of its two terms (the force balance of eq. 6)
-        residual = 0.0
+        # gradient M (v' - v^) - J' f and Hessian M + J' D J; the residual is the largest
+        # gradient component relative to the largest of its two terms (force balance, eq. 6)
+        gmax = 0.0
+        scale = MINVAL
         for a in range(nv):
             s = 0.0
             for b in range(nv):
@@ -345,8 +612,9 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             for r in range(nefc):
                 c += d.efc_J[r, a] * f[r]
             grad[a] = s - c
-            scale = (abs(s) + abs(c)) + MINVAL
-            residual = max(residual, abs(grad[a]) / scale)
+            gmax = max(gmax, abs(grad[a]))
+            scale = max(scale, abs(s), abs(c))
+        residual = gmax / scale
         if residual < tolerance:
             break
         H = d.newton_H

@@ -346,7 +346,14 @@ efc_vstar           f njmax      # desired velocity v* (paper eq. 24)
 efc_vel             f njmax      # J qvel
 efc_force           f njmax      # constraint force (impulse / timestep)
 efc_impulse         f njmax      # constraint impulse f of the paper
-efc_warm            f njmax      # impulse of the previous step, for warm starting
+efc_warm            f njmax      # impulses of the previous step's rows, for warm starting
+warm_nefc           i 1          # number of rows of the previous step
+warm_type           i njmax      # their types
+warm_id             i njmax      # their object ids (contact rows: index into warm_contact_*)
+warm_ncon           i 1          # number of contacts of the previous step
+warm_contact_geom   i nconmax 2  # their geoms
+warm_contact_pos    f nconmax 3  # their positions
+warm_contact_adr    i nconmax    # their first rows
 efc_A               f njmax njmax  # A = J M^-1 J' (paper eq. 8), for the PGS solver
 efc_MinvJT          f njmax nv   # rows of M^-1 J'
 efc_b               f njmax      # v- - v*: linear term of the impulse problem (paper eq. 11)

@@ -350,7 +350,7 @@ class _Compiler:
         o = {"timestep": 0.002, "gravity": [0.0, 0.0, -9.81], "wind": [0.0, 0.0, 0.0],
              "magnetic": [0.0, -0.5, 0.0], "density": 0.0, "viscosity": 0.0, "impratio": 1.0,
              "tolerance": 1e-8, "iterations": 100, "integrator": int(Integrator.SEMIIMPLICIT),
-             "solver": int(Solver.PGS), "cone": int(Cone.ELLIPTIC), "epsilon": 0.05,
+             "solver": int(Solver.PGS), "cone": int(Cone.ELLIPTIC), "epsilon": 0.1,
              "kappa": 0.02, "rmin": 1e-8, "disableflags": 0, "enableflags": 0}
         integ = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                  "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
