@@ -233,7 +233,9 @@ def test_option_defaults():
 def test_option_keywords_and_own_attributes():
     m = _model(options='<option solver="Newton" cone="pyramidal" integrator="midpoint" '
                        'epsilon="0.1" kappa="0.05" rmin="1e-6"/>')
-    assert m.opt.solver == engine.Solver.NEWTON and m.opt.cone == engine.Cone.PYRAMIDAL
+    # pyramidal cones are not implemented: the elliptic cone is used, with a warning
+    assert m.opt.solver == engine.Solver.NEWTON and m.opt.cone == engine.Cone.ELLIPTIC
+    assert any("pyramidal" in w for w in m.warnings)
     assert m.opt.integrator == Integrator.MIDPOINT
     assert (m.opt.epsilon, m.opt.kappa, m.opt.rmin) == (0.1, 0.05, 1e-6)
     for name, value in (("explicit", Integrator.EXPLICIT), ("interleave", Integrator.INTERLEAVE),

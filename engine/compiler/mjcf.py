@@ -384,6 +384,10 @@ class _Compiler:
                 o["solver"] = int(Solver.PGS if v == "PGS" else Solver.NEWTON)
             if n.has("cone"):
                 v = n.keyword("cone", {"pyramidal": Cone.PYRAMIDAL, "elliptic": Cone.ELLIPTIC})
+                if v == Cone.PYRAMIDAL:
+                    self.warn("pyramidal friction cones are not implemented yet; the elliptic "
+                              "cone is used", n)
+                    v = Cone.ELLIPTIC
                 o["cone"] = int(v)
             for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance", "noslip_tolerance"):
                 n.float(a)
