@@ -356,6 +356,51 @@ def runge_kutta4(m, d):
     advance(m, d, d.act_dot, dacc, dvel, h)
 
 
+@jit
+def interleave(m, d):
+    """The manual's interleaved integrator: RK4 on the smooth dynamics (constraints off), then
+    the impulses once, at the configuration of the start of the step, with v^ the velocity the
+    smooth step reached. The impulse acts as a constant force over the step, so its velocity
+    change dv moves the positions by h dv / 2 (a body at rest stays at rest)."""
+    h = m.opt_timestep[0]
+    time = d.time[0]
+    nv = d.qvel.shape[0]
+    flags = m.opt_disableflags[0]
+    q0 = d.scratch_nv[5]                     # v at the start (3 and 4 belong to fwd_constraint)
+    # smooth step (the forward before this call already holds the start-of-step quantities,
+    # but with constraints: redo it without)
+    m.opt_disableflags[0] = flags | DisableBit.CONSTRAINT
+    forward_kernel(m, d)
+    runge_kutta4(m, d)
+    m.opt_disableflags[0] = flags
+    # remember the smooth result, go back to the start of the step (act keeps its RK4 value)
+    d.rk_qvel[0, :] = d.qvel                 # smooth velocity v^
+    qpos_smooth = d.qpos.copy()
+    d.qpos[:] = d.qpos_save
+    q0[:] = d.qvel_save
+    d.qvel[:] = q0
+    d.time[0] = time
+    act = d.act.copy()
+    d.act[:] = d.act_save
+    # impulses at the start configuration with v^ = the smooth step's velocity
+    fwd_position(m, d)
+    fwd_velocity(m, d)
+    actuator.fwd_actuation(m, d)
+    fwd_acceleration(m, d)
+    for k in range(nv):
+        d.qacc_smooth[k] = (d.rk_qvel[0, k] - q0[k]) / h
+    fwd_constraint(m, d)
+    # v' = v + h qacc; q' = q_smooth (+) h (v' - v^) / 2
+    for k in range(nv):
+        d.rk_qvel[1, k] = d.qvel[k] + h * d.qacc[k] - d.rk_qvel[0, k]
+        d.qvel[k] += h * d.qacc[k]
+    d.qpos[:] = qpos_smooth
+    integrate_pos(m, d.qpos, d.rk_qvel[1], 0.5 * h)
+    d.act[:] = act
+    d.time[0] = time + h
+    d.qacc_warmstart[:] = d.qacc
+
+
 # ------------------------------------------------------------------------------------------------
 # divergence and reset
 # ------------------------------------------------------------------------------------------------
@@ -407,8 +452,10 @@ def step_kernel(m, d, n):
             reset_state(m, d)
             forward_kernel(m, d)
         integ = m.opt_integrator[0]
-        if integ == Integrator.RK4 or integ == Integrator.INTERLEAVE:
+        if integ == Integrator.RK4:
             runge_kutta4(m, d)
+        elif integ == Integrator.INTERLEAVE:
+            interleave(m, d)
         elif integ == Integrator.EXPLICIT:
             explicit_euler(m, d)
         elif integ == Integrator.MIDPOINT:

@@ -195,3 +195,23 @@ def test_humanoid_dropped_on_the_floor_is_stable_at_10ms_with_5_iterations():
     assert d.warning.sum() == 0
     assert d.ncon[0] > 0
     assert engine.energy(m, d)[1] < 0.01 * (e0 - engine.energy(m, d)[0])   # it came to rest
+
+
+def test_interleave_integrator():
+    """Without contacts it is RK4; resting on the floor it sinks as the other integrators do."""
+    free = DROP.format(eps=0.05, kappa=0.02, solver="PGS", geom="sphere", size="0.1", mass=1)
+    a = engine.load_model_from_string(free)
+    b = engine.load_model_from_string(free)
+    a.opt.integrator = engine.Integrator.INTERLEAVE
+    b.opt.integrator = engine.Integrator.RK4
+    da, db = engine.make_data(a), engine.make_data(b)
+    for d in (da, db):
+        d.qpos[2] = 1.0
+        d.qvel[3:6] = [1.0, -2.0, 0.5]
+    engine.step(a, da, 100)
+    engine.step(b, db, 100)
+    np.testing.assert_allclose(da.qpos, db.qpos, atol=1e-12)
+    engine.reset_data(a, da)
+    engine.step(a, da, 1500)
+    assert da.ncon[0] == 1
+    assert 0.1 - da.qpos[2] == pytest.approx(0.02 ** 2 * 0.05 * G / 1.05, rel=0.1)
