@@ -44,13 +44,26 @@ def softness(m, eps, kappa):
 
 
 @jit
-def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction):
-    """Append a row (J left at zero for the caller to fill); returns its index or -1 if full."""
+def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction, b1, b2):
+    """Append a row (J left at zero for the caller to fill); returns its index or -1 if full.
+
+    b1, b2: the bodies whose trees hold the row's nonzero dofs (efc_range); -1: any dof."""
     i = d.nefc[0]
     if i >= d.efc_type.shape[0]:
         d.nefc_overflow[0] = 1
         return -1
     d.nefc[0] = i + 1
+    if b1 < 0:
+        d.efc_range[i, 0] = 0
+        d.efc_range[i, 1] = d.qvel.shape[0]
+        d.efc_range[i, 2] = 0
+        d.efc_range[i, 3] = 0
+    else:
+        d.efc_range[i, 0] = m.body_treedofadr[b1]
+        d.efc_range[i, 1] = m.body_treedofnum[b1]
+        same = m.body_rootid[b1] == m.body_rootid[b2]
+        d.efc_range[i, 2] = m.body_treedofadr[b2]
+        d.efc_range[i, 3] = 0 if same else m.body_treedofnum[b2]
     d.efc_type[i] = ctype
     d.efc_id[i] = cid
     d.efc_J[i, :] = 0.0
@@ -106,7 +119,7 @@ def _equality_rows(m, d):
             err = sub3(p1, p2)
             approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
             for k in range(3):
-                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, eps, kappa, False)
+                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, eps, kappa, False, b1, b2)
                 if i < 0:
                     return
                 axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
@@ -127,7 +140,7 @@ def _equality_rows(m, d):
                 first = d.nefc[0]
                 for k in range(3):
                     i = _add_row(m, d, EQUALITY, e, dif[k + 1] * ts, 0.0, approx, eps, kappa,
-                                 False)
+                                 False, b1, b2)
                     if i < 0:
                         return
                     axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
@@ -160,7 +173,12 @@ def _equality_rows(m, d):
             c = m.eq_data[e]
             pos = v1 - (c[0] + c[1] * dif + c[2] * dif ** 2 + c[3] * dif ** 3 + c[4] * dif ** 4)
             deriv = c[1] + 2 * c[2] * dif + 3 * c[3] * dif ** 2 + 4 * c[4] * dif ** 3
-            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, eps, kappa, False)
+            if t == EqType.JOINT:
+                jb1 = m.jnt_bodyid[o1]
+                jb2 = m.jnt_bodyid[o2] if o2 >= 0 else 0
+            else:
+                jb1 = jb2 = -1
+            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, eps, kappa, False, jb1, jb2)
             if i < 0:
                 return
             if t == EqType.JOINT:
@@ -181,7 +199,8 @@ def _friction_rows(m, d):
         if eta > 0.0:
             j = m.dof_jntid[k]
             eps, kappa = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j])
-            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], eps, kappa, True)
+            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], eps, kappa, True,
+                         m.dof_bodyid[k], 0)
             if i < 0:
                 return
             d.efc_J[i, k] = 1.0
@@ -191,7 +210,7 @@ def _friction_rows(m, d):
         if eta > 0.0:
             eps, kappa = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t])
             i = _add_row(m, d, FRICTION_TENDON, t, 0.0, 0.0, m.tendon_invweight0[t], eps, kappa,
-                         True)
+                         True, -1, -1)
             if i < 0:
                 return
             d.efc_J[i, :] = d.ten_J[t]
@@ -213,7 +232,7 @@ def _limit_rows(m, d):
             dist = q - m.jnt_range[j, 0] if side == 0 else m.jnt_range[j, 1] - q
             if dist < margin:
                 i = _add_row(m, d, LIMIT_JOINT, j, dist, margin, m.dof_invweight0[da], eps,
-                             kappa, False)
+                             kappa, False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
                 d.efc_J[i, da] = 1.0 if side == 0 else -1.0
@@ -227,7 +246,7 @@ def _limit_rows(m, d):
             dist = length - m.tendon_range[t, 0] if side == 0 else m.tendon_range[t, 1] - length
             if dist < margin:
                 i = _add_row(m, d, LIMIT_TENDON, t, dist, margin, m.tendon_invweight0[t], eps,
-                             kappa, False)
+                             kappa, False, -1, -1)
                 if i < 0:
                     return
                 sgn = 1.0 if side == 0 else -1.0
@@ -269,7 +288,7 @@ def _contact_rows(m, d):
             mu2inv /= dim - 1
         for k in range(dim):
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
-                         tran if k < 3 else rot, eps, kappa, k > 0)
+                         tran if k < 3 else rot, eps, kappa, k > 0, b1, b2)
             # rows: normal and tangents translate along frame rows 0..2; torsion about the
             # normal and rolling about the tangents rotate (frame rows 0, 1, 2)
             axis = (d.contact_frame[c, 3 * (k % 3)], d.contact_frame[c, 3 * (k % 3) + 1],
@@ -308,14 +327,32 @@ def make_constraint(m, d):
 
 
 @jit
+def row_dot(d, i, rows, x):
+    """rows[i] . x over the row's nonzero dofs (efc_range)."""
+    s = 0.0
+    for r in range(2):
+        a = d.efc_range[i, 2 * r]
+        for k in range(a, a + d.efc_range[i, 2 * r + 1]):
+            s += rows[i, k] * x[k]
+    return s
+
+
+@jit
+def row_axpy(d, i, rows, scale, y):
+    """y += scale * rows[i] over the row's nonzero dofs."""
+    for r in range(2):
+        a = d.efc_range[i, 2 * r]
+        for k in range(a, a + d.efc_range[i, 2 * r + 1]):
+            y[k] += scale * rows[i, k]
+
+
+@jit
 def reference(m, d):
     """efc_vel = J qvel and the desired velocity v* = v - h B v - h K (pos - margin) (24)."""
     h = m.opt_timestep[0]
     nv = d.qvel.shape[0]
     for i in range(d.nefc[0]):
-        vel = 0.0
-        for k in range(nv):
-            vel += d.efc_J[i, k] * d.qvel[k]
+        vel = row_dot(d, i, d.efc_J, d.qvel)
         d.efc_vel[i] = vel
         d.efc_vstar[i] = vel - h * d.efc_B[i] * vel - h * d.efc_K[i] * (d.efc_pos[i]
                                                                        - d.efc_margin[i])

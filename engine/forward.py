@@ -112,10 +112,7 @@ def fwd_constraint(m, d):
         vhat[k] = d.qvel[k] + h * d.qacc_smooth[k]
     # b = v- - v* with v- = J v^ (eq. 8, 11)
     for i in range(nefc):
-        s = 0.0
-        for k in range(nv):
-            s += d.efc_J[i, k] * vhat[k]
-        d.efc_b[i] = s - d.efc_vstar[i]
+        d.efc_b[i] = constraint.row_dot(d, i, d.efc_J, vhat) - d.efc_vstar[i]
     # warm start from the previous step's acceleration: its impulses (Theorem 4) for PGS, its
     # velocity for Newton; kept only if better than the cold start (zero impulse, v')
     _dense_inertia(m, d, d.dense_M)
@@ -141,17 +138,15 @@ def fwd_constraint(m, d):
             if solver.dual_cost(d, f) > 0.0:
                 f[:nefc] = 0.0
         niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
-        vnext[:] = vhat
-        for i in range(nefc):
-            for k in range(nv):
-                vnext[k] += d.efc_MinvJT[i, k] * f[i]
+        solver.impulse_velocity(d, f, vnext)
+        for k in range(nv):
+            vnext[k] += vhat[k]
     d.solver_niter[0] = niter
     d.solver_residual[0] = residual
     solver.save_warmstart(d, f)
     for i in range(nefc):
         d.efc_force[i] = f[i] / h
-        for k in range(nv):
-            d.qfrc_constraint[k] += d.efc_J[i, k] * d.efc_force[i]
+        constraint.row_axpy(d, i, d.efc_J, d.efc_force[i], d.qfrc_constraint)
     for k in range(nv):
         d.qacc[k] = (vnext[k] - d.qvel[k]) / h
 

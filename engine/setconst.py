@@ -55,7 +55,18 @@ def set_const(m: Model) -> Model:
         m.light_poscom0[li] = pos - d.subtree_com[b]
         m.light_dir0[li] = xmat @ m.light_dir[li]
     _set_invweight0(m, d)
+    _set_trees(m)
     return m
+
+
+def _set_trees(m: Model) -> None:
+    """Dof range of each body's kinematic tree (bodies, hence dofs, of a tree are contiguous)."""
+    for b in range(1, m.nbody):
+        r = m.body_rootid[b]
+        dofs = [i for i in range(m.nv) if m.body_rootid[m.dof_bodyid[i]] == r]
+        if dofs:
+            m.body_treedofadr[b] = dofs[0]
+            m.body_treedofnum[b] = dofs[-1] - dofs[0] + 1
 
 
 def _set_invweight0(m: Model, d: Data) -> None:

@@ -24,6 +24,7 @@ import numpy as np
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, EQUALITY, FRICTION_DOF,
                          FRICTION_TENDON, LIMIT_JOINT, LIMIT_TENDON)
 from .jit import jit
+from .constraint import row_axpy, row_dot
 from .math import MINVAL
 from .smooth import solve_m
 
@@ -160,19 +161,28 @@ def load_warmstart(d, f):
 # ------------------------------------------------------------------------------------------------
 @jit
 def compute_A(m, d):
-    """efc_MinvJT = M^-1 J' (by rows) and A = J M^-1 J' (paper eq. 8)."""
+    """efc_MinvJT = M^-1 J' (by rows) and the blocks of A = J M^-1 J' (paper eq. 8) within each
+    object. The solvers never need the rest of A: they keep M^-1 J' f instead (solver_w)."""
     nefc = d.nefc[0]
     for i in range(nefc):
         d.efc_MinvJT[i, :] = d.efc_J[i]
         solve_m(m, d.qLD, d.qLDiagInv, d.efc_MinvJT[i])
-    nv = d.qvel.shape[0]
-    for i in range(nefc):
-        for j in range(i, nefc):
-            s = 0.0
-            for k in range(nv):
-                s += d.efc_J[i, k] * d.efc_MinvJT[j, k]
-            d.efc_A[i, j] = s
-            d.efc_A[j, i] = s
+    i = 0
+    while i < nefc:
+        n = object_size(d, i)
+        for a in range(n):
+            for b in range(n):
+                d.efc_A[i + a, b] = row_dot(d, i + a, d.efc_J, d.efc_MinvJT[i + b])
+        i += n
+
+
+@jit
+def impulse_velocity(d, f, w):
+    """w = M^-1 J' f: the velocity change that the impulses f cause."""
+    w[:] = 0.0
+    for i in range(d.nefc[0]):
+        if f[i] != 0.0:
+            row_axpy(d, i, d.efc_MinvJT, f[i], w)
 
 
 @jit
@@ -207,14 +217,12 @@ def primal_cost(d, vnext, vhat, Mdense, f):
 
 @jit
 def dual_cost(d, f):
-    """1/2 f' (A + R) f + f' b of the impulse problem (11)."""
-    nefc = d.nefc[0]
+    """1/2 f' (A + R) f + f' b of the impulse problem (11), with f' A f = (J' f)' M^-1 J' f."""
+    w = np.empty(d.qvel.shape[0])
+    impulse_velocity(d, f, w)
     c = 0.0
-    for i in range(nefc):
-        s = d.efc_R[i] * f[i]
-        for j in range(nefc):
-            s += d.efc_A[i, j] * f[j]
-        c += f[i] * (0.5 * s + d.efc_b[i])
+    for i in range(d.nefc[0]):
+        c += f[i] * (0.5 * row_dot(d, i, d.efc_J, w) + 0.5 * d.efc_R[i] * f[i] + d.efc_b[i])
     return c
 
 
@@ -223,12 +231,19 @@ def dual_cost(d, f):
 # ------------------------------------------------------------------------------------------------
 @jit
 def pgs(m, d, f, iterations, tolerance):
-    """Generalised projected Gauss-Seidel on (11); returns (iterations used, residual)."""
+    """Generalised projected Gauss-Seidel on (11); returns (iterations used, residual).
+
+    The gradient of a row, ((A + R) f + b)_i = J_i (M^-1 J' f) + R_i f_i + b_i, is computed
+    from w = M^-1 J' f, kept current as impulses change: a sweep costs the nonzeros of J, not
+    the square of the number of rows."""
     nefc = d.nefc[0]
     z = np.empty(6)
     out = np.empty(6)
-    w = np.empty(6)
+    wt = np.empty(6)
     g = np.empty(6)
+    old = np.empty(6)
+    w = d.solver_w
+    impulse_velocity(d, f, w)
     it = 0
     residual = 0.0
     scale = 0.0
@@ -242,22 +257,24 @@ def pgs(m, d, f, iterations, tolerance):
             n = object_size(d, i)
             # gradient of the block: (A + R) f + b
             for k in range(n):
-                s = d.efc_b[i + k] + d.efc_R[i + k] * f[i + k]
-                for j in range(nefc):
-                    s += d.efc_A[i + k, j] * f[j]
-                g[k] = s
+                g[k] = d.efc_b[i + k] + d.efc_R[i + k] * f[i + k] + row_dot(d, i + k,
+                                                                            d.efc_J, w)
+                old[k] = f[i + k]
             if n == 1:
                 # exact minimisation along the row, then projection
-                h = d.efc_A[i, i] + d.efc_R[i]
+                h = d.efc_A[i, 0] + d.efc_R[i]
                 z[0] = f[i] - g[0] / h
-                w[0] = h
-                project_object(d, i, 1, z, out, w)
+                wt[0] = h
+                project_object(d, i, 1, z, out, wt)
                 change = max(change, abs(out[0] - f[i]) * h)
                 f[i] = out[0]
             elif it <= SPLIT_SWEEPS:
-                change = max(change, _cone_split(d, i, n, f, g, z, out, w))
+                change = max(change, _cone_split(d, i, n, f, g, z, out, wt))
             else:
-                change = max(change, _cone_block(d, i, n, f, g, z, out, w))
+                change = max(change, _cone_block(d, i, n, f, g, z, out, wt))
+            for k in range(n):
+                if f[i + k] != old[k]:
+                    row_axpy(d, i + k, d.efc_MinvJT, f[i + k] - old[k], w)
             i += n
         residual = change / scale
         if residual < tolerance:
@@ -276,7 +293,7 @@ def _cone_split(d, i, n, f, g, z, out, w):
     change = 0.0
     if f[i] <= MINVAL:
         # normal update with the friction cleared
-        h = d.efc_A[i, i] + d.efc_R[i]
+        h = d.efc_A[i, 0] + d.efc_R[i]
         for a in range(n):
             z[a] = -f[i + a]
         z[0] += max(f[i] - g[0] / h, 0.0)
@@ -288,7 +305,7 @@ def _cone_split(d, i, n, f, g, z, out, w):
             num += f[i + a] * g[a]
             hv = d.efc_R[i + a] * f[i + a]
             for b in range(n):
-                hv += d.efc_A[i + a, i + b] * f[i + b]
+                hv += d.efc_A[i + a, b] * f[i + b]
             den += f[i + a] * hv
         x = -num / den if den > MINVAL else 0.0
         x = max(x, -1.0)
@@ -298,9 +315,9 @@ def _cone_split(d, i, n, f, g, z, out, w):
         delta = z[a]
         if delta != 0.0:
             for j in range(n):
-                g[j] += (d.efc_A[i + j, i + a] + (d.efc_R[i + a] if j == a else 0.0)) * delta
+                g[j] += (d.efc_A[i + j, a] + (d.efc_R[i + a] if j == a else 0.0)) * delta
             f[i + a] += delta
-            change = max(change, abs(delta) * (d.efc_A[i + a, i + a] + d.efc_R[i + a]))
+            change = max(change, abs(delta) * (d.efc_A[i + a, a] + d.efc_R[i + a]))
     fn = f[i]
     # friction: min 1/2 x' H x + c' x over sum (x_j / mu_j)^2 <= fn^2, H = (A + R) friction
     m = n - 1
@@ -310,14 +327,14 @@ def _cone_split(d, i, n, f, g, z, out, w):
     for a in range(m):
         hx = 0.0
         for b in range(m):
-            hab = d.efc_A[i + 1 + a, i + 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
+            hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
             hx += hab * f[i + 1 + b]
         c[a] = g[1 + a] - hx
     lam = 0.0
     for _ in range(30):
         for a in range(m):
             for b in range(m):
-                hab = d.efc_A[i + 1 + a, i + 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
+                hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
                 H[a, b] = hab + (lam / d.efc_mu[i + 1 + a] ** 2 if a == b else 0.0)
             H[a, m] = -c[a]
         if not _solve_small(H, m, xf):
@@ -331,7 +348,7 @@ def _cone_split(d, i, n, f, g, z, out, w):
         # Newton on phi(lam) = 0: phi' = -2 (D x)' (H + lam D)^-1 (D x)
         for a in range(m):
             for b in range(m):
-                hab = d.efc_A[i + 1 + a, i + 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
+                hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
                 H[a, b] = hab + (lam / d.efc_mu[i + 1 + a] ** 2 if a == b else 0.0)
             H[a, m] = xf[a] / d.efc_mu[i + 1 + a] ** 2
         if not _solve_small(H, m, z):
@@ -358,10 +375,10 @@ def _cone_split(d, i, n, f, g, z, out, w):
         delta = xf[a] - f[i + 1 + a]
         if delta != 0.0:
             for j in range(n):
-                g[j] += (d.efc_A[i + j, i + 1 + a]
+                g[j] += (d.efc_A[i + j, 1 + a]
                          + (d.efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
             f[i + 1 + a] = xf[a]
-            change = max(change, abs(delta) * (d.efc_A[i + 1 + a, i + 1 + a]
+            change = max(change, abs(delta) * (d.efc_A[i + 1 + a, 1 + a]
                                                + d.efc_R[i + 1 + a]))
     return change
 
@@ -376,7 +393,7 @@ def _block_cost(d, i, n, x, c):
     for a in range(n):
         hx = d.efc_R[i + a] * x[a]
         for b in range(n):
-            hx += d.efc_A[i + a, i + b] * x[b]
+            hx += d.efc_A[i + a, b] * x[b]
         v += x[a] * (0.5 * hx + c[a])
     return v
 
@@ -400,13 +417,13 @@ def _cone_block(d, i, n, f, g, z, out, w):
     for a in range(n):
         hx = R[a] * x[a]
         for b in range(n):
-            hx += d.efc_A[i + a, i + b] * x[b]
+            hx += d.efc_A[i + a, b] * x[b]
         c[a] = g[a] - hx                      # g = H x + c
     alpha = 0.0
     for a in range(n):
         sa = 0.0
         for b in range(n):
-            h = d.efc_A[i + a, i + b] + (R[a] if a == b else 0.0)
+            h = d.efc_A[i + a, b] + (R[a] if a == b else 0.0)
             sa += abs(h) / math.sqrt(R[a] * R[b])
         alpha = max(alpha, sa)
     cost = _block_cost(d, i, n, x, c)
@@ -417,7 +434,7 @@ def _cone_block(d, i, n, f, g, z, out, w):
         project_object(d, i, n, z, out, R)
         fmax = 0.0
         for a in range(n):
-            fmax = max(fmax, abs(x[a] - out[a]) * (R[a] + d.efc_A[i + a, i + a]))
+            fmax = max(fmax, abs(x[a] - out[a]) * (R[a] + d.efc_A[i + a, a]))
         if fmax <= 1e-14 * (abs(cost) + 1e-300):
             break
         # Newton: (I - P (I - R^-1 H)) delta = -(x - Proj(u))
@@ -426,7 +443,7 @@ def _cone_block(d, i, n, f, g, z, out, w):
             for b in range(n):
                 s = 0.0
                 for k in range(n):
-                    hkb = d.efc_A[i + k, i + b] + (R[k] if k == b else 0.0)
+                    hkb = d.efc_A[i + k, b] + (R[k] if k == b else 0.0)
                     s += P[a, k] * ((1.0 if k == b else 0.0) - hkb / R[k])
                 JF[a, b] = (1.0 if a == b else 0.0) - s
             JF[a, n] = out[a] - x[a]
@@ -452,11 +469,11 @@ def _cone_block(d, i, n, f, g, z, out, w):
         for a in range(n):
             hx = c[a] + R[a] * x[a]
             for b in range(n):
-                hx += d.efc_A[i + a, i + b] * x[b]
+                hx += d.efc_A[i + a, b] * x[b]
             g[a] = hx
     change = 0.0
     for a in range(n):
-        change = max(change, abs(x[a] - f[i + a]) * (R[a] + d.efc_A[i + a, i + a]))
+        change = max(change, abs(x[a] - f[i + a]) * (R[a] + d.efc_A[i + a, a]))
         f[i + a] = x[a]
     return change
 

@@ -220,6 +220,8 @@ key_mpos            f nkey nmocap 3  # mocap positions
 key_mquat           f nkey nmocap 4  # mocap orientations
 # derived at compile time by set_const (the compiler does not give them; marked with a +)
 body_invweight0     f+ nbody 2   # mean inverse inertia at qpos0: translation, rotation
+body_treedofadr     i+ nbody     # first dof of the body's kinematic tree (dofs of a tree are contiguous)
+body_treedofnum     i+ nbody     # number of dofs of the body's kinematic tree
 dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
 tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
 geom_aabb           f+ ngeom 6   # local bounding box of the geom: centre, half sizes (collision)
@@ -344,6 +346,7 @@ efc_B               f njmax      # stabilisation damping B (paper eq. 28)
 efc_K               f njmax      # stabilisation stiffness K (paper eq. 28)
 efc_vstar           f njmax      # desired velocity v* (paper eq. 24)
 efc_vel             f njmax      # J qvel
+efc_range           i njmax 4    # the row's nonzero dofs: two tree ranges (adr, num, adr, num)
 efc_force           f njmax      # constraint force (impulse / timestep)
 efc_impulse         f njmax      # constraint impulse f of the paper
 efc_warm            f njmax      # impulses of the previous step's rows, for warm starting
@@ -354,11 +357,13 @@ warm_ncon           i 1          # number of contacts of the previous step
 warm_contact_geom   i nconmax 2  # their geoms
 warm_contact_pos    f nconmax 3  # their positions
 warm_contact_adr    i nconmax    # their first rows
-efc_A               f njmax njmax  # A = J M^-1 J' (paper eq. 8), for the PGS solver
+efc_A               f njmax 6    # A = J M^-1 J' (paper eq. 8) within each object: row i, column
+                                 # j holds A(i, first + j), first = the object's first row
 efc_MinvJT          f njmax nv   # rows of M^-1 J'
 efc_b               f njmax      # v- - v*: linear term of the impulse problem (paper eq. 11)
 efc_grad            f njmax      # scratch: gradient of the impulse problem
 qacc_warmstart      f nv         # qacc of the previous step, to warm-start the solver
+solver_w            f nv         # scratch: M^-1 J' f, the velocity change of the impulses
 newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
 dense_M             f nv nv      # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step
@@ -521,7 +526,7 @@ class Model(_ArrayHolder):
         for name, dtype, shape in MODEL_SPEC:
             want = _shape(shape, sizes)
             if name not in arrays and name in DERIVED:
-                arrays[name] = np.zeros(want)
+                arrays[name] = np.zeros(want, dtype=_DTYPES[dtype])
             if name not in arrays:
                 raise ValueError(f"compiler did not produce Model.{name}")
             a = np.ascontiguousarray(np.asarray(arrays.pop(name), dtype=_DTYPES[dtype]))

@@ -38,6 +38,7 @@ def random_problem(rng):
         for k in range(dim):
             i = rows + k
             d.efc_J[i] = rng.standard_normal(nv)
+            d.efc_range[i] = (0, nv, 0, 0)          # dense rows: every dof
             d.efc_vstar[i] = rng.standard_normal()
             d.efc_type[i] = {"eq": CT.EQUALITY, "fric": CT.FRICTION_DOF,
                              "limit": CT.LIMIT_JOINT,
