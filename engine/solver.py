@@ -244,14 +244,14 @@ def pgs(m, d, f, iterations, tolerance):
     old = np.empty(6)
     w = d.solver_w
     impulse_velocity(d, f, w)
+    cost = dual_cost(d, f)
     it = 0
     residual = 0.0
-    scale = 0.0
-    for i in range(nefc):
-        scale = max(scale, abs(d.efc_b[i]))
-    scale = max(scale, MINVAL)
     for it in range(1, iterations + 1):
         change = 0.0
+        improvement = 0.0
+        if it % 16 == 0:
+            impulse_velocity(d, f, w)      # rebuild w: incremental updates accumulate rounding
         i = 0
         while i < nefc:
             n = object_size(d, i)
@@ -272,12 +272,29 @@ def pgs(m, d, f, iterations, tolerance):
                 change = max(change, _cone_split(d, i, n, f, g, z, out, wt))
             else:
                 change = max(change, _cone_block(d, i, n, f, g, z, out, wt))
+            # cost decrease of the object: -(g' delta + 1/2 delta' H delta)
             for k in range(n):
-                if f[i + k] != old[k]:
-                    row_axpy(d, i + k, d.efc_MinvJT, f[i + k] - old[k], w)
+                delta = f[i + k] - old[k]
+                if delta != 0.0:
+                    row_axpy(d, i + k, d.efc_MinvJT, delta, w)
+                    hd = d.efc_R[i + k] * delta
+                    for j in range(n):
+                        hd += d.efc_A[i + k, j] * (f[i + j] - old[j])
+                    improvement -= delta * (g[k] + 0.5 * hd) if n == 1 else 0.0
+            if n > 1:
+                # g was kept current by the block update: decrease = -(g_old + g_new)' delta / 2
+                for k in range(n):
+                    delta = f[i + k] - old[k]
+                    hd = d.efc_R[i + k] * delta
+                    for j in range(n):
+                        hd += d.efc_A[i + k, j] * (f[i + j] - old[j])
+                    improvement -= delta * (g[k] - 0.5 * hd)
             i += n
-        residual = change / scale
-        if residual < tolerance:
+        cost -= improvement
+        # stop when a sweep lowers the cost by less than tolerance (relative to the cost);
+        # tolerance 0 runs every iteration
+        residual = improvement / max(abs(cost), MINVAL)
+        if tolerance > 0.0 and residual < tolerance:
             break
     return it, residual
 
