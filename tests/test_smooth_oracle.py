@@ -18,9 +18,14 @@ import dm_control
 
 SUITE = pathlib.Path(dm_control.__file__).parent / "suite"
 DATA = pathlib.Path(__file__).parent / "data"
-SUITE_MODELS = ["acrobot", "cartpole", "cheetah", "finger", "hopper", "humanoid", "humanoid_CMU",
-                "pendulum", "point_mass", "reacher", "swimmer", "walker", "fish"]
-OWN_MODELS = ["pipeline_features"]
+# every suite model the compiler supports (dog needs the noslip solver)
+SUITE_MODELS = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper",
+                "humanoid", "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass",
+                "quadruped", "reacher", "stacker", "swimmer", "walker"]
+# every joint, geom, actuator and tendon kind, default classes, frames, meshes, includes
+OWN_MODELS = ["pipeline_features", "compiler_constraints", "compiler_defaults",
+              "compiler_kinematics", "compiler_mesh", "compiler_mesh_aabb",
+              "compiler_discardvisual", "compiler_options", "include_assets"]
 MODELS = [str(SUITE / f"{n}.xml") for n in SUITE_MODELS] + [str(DATA / f"{n}.xml")
                                                              for n in OWN_MODELS]
 FIELDS = ["xpos", "xquat", "xipos", "geom_xpos", "geom_xmat", "site_xpos", "subtree_com",
@@ -40,6 +45,18 @@ def assert_close(name, ours, ref, tol=TOL):
     scale = max(np.abs(ref).max(), 1e-12)
     err = np.abs(ours - ref).max()
     assert err <= tol * scale, f"{name}: max error {err:.3e}, scale {scale:.3e}"
+
+
+# Models with a full inertia matrix or meshes: their principal axes come from an eigen solver that
+# MuJoCo stops early, so its own axes are exact only to ~1e-8 (the compiler tests compare them at
+# 1e-7); fields that depend on them are compared at 1e-7 when our compiler built the model.
+EIGEN_LIMITED = {"compiler_defaults", "compiler_kinematics", "compiler_mesh", "compiler_mesh_aabb"}
+
+
+def tolerance(model_path, source):
+    if source == "ours" and pathlib.Path(model_path).stem in EIGEN_LIMITED:
+        return 1e-7
+    return TOL
 
 
 def random_state(mm, rng):
@@ -91,15 +108,16 @@ def test_forward_fields(model_path, source):
         for name in FIELDS:
             getattr(d, name)[...] = np.nan   # a skipped write shows as a failure
         engine.forward(m, d)
+        tol = tolerance(model_path, source)
         for name in FIELDS:
-            assert_close(name, getattr(d, name), getattr(md, name))
+            assert_close(name, getattr(d, name), getattr(md, name), tol)
         M = np.zeros((mm.nv, mm.nv))
         mujoco.mj_fullM(mm, md, M)
-        assert_close("full inertia", engine.full_inertia(m, d), M)
+        assert_close("full inertia", engine.full_inertia(m, d), M, tol)
         # semi-implicit: qacc solves (M + h B) qacc = qfrc_smooth (paper eq. 3)
         if m.opt.integrator == Integrator.SEMIIMPLICIT:
             M += np.diag(mm.opt.timestep * mm.dof_damping)
-        assert_close("qacc", d.qacc, np.linalg.solve(M, md.qfrc_smooth))
+        assert_close("qacc", d.qacc, np.linalg.solve(M, md.qfrc_smooth), tol)
 
 
 @pytest.mark.parametrize("integrator", [Integrator.SEMIIMPLICIT, Integrator.RK4])
@@ -125,10 +143,15 @@ def test_steps(model_path, source, integrator):
             mujoco.mj_step(mm, mp)
         engine.step(m, d, n - done)
         done = n
+        if md.warning[mujoco.mjtWarning.mjWARN_BADQACC].number:
+            # MuJoCo itself diverged from this random state (and reset): both must notice
+            assert d.warning.sum() > 0
+            continue
         for name in ("qpos", "qvel", "act"):
             ref = getattr(md, name)
             if ref.size == 0:
                 continue
             growth = np.abs(getattr(mp, name) - ref).max() / max(np.abs(ref).max(), 1e-12)
-            assert_close(f"{name} after {n}", getattr(d, name), ref, tol=max(TOL, 10 * growth))
+            assert_close(f"{name} after {n}", getattr(d, name), ref,
+                         tol=max(tolerance(model_path, source), 10 * growth))
         assert d.time == pytest.approx(md.time, abs=1e-12)
