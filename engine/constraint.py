@@ -17,7 +17,7 @@ import math
 
 from .enums import ConstraintType, DisableBit, EqType, JointType
 from .jit import jit
-from .math import add3, mat9, mulmatvec3, quat4, quat_mul, sub3, vec3
+from .math import MINVAL, add3, mat9, mulmatvec3, norm3, quat2vel, quat4, quat_mul, sub3, vec3
 from .smooth import apply_ft
 
 EQUALITY = int(ConstraintType.EQUALITY)
@@ -28,6 +28,8 @@ LIMIT_TENDON = int(ConstraintType.LIMIT_TENDON)
 CONTACT_FRICTIONLESS = int(ConstraintType.CONTACT_FRICTIONLESS)
 CONTACT_ELLIPTIC = int(ConstraintType.CONTACT_ELLIPTIC)
 HINGE = int(JointType.HINGE)
+BALL = int(JointType.BALL)
+FREE = int(JointType.FREE)
 OBJ_SITE = 6  # eq_objtype of site-based connect and weld
 SLIDE = int(JointType.SLIDE)
 ZERO3 = (0.0, 0.0, 0.0)
@@ -221,7 +223,23 @@ def _friction_rows(m, d):
 def _limit_rows(m, d):
     for j in range(m.jnt_type.shape[0]):
         t = m.jnt_type[j]
-        if not m.jnt_limited[j] or (t != HINGE and t != SLIDE):
+        if not m.jnt_limited[j] or t == FREE:
+            continue
+        if t == BALL:
+            # a cone on the rotation angle: x = max(range) - |rotation vector|, J = -axis
+            a = m.jnt_qposadr[j]
+            da = m.jnt_dofadr[j]
+            rv = quat2vel((d.qpos[a], d.qpos[a + 1], d.qpos[a + 2], d.qpos[a + 3]), 1.0)
+            angle = norm3(rv)
+            dist = max(m.jnt_range[j, 0], m.jnt_range[j, 1]) - angle
+            if dist < m.jnt_margin[j]:
+                eps, kappa = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j])
+                i = _add_row(m, d, LIMIT_JOINT, j, dist, m.jnt_margin[j],
+                             m.dof_invweight0[da], eps, kappa, False, m.jnt_bodyid[j], 0)
+                if i < 0:
+                    return
+                for c in range(3):
+                    d.efc_J[i, da + c] = -rv[c] / max(angle, MINVAL)
             continue
         q = d.qpos[m.jnt_qposadr[j]]
         da = m.jnt_dofadr[j]

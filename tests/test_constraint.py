@@ -26,10 +26,11 @@ def random_state(mm, rng):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_rows_match_mujoco(seed):
-    """Equality (connect, weld, joint, tendon), friction-loss and limit rows: same order, same
-    Jacobian, same violation as MuJoCo's efc_J and efc_pos."""
-    path = str(DATA / "compiler_constraints.xml")
+@pytest.mark.parametrize("model", ["compiler_constraints", "ball_limits"])
+def test_rows_match_mujoco(seed, model):
+    """Equality (connect, weld, joint, tendon), friction-loss and limit rows (hinge, slide, ball
+    cone, tendon): same order, same Jacobian, same violation as MuJoCo's efc_J and efc_pos."""
+    path = str(DATA / f"{model}.xml")
     mm = mujoco.MjModel.from_xml_path(path)
     mm.opt.disableflags = int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
     m = engine.load_model(path)
