@@ -9,6 +9,7 @@ from .types import Data, Model, ModelError
 # imported after the submodule of the same name, so that engine.forward is the function
 from .forward import (energy, forward, full_inertia, make_data, name2id, reset_data,  # noqa: E402
                       reset_keyframe, step)
+from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
