@@ -146,7 +146,8 @@ def _effective_ctrl(m, ctrl, flags):
 
 
 def _stats(ref, got):
-    """max |error|, RMS error, scale = max |reference| and max |error| / scale over finite pairs."""
+    """max |error|, RMS error, scale = max |reference| and max |error| / scale over finite pairs
+    (None when the reference is zero throughout)."""
     ref, got = np.asarray(ref, float).ravel(), np.asarray(got, float).ravel()
     ok = np.isfinite(ref) & np.isfinite(got)
     if not ok.any():
@@ -155,8 +156,7 @@ def _stats(ref, got):
     scale = float(np.max(np.abs(ref[ok])))
     max_abs = float(np.max(np.abs(err)))
     return {"n": int(ok.sum()), "max_abs": max_abs, "rms": float(np.sqrt(np.mean(err * err))),
-            "scale": scale, "max_rel": max_abs / scale if scale > 0 else (0.0 if max_abs == 0
-                                                                         else math.inf)}
+            "scale": scale, "max_rel": max_abs / scale if scale > 0 else None}
 
 
 class Signal:

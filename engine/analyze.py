@@ -48,12 +48,13 @@ def main(argv=None):
           + f", outputs in {out}")
     for reason, count in s["skipped"].items():
         print(f"  skipped {count}: {reason}")
-    print(f"  {'signal family':<18}{'max abs error':>15}{'rms error':>13}{'max |ref|':>13}"
+    print(f"  {'signal family':<22}{'max abs error':>15}{'rms error':>13}{'max |ref|':>13}"
           f"{'max rel':>11}")
     for fam, st in s["families"].items():
         if st["n"]:
-            print(f"  {fam:<18}{st['max_abs']:>15.3e}{st['rms']:>13.3e}{st['scale']:>13.3e}"
-                  f"{st['max_rel']:>11.2e}")
+            rel = "n/a" if st["max_rel"] is None else f"{st['max_rel']:.2e}"
+            print(f"  {fam:<22}{st['max_abs']:>15.3e}{st['rms']:>13.3e}{st['scale']:>13.3e}"
+                  f"{rel:>11}")
     return 0
 
 

@@ -23,9 +23,9 @@ the first step whose options differ from the previous ones. A torn or corrupted 
 length past the end, crc mismatch) ends the file: the loader drops it with a warning.
 
 Crash safety: frames are written with plain ``os.write`` from an in-memory list; a background
-thread writes the list out and calls ``os.fsync`` every ``sync_interval`` seconds (1 s), and
+thread writes the list out and calls ``os.fsync`` every ``sync_interval`` seconds (0.5 s), and
 ``record`` writes it out when it exceeds 1 MiB. After ``kill -9`` everything recorded more than
-``sync_interval`` before the kill is on disk.
+one second before the kill is on disk.
 """
 from __future__ import annotations
 
@@ -225,7 +225,7 @@ class Recorder:
     options are checked on every record and an options record is written when they change.
     """
 
-    def __init__(self, m, path, d=None, model_path=None, sync_interval=1.0):
+    def __init__(self, m, path, d=None, model_path=None, sync_interval=0.5):
         self.m = m
         self.path = os.fspath(path)
         self.nrecords = 0
