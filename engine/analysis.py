@@ -30,8 +30,9 @@ qfrc_applied, xfrc_applied, mocap poses of record k) and the finite-difference a
 Steps are skipped (and counted) when the state before them is unknown (no initial state), when
 time does not advance by one timestep from the previous record (a reset or a gap), when a
 bad-value warning fired (the step reset the state), when the integrator is not SEMIIMPLICIT (the
-discrete inverse matches that integrator only), or when the inverse finds other constraint rows
-than the forward recorded (the state was edited between records).
+discrete inverse matches that integrator only), when the state was edited between records (the
+recorded velocities and scalar positions do not follow from the previous record by one step), or
+when the inverse finds other constraint rows than the forward recorded.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ import time
 
 import numpy as np
 
-from .enums import BiasType, DisableBit, DynType, GainType, Integrator
+from .enums import BiasType, DisableBit, DynType, GainType, Integrator, JointType
 from .enums import ConstraintType as CT
 from .forward import make_data
 from .inverse import inverse
@@ -304,6 +305,9 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
             if m.opt.integrator != Integrator.SEMIIMPLICIT:
                 out.skip("integrator is not SEMIIMPLICIT")
                 continue
+            if not _continuous(m, qpos, qvel, traj.qpos[k], traj.qvel[k], traj.qacc[k], h):
+                out.skip("the state was edited between records")
+                continue
             d.time = t_prev
             d.qpos[:], d.qvel[:], d.act[:] = qpos, qvel, act
             d.ctrl[:], d.qfrc_applied[:] = traj.ctrl[k], traj.qfrc_applied[k]
@@ -327,6 +331,23 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
         apply_options(m, saved_options)
         bar.close()
     return out
+
+
+def _continuous(m, qpos0, qvel0, qpos1, qvel1, qacc, h, tol=1e-9):
+    """Did record k's state come from the previous one by one semi-implicit step? v1 = v0 + h a
+    with the recorded forward qacc, and scalar joint coordinates (and free-joint positions)
+    q1 = q0 + h v1; both up to rounding."""
+    if np.any(np.abs(qvel1 - qvel0 - h * qacc)
+              > tol * (np.abs(qvel0) + np.abs(qvel1) + h * np.abs(qacc) + 1e-12)):
+        return False
+    for j in range(m.njnt):
+        pa, da, t = m.jnt_qposadr[j], m.jnt_dofadr[j], m.jnt_type[j]
+        n = 3 if t == JointType.FREE else (0 if t == JointType.BALL else 1)
+        for c in range(n):
+            q0, q1, v = qpos0[pa + c], qpos1[pa + c], qvel1[da + c]
+            if abs(q1 - q0 - h * v) > tol * (abs(q0) + abs(q1) + h * abs(v) + 1e-12):
+                return False
+    return True
 
 
 def _compare_rows(out, traj, m, d, k, rows, names, dof_names):

@@ -30,13 +30,15 @@ def converged(m):
     return m
 
 
-def record(m, path, n, seed=7, initial=True, reset_at=None):
+def record(m, path, n, seed=7, initial=True, reset_at=None, edit=None):
     d = engine.make_data(m)
     rng = np.random.default_rng(seed)
     with engine.Recorder(m, path, d=d if initial else None) as rec:
         for k in range(n):
             if k == reset_at:
                 engine.reset_data(m, d)
+            if edit is not None and k == edit[0]:
+                getattr(d, edit[1])[edit[2]] += 1e-3     # an edit that keeps the time
             drive(m, d, rng)
             engine.step(m, d)
             rec.record(d)
@@ -88,7 +90,8 @@ def test_recovers_controls_and_impulses(recording):
 
 
 def test_skipped_steps(tmp_path):
-    """No initial state: the first step cannot be paired; a reset breaks the time sequence."""
+    """No initial state: the first step cannot be paired; a reset breaks the time sequence;
+    an edit of the state between two steps (velocity or position) is detected."""
     m = converged(engine.load_model(ARM))
     path = tmp_path / "reset.traj"
     record(m, path, 60, initial=False, reset_at=30)
@@ -96,6 +99,11 @@ def test_skipped_steps(tmp_path):
     assert a.analysed.sum() == 58
     assert not a.analysed[0] and not a.analysed[30]
     assert sum(a.skipped.values()) == 2
+    for field, i in (("qvel", 1), ("qpos", 0), ("qpos", 3)):
+        record(m, tmp_path / "edit.traj", 40, edit=(25, field, i))
+        e = analyse(engine.load_trajectory(tmp_path / "edit.traj"), m)
+        assert np.flatnonzero(~e.analysed).tolist() == [25], field
+        assert list(e.skipped) == ["the state was edited between records"]
     ok = a.analysed
     np.testing.assert_allclose(a.ctrl_recovered[ok, 0], engine.load_trajectory(path).ctrl[ok, 0],
                                rtol=0, atol=1e-8)
