@@ -16,11 +16,12 @@ File layout (all integers little-endian; every payload is a multiple of 8 bytes)
 
 The first frame is the header (JSON): format version, model path, model hashes (see
 ``model_hash``), sizes, the options at creation, names and the per-record field layout. A step body
-holds ``int64[6] = ncon, nefc, solver_niter, warning[3]`` (d.warning's counters) and then float64 words: the fixed fields
-of STATE_FIELDS, the contacts field by field (CONTACT_FIELDS, ncon values each; ints stored as
-int64) and the constraint rows (EFC_FIELDS, nefc values each). An options frame is written before
-the first step whose options differ from the previous ones. A torn or corrupted frame (short,
-length past the end, crc mismatch) ends the file: the loader drops it with a warning.
+holds ``int64[6] = ncon, nefc, solver_niter, warning[3]`` (d.warning's counters) and then
+float64 words: the fixed fields of STATE_FIELDS, the contacts field by field (CONTACT_FIELDS,
+ncon values each; ints stored as int64) and the constraint rows (EFC_FIELDS, nefc values each).
+An options frame is written before the first step whose options differ from the previous ones.
+A torn or corrupted frame (short, length past the end, crc mismatch) ends the file: the loader
+drops it with a warning.
 
 Crash safety: frames are written with plain ``os.write`` from an in-memory list; a background
 thread writes the list out and calls ``os.fsync`` every ``sync_interval`` seconds (0.5 s), and
@@ -46,7 +47,8 @@ from .types import MODEL_SIZES, MODEL_SPEC
 MAGIC = b"ENGTRAJ\0"
 VERSION = 1
 _FRAME = struct.Struct("<II")
-_KIND_HEADER, _KIND_INITIAL, _KIND_OPTIONS, _KIND_STEP = (k.ljust(8, b"\0") for k in (b"H", b"I", b"O", b"S"))
+_KIND_HEADER, _KIND_INITIAL, _KIND_OPTIONS, _KIND_STEP = (k.ljust(8, b"\0")
+                                                          for k in (b"H", b"I", b"O", b"S"))
 
 # fixed-size float64 fields of a step record, in file order: (name, shape in model sizes)
 STATE_FIELDS = (
@@ -434,9 +436,9 @@ class Trajectory:
 
         Per-step families (``step,time`` then one column per component): qpos qvel act ctrl
         qfrc_applied xfrc_applied mocap (when the model has mocap bodies) qacc actuator_force, and
-        solver.csv (ncon nefc solver_niter solver_residual and the warning counters). Long tables, one line per
-        item: contacts.csv (step,time,index,geom1,geom2,dim,dist,pos_*,frame_*,friction_*,
-        efc_address) and efc.csv (step,time,row,type,id,force).
+        solver.csv (ncon nefc solver_niter solver_residual and the warning counters). Long
+        tables, one line per item: contacts.csv (step,time,index,geom1,geom2,dim,dist,pos_*,
+        frame_*,friction_*,efc_address) and efc.csv (step,time,row,type,id,force).
         """
         os.makedirs(directory, exist_ok=True)
         n = len(self)
@@ -469,7 +471,8 @@ class Trajectory:
         index = np.arange(len(cstep)) - np.repeat(self.contact_offset[:-1], self.ncon)
         cols = [cstep, self.time[cstep], index, self.contact_geom1, self.contact_geom2,
                 self.contact_dim, self.contact_dist]
-        cols += list(self.contact_pos.T) + list(self.contact_frame.T) + list(self.contact_friction.T)
+        cols += (list(self.contact_pos.T) + list(self.contact_frame.T)
+                 + list(self.contact_friction.T))
         cols += [self.contact_efc_address]
         write("contacts.csv", ["step", "time", "index", "geom1", "geom2", "dim", "dist", "pos_x",
                                "pos_y", "pos_z"] + [f"frame_{i}" for i in range(9)]

@@ -146,7 +146,8 @@ def test_sigkill_keeps_everything_but_the_last_second(arm, tmp_path):
     path = str(tmp_path / "killed.traj")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     code = CHILD.format(tests=os.path.join(ROOT, "tests"), arm=ARM, path=path)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env,
+                            text=True)
     progress = []      # (receive time, records done)
 
     def reader():
