@@ -116,8 +116,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        if recorder is not None:
-            recorder.close()
+        runner.close_recorder()          # the recorder of the last model loaded (reloads close theirs)
     print(runner.summary(), flush=True)
     return 0
 

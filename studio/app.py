@@ -157,6 +157,7 @@ class App:
             return False
         old = self.runner
         old.stop_thread()
+        old.close_recorder()                     # a recording belongs to one model
         if keep_state:
             same = all(getattr(m, k) == getattr(old.m, k) for k in ("nq", "nv", "na", "nu", "nmocap"))
             if same:
@@ -166,8 +167,10 @@ class App:
                     getattr(d, f)[...] = getattr(od, f)
                 import engine
                 engine.forward(m, d)
-        runner = Runner(m, d, paused=old.paused, recorder=old.recorder)
+        runner = Runner(m, d, paused=old.paused)
         runner.speed = old.speed
+        if old.inverse_check is not None:
+            runner.set_inverse_check(True)
         runner.frames, runner.steps, runner.sim_time = old.frames, old.steps, old.sim_time
         runner.start = old.start
         self.runner = runner
@@ -590,6 +593,7 @@ class App:
     def close(self) -> None:
         from imgui_bundle import imgui, implot
         self.runner.stop_thread()
+        self.runner.close_recorder()
         self.spacenav.close()
         if self.video is not None:
             self.toggle_video()
