@@ -212,7 +212,7 @@ class Runner:
         def apply(m, d):
             self._close_recorder()
             try:
-                self.recorder = engine.Recorder(m, path)
+                self.recorder = engine.Recorder(m, path, d=d)   # d: the state before step 1
                 self.record_path = path
                 self.record_error = ""
             except Exception as e:               # unwritable file, no Recorder in this engine
