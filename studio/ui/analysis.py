@@ -10,6 +10,7 @@ from engine.analysis; this module only runs it and draws.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import time
@@ -30,7 +31,7 @@ def available() -> str:
     if not hasattr(engine, "load_trajectory"):
         return "engine.load_trajectory is missing"
     try:
-        import engine.analysis  # noqa: F401
+        importlib.import_module("engine.analysis")
     except ImportError:
         return "engine.analysis is missing"
     return ""
@@ -51,6 +52,8 @@ class AnalysisState:
         self.selected = 0
         self.export_status = ""
         self.browser = None
+        self.reveal = False                # open the panel's header on the next frame
+        self.plotted = None                # label of the signal drawn in the last frame
 
     @property
     def running(self) -> bool:
@@ -64,6 +67,7 @@ class AnalysisState:
         self.error, self.export_status = "", ""
         self.result, self.summary, self.signals = None, None, []
         self.message = f"loading {path}"
+        self.reveal = True
         self.started = time.perf_counter()
         self.thread = threading.Thread(target=self._work, args=(str(path), fallback_model),
                                        name="analysis", daemon=True)
@@ -161,6 +165,9 @@ def _table(summary) -> None:
 
 def draw(app) -> None:
     st = app.analysis
+    if st.reveal:
+        imgui.set_next_item_open(True)
+        st.reveal = False
     if not imgui.collapsing_header("Analysis"):
         return
     missing = available()
@@ -201,6 +208,7 @@ def draw(app) -> None:
     _, st.selected = imgui.combo("signal", st.selected, [s[0] for s in st.signals])
     label, t, ref, got = st.signals[st.selected]
     _plot(label, t, ref, got, 180 * app.ui_scale)
+    st.plotted = label
     _table(st.summary)
     if imgui.button("Export CSV + PNG"):
         st.export()
