@@ -413,6 +413,7 @@ class App:
                 plots.draw(self)
                 analysis.draw(self)
             imgui.end()
+            analysis.draw_window(self)
             info.draw(self)
         else:
             self.plots.sample(self)

@@ -202,8 +202,29 @@ def draw(app) -> None:
         imgui.text_wrapped(st.message)
     if st.error:
         imgui.text_colored(imgui.ImVec4(1.0, 0.45, 0.3, 1.0), st.error)
+    if st.result is not None:
+        imgui.text("results in the Analysis window")
+
+
+def draw_window(app) -> None:
+    """The result in its own window: signal selector, plot, error table, export."""
+    st = app.analysis
     if st.result is None or not st.signals:
         return
+    vp = imgui.get_main_viewport()
+    imgui.set_next_window_pos(imgui.ImVec2(vp.work_pos.x + vp.work_size.x - 10, vp.work_pos.y + 10),
+                              imgui.Cond_.first_use_ever, imgui.ImVec2(1.0, 0.0))
+    imgui.set_next_window_size(imgui.ImVec2(min(560 * app.ui_scale, vp.work_size.x * 0.55), 0),
+                               imgui.Cond_.first_use_ever)
+    expanded, opened = imgui.begin(f"Analysis: {os.path.basename(st.path_text)}", True)
+    if expanded:
+        _results(app, st)
+    imgui.end()
+    if not opened:
+        st.result, st.signals = None, []
+
+
+def _results(app, st) -> None:
     st.selected = min(st.selected, len(st.signals) - 1)
     _, st.selected = imgui.combo("signal", st.selected, [s[0] for s in st.signals])
     label, t, ref, got = st.signals[st.selected]
