@@ -181,6 +181,14 @@ def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
                 continue
             add(("mesh", int(mid)), meshsel & (dataid == mid),
                 lambda s: instances(pos[s], mat[s], np.ones((int(s.sum()), 3)), rgba[s]))
+    hfsel = visible & (gtype == HFIELD)
+    if np.any(hfsel):
+        # height fields: triangle meshes in their geom frames (studio.hfield_mesh)
+        from .hfield_mesh import shape_id
+        dataid = np.asarray(m.geom_dataid).reshape(-1)
+        for hid in np.unique(dataid[hfsel]):
+            add(("mesh", shape_id(m, hid)), hfsel & (dataid == hid),
+                lambda s: instances(pos[s], mat[s], np.ones((int(s.sum()), 3)), rgba[s]))
 
 
 def _sites(m, d, out, extent):
