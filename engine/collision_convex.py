@@ -82,7 +82,16 @@ def support_local(m, g, ld):
 def support(m, d, g, u):
     """Support point of geom g along the world direction u, in world coordinates.
 
-    g < 0 stands for the height-field prism held in d.hfield_prism (6 world vertices)."""
+    g < 0 stands for the height-field prism held in d.hfield_prism (6 world vertices), and
+    g >= ngeom for the core of sphere or capsule g - ngeom (its centre or its axis segment)."""
+    ngeom = m.geom_type.shape[0]
+    if g >= ngeom:
+        g -= ngeom
+        p = vec3(d.geom_xpos, g)
+        if m.geom_type[g] != CAPSULE:
+            return p
+        ax = (d.geom_xmat[g, 2], d.geom_xmat[g, 5], d.geom_xmat[g, 8])
+        return add3(p, scl3(ax, m.geom_size[g, 1] if dot3(ax, u) >= 0 else -m.geom_size[g, 1]))
     if g < 0:
         P = d.hfield_prism
         ib = 0
@@ -266,7 +275,11 @@ def _add_vertex(S, i, a, b):
 
 @jit
 def _center(d, g):
-    """A point inside geom g (its frame origin; the centroid for the prism g < 0)."""
+    """A point inside geom g (its frame origin; the centroid for the prism g < 0; the geom's
+    origin for the core g >= ngeom)."""
+    ngeom = d.geom_xpos.shape[0]
+    if g >= ngeom:
+        return vec3(d.geom_xpos, g - ngeom)
     if g < 0:
         P = d.hfield_prism
         c0 = c1 = c2 = 0.0
@@ -386,8 +399,9 @@ def _epa_init(m, d, g1, g2, n):
 
 
 @jit
-def epa(m, d, g1, g2, n):
-    """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B)."""
+def epa(m, d, g1, g2, n, tol):
+    """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B);
+    stops when a new support point improves the nearest face's distance by less than tol."""
     V = d.epa_vert
     zero = (0.0, 0.0, 0.0)
     nv = _epa_init(m, d, g1, g2, n)
@@ -424,7 +438,7 @@ def epa(m, d, g1, g2, n):
         a = support(m, d, g1, u)
         b = support(m, d, g2, scl3(u, -1.0))
         w = sub3(a, b)
-        if dot3(w, u) - bd < EPA_TOL * max(1.0, bd) or nv >= maxv or nf + maxe > maxf:
+        if dot3(w, u) - bd < tol * max(1.0, bd) or nv >= maxv or nf + maxe > maxf:
             break
         _add_vertex(V, nv, a, b)
         # faces seen from w go; their unshared edges form the horizon
@@ -497,9 +511,10 @@ def epa(m, d, g1, g2, n):
 # convex : convex
 # ------------------------------------------------------------------------------------------------
 @jit
-def convex_contact(m, d, g1, g2, margin):
+def convex_contact(m, d, g1, g2, margin, tol):
     """One contact of two convex objects by GJK (within the margin) or EPA (overlap):
-    (found, dist, pos, normal from 1 to 2). g1 < 0 is the height-field prism."""
+    (found, dist, pos, normal from 1 to 2); tol: EPA's tolerance. g1 < 0 is the height-field
+    prism."""
     S = d.gjk_simplex
     zero = (0.0, 0.0, 0.0)
     status, n, v = gjk(m, d, g1, g2, margin)
@@ -515,7 +530,7 @@ def convex_contact(m, d, g1, g2, margin):
             pa = add3(pa, scl3((S[i, 3], S[i, 4], S[i, 5]), S[i, 9]))
             pb = add3(pb, scl3((S[i, 6], S[i, 7], S[i, 8]), S[i, 9]))
         return True, dist, scl3(add3(pa, pb), 0.5), scl3(v, -1.0 / dist)
-    ok, depth, normal, pa, pb = epa(m, d, g1, g2, n)
+    ok, depth, normal, pa, pb = epa(m, d, g1, g2, n, tol)
     if not ok:
         return False, 0.0, zero, zero
     return True, -depth, scl3(add3(pa, pb), 0.5), normal
@@ -524,7 +539,7 @@ def convex_contact(m, d, g1, g2, margin):
 @jit
 def convex_convex(m, d, g1, g2, margin):
     """Contacts of two convex geoms: convex_contact, plus flat-face points for polytopes."""
-    found, dist, pos, normal = convex_contact(m, d, g1, g2, margin)
+    found, dist, pos, normal = convex_contact(m, d, g1, g2, margin, EPA_TOL)
     if not found:
         return 0
     put(d.col_dist, d.col_pos, d.col_frame, 0, dist, pos, normal)

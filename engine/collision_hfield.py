@@ -12,7 +12,13 @@ down to the base is a convex triangular prism (6 vertices). As MuJoCo:
    all below the geom's lowest point is skipped;
 3. each remaining prism is collided with the geom by the general convex routine (GJK within the
    margin, EPA when they overlap: collision_convex.convex_contact, with the prism as object -1
-   whose vertices live in d.hfield_prism, in world coordinates), one contact per touching prism;
+   whose vertices live in d.hfield_prism, in world coordinates), one contact per touching prism.
+   A sphere or capsule is collided as its core (centre point or axis segment) with the margin
+   grown by its radius, then the radius is taken off the distance: both objects are then
+   polytopes, for which GJK and EPA end exactly in a few iterations. Other curved geoms
+   (ellipsoid, cylinder) stop EPA at MuJoCo's ccd_tolerance (1e-6, HFIELD_EPA_TOL) rather than
+   the 1e-10 of convex pairs: EPA on a curved surface gains about one digit per few support
+   points, and a field gives several contacts per geom;
 4. up to MAXCONPAIR (mjMAXCONPAIR = 50) contacts are kept, in grid order (rows, then columns,
    then the two triangles of a cell), normals pointing from the height field to the geom.
 
@@ -23,8 +29,13 @@ import math
 
 from .collision_convex import convex_contact, support
 from .collision_primitive import MAXCONPAIR, put
+from .enums import GeomType
 from .jit import jit
-from .math import dot3, mat9, sub3, vec3
+from .math import add3, dot3, mat9, scl3, sub3, vec3
+
+SPHERE = int(GeomType.SPHERE)
+CAPSULE = int(GeomType.CAPSULE)
+HFIELD_EPA_TOL = 1e-6   # MuJoCo's default ccd_tolerance
 
 
 @jit
@@ -73,6 +84,10 @@ def hfield_convex(m, d, g1, g2, margin):
     rmin = max(0, int(math.floor((lo[1] - margin + sy) / dy)))
     rmax = min(nrow - 1, int(math.ceil((hi[1] + margin + sy) / dy)))
     zlow = lo[2] - margin
+    # spheres and capsules: their core, with the radius added to the margin
+    t2 = m.geom_type[g2]
+    rad = m.geom_size[g2, 0] if t2 == SPHERE or t2 == CAPSULE else 0.0
+    gc = g2 + m.geom_type.shape[0] if rad > 0.0 else g2
     data = m.hfield_data
     cnt = 0
     for r in range(rmin, rmax):
@@ -94,9 +109,13 @@ def hfield_convex(m, d, g1, g2, margin):
                     if h00 < zlow and h11 < zlow and h01 < zlow:
                         continue
                     _set_prism(d, p1, r1, x0, y0, h00, x1, y1, h11, x1, y0, h01, -sb)
-                found, dist, pos, normal = convex_contact(m, d, -1, g2, margin)
+                found, dist, pos, normal = convex_contact(m, d, -1, gc, margin + rad, HFIELD_EPA_TOL)
                 if not found:
                     continue
+                if rad > 0.0:
+                    # witness on the surface: the core's witness moved by -radius along normal
+                    dist -= rad
+                    pos = add3(pos, scl3(normal, -0.5 * rad))
                 put(d.col_dist, d.col_pos, d.col_frame, cnt, dist, pos, normal)
                 cnt += 1
                 if cnt >= MAXCONPAIR:
