@@ -22,7 +22,8 @@ from .enums import Cone, Integrator, Solver
 # Model
 # --------------------------------------------------------------------------------------------
 MODEL_SIZES = (
-    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface ntendon nwrap "
+    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nhfield "
+    "nhfielddata ntendon nwrap "
     "neq nkey npair nexclude nM nmocap"
 ).split()
 
@@ -92,7 +93,7 @@ geom_contype        i ngeom      # contact type bits
 geom_conaffinity    i ngeom      # contact affinity bits
 geom_condim         i ngeom      # contact dimensionality (1, 3, 4, 6)
 geom_bodyid         i ngeom      # id of the geom's body
-geom_dataid         i ngeom      # mesh id, -1 for none
+geom_dataid         i ngeom      # mesh id (mesh geoms), hfield id (hfield geoms), else -1
 geom_matid          i ngeom      # material id, -1 for none
 geom_group          i ngeom      # group for visibility
 geom_priority       i ngeom      # contact parameter mixing priority
@@ -149,6 +150,14 @@ mesh_faceadr        i nmesh      # first face address
 mesh_facenum        i nmesh      # number of faces
 mesh_vert           f nmeshvert 3  # vertex positions
 mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
+# height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),
+# y = -radius_y + 2 radius_y r / (nrow - 1): z = data * elevation_z; the solid reaches down to
+# z = -base_z; each grid cell is two triangles split along its (r, c)-(r+1, c+1) diagonal)
+hfield_size         f nhfield 4  # radius_x, radius_y, elevation_z, base_z
+hfield_nrow         i nhfield    # number of rows (along y)
+hfield_ncol         i nhfield    # number of columns (along x)
+hfield_adr          i nhfield    # address of the first elevation in hfield_data
+hfield_data         f nhfielddata  # elevations in [0, 1], row-major, row 0 at y = -radius_y
 # tendons
 tendon_adr          i ntendon    # address of the first wrap object
 tendon_num          i ntendon    # number of wrap objects
@@ -331,6 +340,7 @@ epa_face            i 512 3      # EPA faces (vertex indices)
 epa_fdata           f 512 4      # EPA face normal and distance to the origin
 epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
+hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data

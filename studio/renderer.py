@@ -15,6 +15,7 @@ import moderngl
 import numpy as np
 
 from . import meshes
+from .hfield_mesh import hfield_meshes
 from .camera import OrbitCamera, look_at
 from .scene import SceneOptions, geom_colors, model_extent
 
@@ -132,6 +133,8 @@ class Renderer:
             va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
             fa, fn = int(m.mesh_faceadr[i]), int(m.mesh_facenum[i])
             v, idx = meshes.triangle_soup(m.mesh_vert[va:va + vn], m.mesh_face[fa:fa + fn])
+            self.mesh_shapes[i] = _MeshData(v, idx)
+        for i, (v, idx) in hfield_meshes(m).items():     # height fields after the meshes
             self.mesh_shapes[i] = _MeshData(v, idx)
         self.light_dir = self._model_light()
         self.camera = OrbitCamera()

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .hfield_mesh import shape_id as hfield_shape_id
+
 # engine.GeomType values (MuJoCo's mjtGeom)
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
@@ -152,7 +154,8 @@ GEOM_SHAPES = {
     CAPSULE: ("capsule", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 1]], rgba)),
     PLANE: ("plane", _plane_instances),
 }
-DATA_SHAPES = {MESH: "mesh"}           # geom type -> key kind of the per-asset GPU meshes
+# geom type -> key kind of the per-asset GPU meshes (height fields: meshes after the mesh assets)
+DATA_SHAPES = {MESH: "mesh", HFIELD: "mesh"}
 
 
 def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
@@ -185,7 +188,8 @@ def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
             for did in np.unique(dataid[s]):
                 if did >= 0:
                     k = s & (dataid == did)
-                    out.add((kind, int(did)), layer,
+                    shape = int(did) if t == MESH else hfield_shape_id(m, int(did))
+                    out.add((kind, shape), layer,
                             instances(pos[k], mat[k], np.ones((int(k.sum()), 3)), rgba[k]))
 
 

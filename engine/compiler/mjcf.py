@@ -208,6 +208,33 @@ def _orientation(spec, degree, eulerseq, node, default_quat=(1.0, 0.0, 0.0, 0.0)
     return q
 
 
+def _png_rows(data, path, node):
+    """Elevation rows of a PNG height map, top image row first, as MuJoCo reads them: a grey
+    image as is, a colour image by its red channel (MuJoCo 4 converts to grey that way), a
+    16-bit image by its high byte (MuJoCo decodes to 8 bits)."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+    try:
+        img = Image.open(io.BytesIO(data))
+        img.load()
+    except (UnidentifiedImageError, OSError, ValueError) as e:
+        raise node.error(f"cannot read hfield file '{path}' as a PNG image: {e}", "file") from None
+    if img.format != "PNG":
+        raise node.error(f"hfield file '{path}' is not a PNG image ({img.format})", "file")
+    if img.mode == "P":
+        img = img.convert("RGBA")
+    a = np.asarray(img)
+    if a.ndim == 3:
+        a = a[:, :, 0]
+    a = a.astype(np.float64)
+    if img.mode.startswith("I"):
+        a = np.floor(a / 256.0)
+    if a.shape[0] < 2 or a.shape[1] < 2:
+        raise node.error(f"hfield image '{path}' must be at least 2 x 2 pixels", "file")
+    return a
+
+
 def _soft(spec, own_eps, own_kappa, ref_key, imp_key, warnings, what):
     """(epsilon, kappa) overrides: our own attributes, else mapped from solref / solimp.
 
@@ -592,18 +619,7 @@ class _Compiler:
                     t["_node"] = child
                     self.textures.append(t)
                 elif tag == "hfield":
-                    child.check_attrs(S.HFIELD)
-                    size = child.floats("size", 4)
-                    if size is None or any(s <= 0 for s in size):
-                        raise child.error("hfield size must have 4 positive numbers", "size")
-                    h = {"name": child.text("name") or os.path.splitext(
-                        os.path.basename(child.text("file", "")))[0],
-                         "file": self._asset_path(child.text("file"), meshdir)
-                         if child.has("file") else None,
-                         "nrow": child.int("nrow", 0), "ncol": child.int("ncol", 0),
-                         "size": size, "elevation": child.floats("elevation", None, minimum=0),
-                         "_node": child}
-                    self.hfields.append(h)
+                    self.read_hfield(child, meshdir)
                 elif tag == "skin":
                     self.warn("<skin> is a visual element that is not rendered; skipped", child)
                 elif tag == "model":
@@ -639,6 +655,48 @@ class _Compiler:
         if os.path.isabs(name) or directory is None:
             return name
         return os.path.normpath(os.path.join(directory, name))
+
+    def read_hfield(self, n, meshdir):
+        """A height field asset (MuJoCo's mjCHField): elevations from a PNG file, inline
+        ``elevation`` (nrow x ncol, first row first) or zeros, then, as MuJoCo, rows reversed
+        (the first image/inline row is the +y edge, data row 0 the -y edge) and the values
+        rescaled to [0, 1]. ``size`` = (radius_x, radius_y, elevation_z, base_z)."""
+        n.check_attrs(S.HFIELD)
+        size = n.floats("size", 4)
+        if size is None or any(s <= 0 for s in size):
+            raise n.error("hfield size must have 4 positive numbers", "size")
+        file = n.text("file")
+        name = n.text("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
+        nrow, ncol = n.int("nrow", 0), n.int("ncol", 0)
+        elevation = n.floats("elevation", None, minimum=0)
+        if file is not None:
+            if n.has("nrow") or n.has("ncol") or n.has("elevation"):
+                self.warn("hfield file given: nrow, ncol and elevation are ignored", n)
+            fname = os.path.basename(file) if self.cc["strippath"] else file
+            found = self.source.find(fname, [meshdir, self.model_dir])
+            if found is None:
+                raise n.error(f"hfield file '{fname}' not found", "file")
+            rows = _png_rows(found[0], found[1], n)
+            nrow, ncol = rows.shape
+        else:
+            if nrow < 2 or ncol < 2:
+                raise n.error("hfield needs a file, or nrow and ncol of at least 2",
+                              "nrow" if nrow < 2 else "ncol")
+            if elevation is not None and len(elevation) > 0:
+                if len(elevation) != nrow * ncol:
+                    raise n.error(f"hfield elevation has {len(elevation)} numbers, nrow*ncol = "
+                                  f"{nrow * ncol}", "elevation")
+                rows = np.asarray(elevation, dtype=np.float64).reshape(nrow, ncol)
+            else:
+                rows = np.zeros((nrow, ncol))
+        data = rows[::-1].astype(np.float32).astype(np.float64)  # MuJoCo stores floats
+        lo, hi = data.min(), data.max()
+        data -= lo
+        if hi - lo > I.MINVAL:
+            data /= hi - lo
+        self.hfields.append({"name": name, "file": found[1] if file is not None else None,
+                             "nrow": nrow, "ncol": ncol, "size": size,
+                             "data": np.ascontiguousarray(data.reshape(-1)), "_node": n})
 
     def read_material(self, n):
         n.check_attrs(S.MATERIAL_DEFAULT.keys() | {"name", "class"})
@@ -2216,6 +2274,21 @@ class _Compiler:
             va += len(vert[i])
             fa += len(face[i])
 
+        # height fields
+        nhfield = len(self.hfields)
+        hdata = [h["data"] for h in self.hfields]
+        nhfielddata = sum(len(x) for x in hdata)
+        for k in ("nrow", "ncol", "adr"):
+            arr("hfield_" + k, nhfield, int)
+        arr("hfield_size", (nhfield, 4))
+        A["hfield_data"] = np.concatenate(hdata) if hdata else np.zeros(0)
+        adr = 0
+        for i, h in enumerate(self.hfields):
+            A["hfield_nrow"][i], A["hfield_ncol"][i] = h["nrow"], h["ncol"]
+            A["hfield_adr"][i] = adr
+            A["hfield_size"][i] = h["size"]
+            adr += len(hdata[i])
+
         # tendons and wraps
         tendons = self.tendons
         ntendon = len(tendons)
@@ -2377,7 +2450,8 @@ class _Compiler:
 
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, ncam=ncam, nlight=nlight, nmesh=nmesh, nmeshvert=nmeshvert,
-                     nmeshface=nmeshface, ntendon=ntendon, nwrap=nwrap, neq=neq, nkey=nkey,
+                     nmeshface=nmeshface, nhfield=nhfield,
+                     nhfielddata=nhfielddata, ntendon=ntendon, nwrap=nwrap, neq=neq, nkey=nkey,
                      npair=npair, nexclude=nexclude, nM=nM, nmocap=nmocap)
         names = {"body": [b.name for b in bodies], "joint": [j.name for j in joints],
                  "geom": [g.name for g in geoms], "site": [s.name for s in sites],
@@ -2393,9 +2467,8 @@ class _Compiler:
                           shininess=m.shininess, reflectance=m.reflectance)
                      for m in self.materials]
         textures = [{k: v for k, v in t.items() if k != "_node"} for t in self.textures]
-        hfields = [{k: v for k, v in h.items() if k != "_node"} for h in self.hfields]
         path = self.file if self.file != "<string>" else None
         return Model(sizes, A, names, path=path, materials=materials, textures=textures,
-                     sensors=self.sensors, hfields=hfields, visual=self.visual,
+                     sensors=self.sensors, visual=self.visual,
                      statistic=self.statistic, warnings=list(self.warnings),
                      size=dict(self.size), model_name=self.model_name)
