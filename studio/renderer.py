@@ -59,13 +59,13 @@ class _Shape:
         self.inst = self.ctx.buffer(reserve=n * _NFLOAT * 4, dynamic=True)
         self.vao = self.ctx.vertex_array(
             self.prog,
-            [(self.vbo, "3f 3f", "in_pos", "in_normal"),
+            [(self.vbo, "3f 3f 1f", "in_pos", "in_normal", "in_end"),
              (self.inst, _INSTANCE_FORMAT, *_INSTANCE_ATTRS)],
             index_buffer=self.ibo, index_element_size=4)
         if self.shadow_prog is not None:
             self.shadow_vao = self.ctx.vertex_array(
                 self.shadow_prog,
-                [(self.vbo, "3f 12x", "in_pos"),
+                [(self.vbo, "3f 12x 1f", "in_pos", "in_end"),
                  (self.inst, "3f 3f 3f 3f 3f 20x/i", *_INSTANCE_ATTRS[:5])],
                 index_buffer=self.ibo, index_element_size=4)
 
@@ -110,7 +110,10 @@ class Renderer:
         self.shadow_prog = ctx.program(vertex_shader=load_shader("shadow.vert"),
                                        fragment_shader=load_shader("shadow.frag"))
         self.unit = {"sphere": meshes.sphere(), "cylinder": meshes.cylinder(),
-                     "box": meshes.box(), "plane": meshes.plane(8)}
+                     "capsule": meshes.capsule(), "box": meshes.box(), "plane": meshes.plane(8)}
+        # decorations (contact points, force arrows, tendons, axes) are small: coarse meshes
+        self.unit_decor = {"sphere": meshes.sphere(10, 6), "cylinder": meshes.cylinder(8),
+                           "capsule": meshes.capsule(10, 6)}
         self.layer_shapes: dict = {}
         self.options = SceneOptions()
         self.fixed_camera = None          # (pos, xmat, fovy) of a model camera, or None: orbit
@@ -175,6 +178,8 @@ class Renderer:
             if isinstance(key, tuple):
                 base = self.mesh_shapes[key[1]]
                 verts, idx = base.vertices, base.indices
+            elif layer == "decor" and key in self.unit_decor:
+                verts, idx = self.unit_decor[key]
             else:
                 verts, idx = self.unit[key]
             sp = self.shadow_prog if layer == "opaque" and key != "plane" else None

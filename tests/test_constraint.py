@@ -459,3 +459,14 @@ def test_solref_solimp_without_counterpart_are_reported():
     m = engine.load_model_from_string(REST.format(ref="-1000 10", imp="0.9 0.9 0 0.5 2"))
     assert any("mixes" in w for w in m.warnings)
     assert m.geom_kappa[1] == -1
+
+
+def test_inverse_refuses_hard_equality():
+    m = engine.load_model_from_string(HANGING.format(solver="PGS", mass=1, hard='hard="true"'))
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    with pytest.raises(ValueError, match="hard equality"):
+        engine.inverse(m, d)
+    m.opt.disableflags = DisableBit.EQUALITY            # no active hard rows: allowed
+    engine.inverse(m, d)
+    assert np.all(np.isfinite(d.qfrc_inverse))

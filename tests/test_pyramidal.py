@@ -171,3 +171,25 @@ def test_pgs_reaches_newton_on_the_pyramidal_problem(condim):
     scale = np.abs(forces[0]).max()
     np.testing.assert_allclose(forces[1], forces[0], atol=1e-7 * scale, rtol=0)
     assert np.all(forces[0] >= -1e-12 * scale)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize("stab", ["diagonal", "exact"])
+def test_inverse_recovers_the_forward_step(cone, stab):
+    """Forward (Newton, converged) then inverse on the same qacc: the inverse's half-line
+    projection of each pyramid edge (and the exact stabilization's v*) give back the applied
+    force and the constraint forces of the step (Theorem 4)."""
+    xml = PUSHED.format(cone=cone, solver="Newton", it=100, tol=1e-14, condim=3).replace(
+        "<option ", f'<option stabilization="{stab}" ')
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    d.qpos[2] = 0.055
+    d.qvel[:6] = [0.3, -0.1, 0.0, 0.5, -0.2, 2.0]
+    d.qfrc_applied[:] = np.random.default_rng(0).standard_normal(m.nv)
+    engine.forward(m, d)
+    n = d.nefc[0]
+    assert n > 0 and d.ncon[0] > 0
+    f_fwd = d.efc_force[:n].copy()
+    engine.inverse(m, d)
+    np.testing.assert_allclose(d.qfrc_inverse, d.qfrc_applied, atol=1e-7)
+    np.testing.assert_allclose(d.efc_force[:n], f_fwd, atol=1e-7 * np.abs(f_fwd).max())

@@ -1,0 +1,157 @@
+"""Forward versus inverse dynamics on the humanoid: the paper's Fig. 3.
+
+The dm_control humanoid (all contact friction directions enabled, condim 6, as in the paper) is
+dropped on the floor and pushed around by random forces. At every step the forward dynamics
+(PGS with 5 and with 50 iterations, tolerance 0 so that all iterations run) and the inverse
+dynamics are timed at the same state, together with MuJoCo's mj_forward (PGS, same iterations)
+and mj_inverse. Times are medians per bucket of constraint rows; ratios are printed side by side.
+
+    python benchmarks/inverse.py [--steps 600] [--png fig3.png]
+"""
+import argparse
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+
+import mujoco
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import engine  # noqa: E402
+
+
+def suite_path(name):
+    import dm_control
+    return str(pathlib.Path(dm_control.__file__).parent / "suite" / f"{name}.xml")
+
+
+def best_time(fn, repeat=5):
+    """Shortest of a few runs (the state is restored by fn itself)."""
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def humanoid_condim6(folder):
+    """The humanoid with every geom at condim 6 (torsional and rolling friction as well),
+    written into folder beside a copy of the suite's common assets; returns its path."""
+    suite = pathlib.Path(suite_path("humanoid")).parent
+    shutil.copytree(suite / "common", folder / "common")
+    xml = (suite / "humanoid.xml").read_text()
+    path = folder / "humanoid_condim6.xml"
+    path.write_text(xml.replace("<default>", '<default>\n    <geom condim="6"/>', 1))
+    return str(path)
+
+
+def collect(steps, seed=0):
+    with tempfile.TemporaryDirectory() as folder:
+        path = humanoid_condim6(pathlib.Path(folder))
+        m = engine.load_model(path)
+        mm = mujoco.MjModel.from_xml_path(path)
+    m.opt.timestep = 0.01
+    m.opt.tolerance = 0.0
+    d = engine.make_data(m)
+    mm.opt.timestep = 0.01
+    mm.opt.tolerance = 0.0
+    mm.opt.solver = mujoco.mjtSolver.mjSOL_PGS
+    mm.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    md = mujoco.MjData(mm)
+    rng = np.random.default_rng(seed)
+    d.qpos[2] = 1.0
+    engine.step(m, d, 100)
+    names = ["ours PGS 5", "ours PGS 50", "ours inverse", "MuJoCo PGS 5", "MuJoCo PGS 50",
+             "MuJoCo inverse"]
+    times = {name: {} for name in names}
+    push = np.zeros((m.nbody, 6))
+    for k in range(steps):
+        if k % 40 == 0:                              # a new random push on a random body
+            push[:] = 0.0
+            push[rng.integers(1, m.nbody), :3] = rng.normal(0, 200, 3)
+        d.xfrc_applied[:] = push
+        m.opt.iterations = 5
+        engine.step(m, d)
+        qpos, qvel, warm = d.qpos.copy(), d.qvel.copy(), d.qacc_warmstart.copy()
+        engine.forward(m, d)
+        nefc = int(d.nefc[0])
+        bucket = 10 * (nefc // 10)
+        qacc = d.qacc.copy()
+
+        def ours_forward():
+            d.qpos[:], d.qvel[:], d.qacc_warmstart[:] = qpos, qvel, warm
+            engine.forward(m, d)
+
+        def ours_inverse():
+            d.qpos[:], d.qvel[:], d.qacc[:] = qpos, qvel, qacc
+            engine.inverse(m, d)
+
+        def mj_forward():
+            md.qpos[:], md.qvel[:] = qpos, qvel
+            mujoco.mj_forward(mm, md)
+
+        def mj_inverse():
+            md.qpos[:], md.qvel[:], md.qacc[:] = qpos, qvel, qacc
+            mujoco.mj_inverse(mm, md)
+
+        for it in (5, 50):
+            m.opt.iterations = mm.opt.iterations = it
+            times[f"ours PGS {it}"].setdefault(bucket, []).append(best_time(ours_forward))
+            times[f"MuJoCo PGS {it}"].setdefault(bucket, []).append(best_time(mj_forward))
+        times["ours inverse"].setdefault(bucket, []).append(best_time(ours_inverse))
+        times["MuJoCo inverse"].setdefault(bucket, []).append(best_time(mj_inverse))
+        d.qpos[:], d.qvel[:], d.qacc_warmstart[:] = qpos, qvel, warm
+    return times
+
+
+def report(times):
+    names = list(times)
+    buckets = sorted(times["ours inverse"])
+    print("\nhumanoid (condim 6) at dt = 10 ms, pushed around; median time per call (us) by "
+          "constraint rows")
+    print(f"  {'rows':>6s}{'n':>5s}" + "".join(f"{n:>16s}" for n in names)
+          + f"{'fwd5/inv':>10s}{'fwd50/inv':>10s}{'inv/MuJoCo':>11s}")
+    medians = {}
+    for b in buckets:
+        med = {n: np.median(times[n].get(b, [np.nan])) * 1e6 for n in names}
+        medians[b] = med
+        print(f"  {b:4d}+ {len(times['ours inverse'][b]):5d}"
+              + "".join(f"{med[n]:16.1f}" for n in names)
+              + f"{med['ours PGS 5'] / med['ours inverse']:10.1f}"
+              + f"{med['ours PGS 50'] / med['ours inverse']:10.1f}"
+              + f"{med['ours inverse'] / med['MuJoCo inverse']:11.2f}")
+    return medians
+
+
+def figure(medians, path):
+    """The two panels of Fig. 3: time per call and speedup factor against constraint rows."""
+    from engine.plot import LinePlot
+    rows = sorted(medians)
+    left = LinePlot("CPU time per step", "constraint rows", "time (us)")
+    for name in ("ours PGS 5", "ours PGS 50", "ours inverse", "MuJoCo PGS 5",
+                 "MuJoCo inverse"):
+        left.add(name, rows, [medians[b][name] for b in rows])
+    right = LinePlot("speedup of the inverse", "constraint rows", "forward / inverse")
+    for it in (5, 50):
+        right.add(f"PGS {it}", rows,
+                  [medians[b][f"ours PGS {it}"] / medians[b]["ours inverse"] for b in rows])
+    LinePlot.save_row([left, right], path)
+    print(f"\nfigure written to {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--png", default="", help="write the figure to this PNG file")
+    args = ap.parse_args()
+    print(f"MuJoCo {mujoco.__version__}")
+    medians = report(collect(args.steps))
+    if args.png:
+        figure(medians, args.png)
+
+
+if __name__ == "__main__":
+    main()
