@@ -132,6 +132,9 @@ def fwd_constraint(m, d):
                                         m.opt_tolerance[0])
     else:
         solver.compute_A(m, d)
+        # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
+        vsmooth = vhat.copy()
+        nhard = solver.condense_hard(m, d, vhat, d.dense_M)
         f[:nefc] = 0.0
         if warm:
             solver.load_warmstart(d, f)
@@ -141,6 +144,8 @@ def fwd_constraint(m, d):
         solver.impulse_velocity(d, f, vnext)
         for k in range(nv):
             vnext[k] += vhat[k]
+        if nhard > 0:
+            solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
     d.solver_niter[0] = niter
     d.solver_residual[0] = residual
     solver.save_warmstart(d, f)

@@ -16,7 +16,7 @@ import numpy as np
 from numba import types as nbtypes
 from numba.experimental import structref
 
-from .enums import Cone, Integrator, Solver
+from .enums import Cone, Integrator, Solver, Stabilization
 
 # --------------------------------------------------------------------------------------------
 # Model
@@ -43,6 +43,7 @@ opt_impratio        f 1          # ratio of frictional to normal impedance (MuJo
 opt_integrator      i 1          # Integrator
 opt_solver          i 1          # Solver
 opt_cone            i 1          # Cone
+opt_stabilization   i 1          # Stabilization: diagonal B, K (eq. 28) or exact critical damping
 opt_iterations      i 1          # maximum solver iterations
 opt_disableflags    i 1          # DisableBit
 opt_enableflags     i 1          # enable bits (reserved)
@@ -208,6 +209,7 @@ eq_active0          i neq        # initial enable state (0/1)
 eq_data             f neq 11     # type-specific data
 eq_epsilon          f neq        # softness epsilon (-1: use opt)
 eq_kappa            f neq        # softness kappa (-1: use opt)
+eq_hard             i neq        # 1: hard constraint (R_E -> 0, solved exactly; paper section II.C)
 # explicit contact pairs and exclusions (stored for the collision stage)
 pair_geom1          i npair      # id of geom 1
 pair_geom2          i npair      # id of geom 2
@@ -354,6 +356,8 @@ efc_mu              f njmax      # friction coefficient of the row (contact fric
 efc_R               f njmax      # regulariser R (paper eq. 27)
 efc_B               f njmax      # stabilisation damping B (paper eq. 28)
 efc_K               f njmax      # stabilisation stiffness K (paper eq. 28)
+efc_kappa           f njmax      # time constant kappa of the row (exact stabilization)
+efc_hard            i njmax      # 1: hard equality row (R = 0, solved exactly)
 efc_vstar           f njmax      # desired velocity v* (paper eq. 24)
 efc_vel             f njmax      # J qvel
 efc_range           i njmax 4    # the row's nonzero dofs: two tree ranges (adr, num, adr, num)
@@ -486,9 +490,10 @@ class _ArrayHolder:
 class Option:
     """Live view of the model options (``m.opt``); every edit is seen by the next step."""
 
-    _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio "
-                "integrator solver cone iterations disableflags enableflags").split()
-    _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone}
+    _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
+                "solver cone stabilization iterations disableflags enableflags").split()
+    _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone,
+              "stabilization": Stabilization}
 
     def __init__(self, arrays):
         object.__setattr__(self, "_arrays", arrays)
