@@ -88,6 +88,8 @@ d = engine.make_data(m)
 engine.step(m, d)
 engine.forward(m, d)
 engine.energy(m, d)
+d.qacc[:] = 0.0
+engine.inverse(m, d)
 print(time.perf_counter() - t0)
 """
 

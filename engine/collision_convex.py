@@ -80,7 +80,28 @@ def support_local(m, g, ld):
 
 @jit
 def support(m, d, g, u):
-    """Support point of geom g along the world direction u, in world coordinates."""
+    """Support point of geom g along the world direction u, in world coordinates.
+
+    g < 0 stands for the height-field prism held in d.hfield_prism (6 world vertices), and
+    g >= ngeom for the core of sphere or capsule g - ngeom (its centre or its axis segment)."""
+    ngeom = m.geom_type.shape[0]
+    if g >= ngeom:
+        g -= ngeom
+        p = vec3(d.geom_xpos, g)
+        if m.geom_type[g] != CAPSULE:
+            return p
+        ax = (d.geom_xmat[g, 2], d.geom_xmat[g, 5], d.geom_xmat[g, 8])
+        return add3(p, scl3(ax, m.geom_size[g, 1] if dot3(ax, u) >= 0 else -m.geom_size[g, 1]))
+    if g < 0:
+        P = d.hfield_prism
+        ib = 0
+        best = -1e300
+        for i in range(6):
+            v = u[0] * P[i, 0] + u[1] * P[i, 1] + u[2] * P[i, 2]
+            if v > best:
+                best = v
+                ib = i
+        return (P[ib, 0], P[ib, 1], P[ib, 2])
     r = mat9(d.geom_xmat, g)
     p = support_local(m, g, mulmattvec3(r, u))
     return add3(mulmatvec3(r, p), vec3(d.geom_xpos, g))
@@ -253,11 +274,29 @@ def _add_vertex(S, i, a, b):
 
 
 @jit
+def _center(d, g):
+    """A point inside geom g (its frame origin; the centroid for the prism g < 0; the geom's
+    origin for the core g >= ngeom)."""
+    ngeom = d.geom_xpos.shape[0]
+    if g >= ngeom:
+        return vec3(d.geom_xpos, g - ngeom)
+    if g < 0:
+        P = d.hfield_prism
+        c0 = c1 = c2 = 0.0
+        for i in range(6):
+            c0 += P[i, 0]
+            c1 += P[i, 1]
+            c2 += P[i, 2]
+        return (c0 / 6.0, c1 / 6.0, c2 / 6.0)
+    return vec3(d.geom_xpos, g)
+
+
+@jit
 def gjk(m, d, g1, g2, margin):
     """GJK on A - B. Returns (status, n, v): status 0 separated by more than margin, 1 separated
     within margin (v nearest point of A - B, simplex S[:n] with weights), 2 overlapping."""
     S = d.gjk_simplex
-    v = sub3(vec3(d.geom_xpos, g1), vec3(d.geom_xpos, g2))
+    v = sub3(_center(d, g1), vec3(d.geom_xpos, g2))
     if dot3(v, v) < 1e-20:
         v = (1.0, 0.0, 0.0)
     n = 0
@@ -360,8 +399,9 @@ def _epa_init(m, d, g1, g2, n):
 
 
 @jit
-def epa(m, d, g1, g2, n):
-    """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B)."""
+def epa(m, d, g1, g2, n, tol):
+    """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B);
+    stops when a new support point improves the nearest face's distance by less than tol."""
     V = d.epa_vert
     zero = (0.0, 0.0, 0.0)
     nv = _epa_init(m, d, g1, g2, n)
@@ -398,7 +438,7 @@ def epa(m, d, g1, g2, n):
         a = support(m, d, g1, u)
         b = support(m, d, g2, scl3(u, -1.0))
         w = sub3(a, b)
-        if dot3(w, u) - bd < EPA_TOL * max(1.0, bd) or nv >= maxv or nf + maxe > maxf:
+        if dot3(w, u) - bd < tol * max(1.0, bd) or nv >= maxv or nf + maxe > maxf:
             break
         _add_vertex(V, nv, a, b)
         # faces seen from w go; their unshared edges form the horizon
@@ -471,29 +511,38 @@ def epa(m, d, g1, g2, n):
 # convex : convex
 # ------------------------------------------------------------------------------------------------
 @jit
-def convex_convex(m, d, g1, g2, margin):
-    """Contacts of two convex geoms by GJK (within the margin) or EPA (overlap)."""
+def convex_contact(m, d, g1, g2, margin, tol):
+    """One contact of two convex objects by GJK (within the margin) or EPA (overlap):
+    (found, dist, pos, normal from 1 to 2); tol: EPA's tolerance. g1 < 0 is the height-field
+    prism."""
     S = d.gjk_simplex
+    zero = (0.0, 0.0, 0.0)
     status, n, v = gjk(m, d, g1, g2, margin)
     if status == 0:
-        return 0
+        return False, 0.0, zero, zero
     dist = math.sqrt(dot3(v, v))
     if status == 1 and dist > 1e-10:
         if dist > margin:
-            return 0
+            return False, 0.0, zero, zero
         pa = (0.0, 0.0, 0.0)
         pb = (0.0, 0.0, 0.0)
         for i in range(n):
             pa = add3(pa, scl3((S[i, 3], S[i, 4], S[i, 5]), S[i, 9]))
             pb = add3(pb, scl3((S[i, 6], S[i, 7], S[i, 8]), S[i, 9]))
-        normal = scl3(v, -1.0 / dist)
-        put(d.col_dist, d.col_pos, d.col_frame, 0, dist, scl3(add3(pa, pb), 0.5), normal)
-    else:
-        ok, depth, normal, pa, pb = epa(m, d, g1, g2, n)
-        if not ok:
-            return 0
-        dist = -depth
-        put(d.col_dist, d.col_pos, d.col_frame, 0, dist, scl3(add3(pa, pb), 0.5), normal)
+        return True, dist, scl3(add3(pa, pb), 0.5), scl3(v, -1.0 / dist)
+    ok, depth, normal, pa, pb = epa(m, d, g1, g2, n, tol)
+    if not ok:
+        return False, 0.0, zero, zero
+    return True, -depth, scl3(add3(pa, pb), 0.5), normal
+
+
+@jit
+def convex_convex(m, d, g1, g2, margin):
+    """Contacts of two convex geoms: convex_contact, plus flat-face points for polytopes."""
+    found, dist, pos, normal = convex_contact(m, d, g1, g2, margin, EPA_TOL)
+    if not found:
+        return 0
+    put(d.col_dist, d.col_pos, d.col_frame, 0, dist, pos, normal)
     t1 = m.geom_type[g1]
     t2 = m.geom_type[g2]
     if (t1 == BOX or t1 == MESH) and (t2 == BOX or t2 == MESH):

@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from .collision_convex import plane_convex, convex_convex
+from .collision_hfield import hfield_convex
 from .collision_primitive import (BOX_SCRATCH_ROWS, MAXCONPAIR, box_box, box_box_clean,
                                   capsule_box, capsule_capsule, plane_box, plane_capsule,
                                   plane_cylinder, plane_sphere, sphere_box, sphere_capsule,
@@ -148,12 +149,6 @@ def narrowphase(m, d, code, g1, g2, margin):
         return convex_convex(m, d, g1, g2, margin)
     if code == C_HFIELD:
         return hfield_convex(m, d, g1, g2, margin)
-    return 0
-
-
-@jit
-def hfield_convex(m, d, g1, g2, margin):
-    """Heightfield against a convex geom: not implemented yet, no contacts."""
     return 0
 
 
@@ -527,7 +522,10 @@ def compute_geom_aabb(m):
             out[g, :3] = 0.5 * (lo + hi)
             h = tuple(0.5 * (hi - lo))
         elif t == HFIELD:
-            h = (s[0], s[1], s[2])
+            # MuJoCo: from the base (-base_z) to the top elevation (elevation_z)
+            hs = m.hfield_size[m.geom_dataid[g]]
+            out[g, 2] = 0.5 * (hs[2] - hs[3])
+            h = (hs[0], hs[1], 0.5 * (hs[2] + hs[3]))
         else:  # plane: unbounded (the broadphase treats it specially)
             h = (INF, INF, INF)
         out[g, 3:] = h

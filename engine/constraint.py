@@ -12,13 +12,30 @@ Friction rows of a contact get r_j = r_F mu_j^-2 / <mu^-2> (22), which makes the
 in the metric of R so that it can be projected analytically (Algorithm 5).
 kappa is kept >= 2 h: a shorter time constant cannot be resolved by the step and would reverse
 velocities (MuJoCo's refsafe rule).
+
+Pyramidal cones (m.opt.cone): a contact of condim n > 1 has 2 (n - 1) rows, the pyramid edges
+J_normal +- mu_j J_j (j = 1..n-1), each a non-negative impulse, as MuJoCo. Their common
+regulariser is MuJoCo's: r = max(eps A_ii, rmin) of the first edge (27), A_ii ~ (1 + mu_1^2)
+times the normal's, then R = 2 mu_1^2 r. The factor matches the elliptic friction regulariser:
+with edge impulses e+-, f_n = e+ + e-, f_j = mu_j (e+ - e-), the edges cost
+R/4 (f_n^2 + (f_j / mu_j)^2), i.e. r f_j^2 / 2 for R = 2 mu_j^2 r. At mu_1 = 1, condim 3 a
+resting body sinks exactly as deep as with the elliptic cone.
+
+Hard equality constraints (m.eq_hard): R_E -> 0 and, from (28) in the limit eps -> 0,
+B = 2 / kappa, K = 1 / kappa^2; the solvers satisfy J_E v' = v*_E exactly (section II.C).
+
+Exact stabilization (m.opt.stabilization = EXACT, the variant after eq. 28): B and K solve
+A R^-1 B = (I + A R^-1) 2 kappa^-1, A R^-1 K = (I + A R^-1) kappa^-2 with the full A over the
+soft rows, by a pseudo-inverse when A is singular; v* then uses the full matrices.
 """
 import math
 
-from .enums import ConstraintType, DisableBit, EqType, JointType
+import numpy as np
+
+from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
 from .jit import jit
 from .math import MINVAL, add3, mat9, mulmatvec3, norm3, quat2vel, quat4, quat_mul, sub3, vec3
-from .smooth import apply_ft
+from .smooth import apply_ft, solve_m
 
 EQUALITY = int(ConstraintType.EQUALITY)
 FRICTION_DOF = int(ConstraintType.FRICTION_DOF)
@@ -26,7 +43,10 @@ FRICTION_TENDON = int(ConstraintType.FRICTION_TENDON)
 LIMIT_JOINT = int(ConstraintType.LIMIT_JOINT)
 LIMIT_TENDON = int(ConstraintType.LIMIT_TENDON)
 CONTACT_FRICTIONLESS = int(ConstraintType.CONTACT_FRICTIONLESS)
+CONTACT_PYRAMIDAL = int(ConstraintType.CONTACT_PYRAMIDAL)
 CONTACT_ELLIPTIC = int(ConstraintType.CONTACT_ELLIPTIC)
+PYRAMIDAL = int(Cone.PYRAMIDAL)
+EXACT = int(Stabilization.EXACT)
 HINGE = int(JointType.HINGE)
 BALL = int(JointType.BALL)
 FREE = int(JointType.FREE)
@@ -77,6 +97,8 @@ def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction, b1, b2
     d.efc_R[i] = max(approx * eps, m.opt_rmin[0])
     d.efc_B[i] = 2.0 * (1.0 + eps) / kappa
     d.efc_K[i] = 0.0 if friction else (1.0 + eps) / (kappa * kappa)
+    d.efc_kappa[i] = kappa
+    d.efc_hard[i] = 0
     return i
 
 
@@ -95,6 +117,9 @@ def _equality_rows(m, d):
         if not m.eq_active0[e]:
             continue
         eps, kappa = softness(m, m.eq_epsilon[e], m.eq_kappa[e])
+        if m.eq_hard[e]:
+            eps = 0.0                # B, K of (28) in the limit eps -> 0; R set to 0 below
+        first_row = d.nefc[0]
         t = m.eq_type[e]
         o1 = m.eq_obj1id[e]
         o2 = m.eq_obj2id[e]
@@ -192,6 +217,10 @@ def _equality_rows(m, d):
                     d.efc_J[i, k] = d.ten_J[o1, k]
                     if o2 >= 0:
                         d.efc_J[i, k] -= deriv * d.ten_J[o2, k]
+        if m.eq_hard[e]:
+            for i in range(first_row, d.nefc[0]):
+                d.efc_R[i] = 0.0
+                d.efc_hard[i] = 1
 
 
 @jit
@@ -274,6 +303,7 @@ def _limit_rows(m, d):
 
 @jit
 def _contact_rows(m, d):
+    pyramidal = m.opt_cone[0] == PYRAMIDAL
     for c in range(d.ncon[0]):
         d.contact_efc_address[c] = -1
         dist = d.contact_dist[c]
@@ -287,9 +317,13 @@ def _contact_rows(m, d):
         rot = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
         dim = d.contact_dim[c]
         ctype = CONTACT_FRICTIONLESS if dim == 1 else CONTACT_ELLIPTIC
+        nrows = dim
+        if pyramidal and dim > 1:
+            ctype = CONTACT_PYRAMIDAL
+            nrows = 2 * (dim - 1)
         p = vec3(d.contact_pos, c)
         first = d.nefc[0]
-        if first + dim > d.efc_type.shape[0]:
+        if first + nrows > d.efc_type.shape[0]:
             d.nefc_overflow[0] = 1
             return
         d.contact_efc_address[c] = first
@@ -304,6 +338,28 @@ def _contact_rows(m, d):
         if dim > 1:
             rf /= dim - 1
             mu2inv /= dim - 1
+        if ctype == CONTACT_PYRAMIDAL:
+            # edges J_n +- mu_k J_k; one R for all, as MuJoCo: (27) on the first edge,
+            # A_ii ~ (1 + mu_1^2) A_normal, times 2 mu_1^2 (the friction match)
+            mu1 = _friction_of_dim(d, c, 1)
+            rpy = 2.0 * mu1 * mu1 * max((tran + mu1 * mu1 * tran) * eps, m.opt_rmin[0])
+            n_axis = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+            for k in range(1, dim):
+                mu = _friction_of_dim(d, c, k)
+                axis = (d.contact_frame[c, 3 * (k % 3)], d.contact_frame[c, 3 * (k % 3) + 1],
+                        d.contact_frame[c, 3 * (k % 3) + 2])
+                rotational = k >= 3
+                for side in range(2):
+                    sgn = mu if side == 0 else -mu
+                    approx = tran + mu * mu * (tran if k < 3 else rot)
+                    i = _add_row(m, d, ctype, c, dist, margin, approx, eps, kappa, False, b1, b2)
+                    _jac_dot(m, d, i, b2, p, n_axis, False, 1.0)
+                    _jac_dot(m, d, i, b1, p, n_axis, False, -1.0)
+                    _jac_dot(m, d, i, b2, p, axis, rotational, sgn)
+                    _jac_dot(m, d, i, b1, p, axis, rotational, -sgn)
+                    d.efc_mu[i] = mu
+                    d.efc_R[i] = rpy
+            continue
         for k in range(dim):
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
                          tran if k < 3 else rot, eps, kappa, k > 0, b1, b2)
@@ -318,6 +374,18 @@ def _contact_rows(m, d):
                 mu = _friction_of_dim(d, c, k)
                 d.efc_mu[i] = mu
                 d.efc_R[i] = rf / (mu * mu) / mu2inv       # (22)
+
+
+@jit
+def contact_nrows(d, c):
+    """Number of constraint rows of contact c (0 if it has none)."""
+    adr = d.contact_efc_address[c]
+    if adr < 0:
+        return 0
+    dim = d.contact_dim[c]
+    if d.efc_type[adr] == CONTACT_PYRAMIDAL:
+        return 2 * (dim - 1)
+    return dim
 
 
 @jit
@@ -366,11 +434,86 @@ def row_axpy(d, i, rows, scale, y):
 
 @jit
 def reference(m, d):
-    """efc_vel = J qvel and the desired velocity v* = v - h B v - h K (pos - margin) (24)."""
+    """efc_vel = J qvel and the desired velocity v* = v - h B v - h K (pos - margin) (24),
+    B and K diagonal (28) or, with exact stabilization, the full matrices."""
     h = m.opt_timestep[0]
-    nv = d.qvel.shape[0]
     for i in range(d.nefc[0]):
         vel = row_dot(d, i, d.efc_J, d.qvel)
         d.efc_vel[i] = vel
         d.efc_vstar[i] = vel - h * d.efc_B[i] * vel - h * d.efc_K[i] * (d.efc_pos[i]
                                                                        - d.efc_margin[i])
+    if m.opt_stabilization[0] == EXACT:
+        exact_stabilization(m, d)
+
+
+@jit
+def exact_stabilization(m, d):
+    """v* of the soft rows with B, K from A R^-1 B = (I + A R^-1) 2 kappa^-1 and
+    A R^-1 K = (I + A R^-1) kappa^-2 (the variant after eq. 28), i.e. with
+    G = (A R^-1)^+ (I + A R^-1): B = G diag(2 / kappa), K = G diag(kbar), kbar = 1 / kappa^2
+    (0 on friction rows). Then the x-space dynamics (25) read x'' + 2 x' / kappa + x / kappa^2
+    = (I + A R^-1)^-1 a row by row when A is invertible. Hard rows keep their diagonal values
+    (their R is 0: x' = v* exactly). Writes efc_vstar; efc_B, efc_K receive the diagonals."""
+    h = m.opt_timestep[0]
+    nefc = d.nefc[0]
+    nv = d.qvel.shape[0]
+    rows = np.empty(nefc, np.int64)
+    ns = 0
+    for i in range(nefc):
+        if not d.efc_hard[i]:
+            rows[ns] = i
+            ns += 1
+    if ns == 0:
+        return
+    minvjt = np.empty((ns, nv))
+    for a in range(ns):
+        minvjt[a, :] = d.efc_J[rows[a]]
+        solve_m(m, d.qLD, d.qLDiagInv, minvjt[a])
+    AR = np.empty((ns, ns))
+    for a in range(ns):
+        for b in range(ns):
+            AR[a, b] = row_dot(d, rows[a], d.efc_J, minvjt[b]) / d.efc_R[rows[b]]
+    IAR = AR.copy()
+    for a in range(ns):
+        IAR[a, a] += 1.0
+    G = np.linalg.pinv(AR) @ IAR
+    vel = np.empty(ns)
+    x = np.empty(ns)
+    for b in range(ns):
+        i = rows[b]
+        vel[b] = d.efc_vel[i]
+        # x: violation of limits, contacts and equalities; friction rows have K = 0
+        x[b] = d.efc_pos[i] - d.efc_margin[i] if d.efc_K[i] != 0.0 else 0.0
+    for a in range(ns):
+        i = rows[a]
+        bv = 0.0
+        kx = 0.0
+        for b in range(ns):
+            kb = d.efc_kappa[rows[b]]
+            bv += G[a, b] * 2.0 / kb * vel[b]
+            kx += G[a, b] / (kb * kb) * x[b]
+        d.efc_B[i] = G[a, a] * 2.0 / d.efc_kappa[i]
+        d.efc_K[i] = G[a, a] / d.efc_kappa[i] ** 2 if d.efc_K[i] != 0.0 else 0.0
+        d.efc_vstar[i] = vel[a] - h * bv - h * kx
+
+
+def contact_force(m, d, c):
+    """Force of contact c in its frame (normal, tangent 1, tangent 2, torsion, rolling 1,
+    rolling 2), as MuJoCo's mj_contactForce: the efc_force rows of an elliptic or frictionless
+    contact, or for a pyramidal one f_n = sum of the edge forces and
+    f_j = mu_j (f_edge+ - f_edge-). Zero for a contact without rows."""
+    out = np.zeros(6)
+    if not 0 <= c < d.ncon[0]:
+        raise IndexError(f"contact {c} out of range: d.ncon is {d.ncon[0]}")
+    adr = d.contact_efc_address[c]
+    if adr < 0:
+        return out
+    dim = d.contact_dim[c]
+    if d.efc_type[adr] == CONTACT_PYRAMIDAL:
+        for k in range(1, dim):
+            plus, minus = d.efc_force[adr + 2 * (k - 1)], d.efc_force[adr + 2 * (k - 1) + 1]
+            out[0] += plus + minus
+            out[k] = d.efc_mu[adr + 2 * (k - 1)] * (plus - minus)
+    else:
+        out[:dim] = d.efc_force[adr:adr + dim]
+    return out

@@ -39,6 +39,14 @@ class Cone(IntEnum):
     ELLIPTIC = 1
 
 
+class Stabilization(IntEnum):
+    """How B and K of v* (paper eq. 24) are chosen: DIAGONAL is eq. 28 (critical damping under
+    the diagonal approximation of A); EXACT solves A R^-1 B = 2 kappa^-1 (I + A R^-1),
+    A R^-1 K = kappa^-2 (I + A R^-1) with the full A (the variant after eq. 28)."""
+    DIAGONAL = 0
+    EXACT = 1
+
+
 class DisableBit(IntEnum):
     """Bits of m.opt.disableflags (combine with |)."""
     CONSTRAINT = 1 << 0
@@ -122,7 +130,8 @@ class Warning(IntEnum):
 
 
 class ConstraintType(IntEnum):
-    """Rows of the constraint problem, in the paper's order of objects (efc_type)."""
+    """Rows of the constraint problem, in the paper's order of objects (efc_type); the values
+    are MuJoCo's mjtConstraint. A pyramidal contact has 2 (condim - 1) rows, one per edge."""
     EQUALITY = 0
     FRICTION_DOF = 1
     FRICTION_TENDON = 2

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import actuator, collision_driver, constraint, passive, smooth, solver
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
-from .jit import jit
+from .jit import inlined, jit
 from .math import cross3, norm3, quat_integrate, quat_sub
 from .types import Data, Model
 
@@ -132,6 +132,9 @@ def fwd_constraint(m, d):
                                         m.opt_tolerance[0])
     else:
         solver.compute_A(m, d)
+        # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
+        vsmooth = vhat.copy()
+        nhard = solver.condense_hard(m, d, vhat, d.dense_M)
         f[:nefc] = 0.0
         if warm:
             solver.load_warmstart(d, f)
@@ -141,6 +144,8 @@ def fwd_constraint(m, d):
         solver.impulse_velocity(d, f, vnext)
         for k in range(nv):
             vnext[k] += vhat[k]
+        if nhard > 0:
+            solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
     d.solver_niter[0] = niter
     d.solver_residual[0] = residual
     solver.save_warmstart(d, f)
@@ -245,7 +250,7 @@ def _restore_state(d, time):
     d.time[0] = time
 
 
-@jit
+@inlined
 def midpoint(m, d):
     """Explicit midpoint: derivatives evaluated at x + h/2 f(x) advance x by a full step."""
     h = m.opt_timestep[0]
@@ -296,7 +301,7 @@ def _rotation_stage_rates(m, k, dvel, h):
         k[da], k[da + 1], k[da + 2] = r[0], r[1], r[2]
 
 
-@jit
+@inlined
 def runge_kutta4(m, d):
     """4th-order Runge-Kutta on (qpos, qvel, act) with MuJoCo's tableau; quaternion joints are
     integrated on the rotation group (Runge-Kutta-Munthe-Kaas), as MuJoCo does."""
@@ -351,7 +356,7 @@ def runge_kutta4(m, d):
     advance(m, d, d.act_dot, dacc, dvel, h)
 
 
-@jit
+@inlined
 def interleave(m, d):
     """The manual's interleaved integrator: RK4 on the smooth dynamics (constraints off), then
     the impulses once, at the configuration of the start of the step, with v^ the velocity the

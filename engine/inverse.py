@@ -22,8 +22,8 @@ import numpy as np
 
 from . import collision_driver, constraint, passive, smooth
 from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDON
-from .enums import DisableBit
-from .forward import _grow, implicit_damping
+from .enums import DisableBit, Stabilization
+from .forward import _grow, factor_inertia, implicit_damping
 from .jit import jit
 from .types import Data, Model
 
@@ -157,6 +157,9 @@ def inverse_kernel(m, d):
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
     passive.passive(m, d)
+    if m.opt_stabilization[0] == Stabilization.EXACT:
+        smooth.crb(m, d)            # exact B, K need A = J M^-1 J' (constraint.py)
+        factor_inertia(m, d)
     constraint.reference(m, d)
     vnext = d.scratch_nv[4]
     for k in range(nv):
@@ -180,6 +183,13 @@ def inverse(m: Model, d: Data) -> None:
     qfrc_inverse is the applied force of the step, qfrc_applied + qfrc_actuator + J' xfrc_applied,
     when qacc = (qvel_next - qvel) / timestep of a forward step (see API.md).
     """
+    flags = int(m.opt.disableflags)
+    if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
+            and np.any(np.asarray(m.eq_hard)[np.asarray(m.eq_active0) != 0])):
+        hard = [i for i in range(m.neq) if m.eq_hard[i] and m.eq_active0[i]]
+        raise ValueError(f"inverse dynamics is not defined with hard equality constraints "
+                         f"(equality {hard} has hard=\"true\"): their impulses cannot be "
+                         "recovered from the motion (paper section II.C); make them soft")
     inverse_kernel(m._struct, d._struct)
     while d.nefc_overflow[0]:
         _grow(m, d)

@@ -9,12 +9,17 @@ numba's cache does not notice when a kernel that another kernel calls has change
 lives in a directory named after a digest of the engine's sources: any edit starts a fresh
 cache. The base directory is ``NUMBA_CACHE_DIR`` if set, else ``~/.cache/engine-numba``.
 Set ``ENGINE_JIT=0`` to run the kernels as plain Python (slow; for debugging only).
+
+A kernel called from another kernel is compiled for the types of its arguments with literal
+values made plain: by default numba compiles a separate copy of the callee for every distinct
+constant argument (``_add_row(..., EQUALITY, ..., False)`` and ``_add_row(..., LIMIT_JOINT, ...,
+True)`` would be two functions), which multiplied the engine's compile time.
 """
 import hashlib
 import os
 import pathlib
 
-from numba import njit
+from numba import njit, types
 from numba.core import config
 
 ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
@@ -35,4 +40,24 @@ def jit(fn):
     """Compile ``fn`` with the engine's policy."""
     if not ENABLED:
         return fn
-    return njit(cache=True, nogil=True, error_model="numpy")(fn)
+    dispatcher = njit(cache=True, nogil=True, error_model="numpy")(fn)
+    typed_call = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        """Typing of a call from compiled code: one compilation per plain signature."""
+        return typed_call(tuple(types.unliteral(a) for a in args),
+                          {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
+def inlined(fn):
+    """Compile ``fn`` into its caller instead of as a kernel of its own.
+
+    For the integrators, each called from the step kernel only: numba optimizes every kernel
+    together with all the kernels it calls, so an integrator compiled on its own would optimize
+    the whole forward pipeline once more."""
+    if not ENABLED:
+        return fn
+    return njit(inline="always", nogil=True, error_model="numpy")(fn)

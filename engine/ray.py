@@ -5,8 +5,9 @@ returns ``(geomid, x)`` of the nearest hit, or ``(-1, -1.0)``. ``x`` is in units
 MuJoCo. Reads ``d.geom_xpos`` and ``d.geom_xmat`` (call ``forward`` or ``kinematics`` first).
 
 Each geom type has its own intersection routine in the geom's local frame (the same equations as
-MuJoCo's engine_ray.c, so that the results match ``mujoco.mj_ray``). Height fields are not part of
-the model yet and are never hit.
+MuJoCo's engine_ray.c, so that the results match ``mujoco.mj_ray``). A height field is hit on its
+base box, on the triangles of its surface (each cell split along its (r, c)-(r+1, c+1) diagonal, as
+in collision) and on its four side walls below the boundary elevation profile.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import math
 import numpy as np
 
 from .jit import jit
+from .math import cross3, dot3, sub3
 
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 MINVAL = 1e-15            # mjMINVAL
@@ -187,6 +189,116 @@ def _mesh(m, meshid, lp, lv):
 
 
 @jit
+def _tri(a, b, c, lp, lv):
+    """Moller-Trumbore on 3-tuples: distance along lv to the triangle abc, -1 if missed."""
+    e1 = sub3(b, a)
+    e2 = sub3(c, a)
+    p = cross3(lv, e2)
+    det = dot3(e1, p)
+    if abs(det) < MINVAL:
+        return -1.0
+    t = sub3(lp, a)
+    u = dot3(t, p) / det
+    if u < 0.0 or u > 1.0:
+        return -1.0
+    q = cross3(t, e1)
+    v = dot3(lv, q) / det
+    if v < 0.0 or u + v > 1.0:
+        return -1.0
+    x = dot3(e2, q) / det
+    return x if x >= 0.0 else -1.0
+
+
+@jit
+def _closer(x, s):
+    return s if s >= 0.0 and (x < 0.0 or s < x) else x
+
+
+@jit
+def _hfield(m, hid, lp, lv):
+    """Ray against height field hid in its frame: base box z in [-base_z, 0], surface
+    triangles and the side walls between z = 0 and the boundary elevations."""
+    sx = m.hfield_size[hid, 0]
+    sy = m.hfield_size[hid, 1]
+    sz = m.hfield_size[hid, 2]
+    sb = m.hfield_size[hid, 3]
+    nrow = m.hfield_nrow[hid]
+    ncol = m.hfield_ncol[hid]
+    adr = m.hfield_adr[hid]
+    data = m.hfield_data
+    x = _box((lp[0], lp[1], lp[2] + 0.5 * sb), lv, (sx, sy, 0.5 * sb))
+    # segment of the ray inside the top box [-sx, sx] x [-sy, sy] x [0, sz] (slabs)
+    t0 = 0.0
+    t1 = 1e300
+    lo = (-sx, -sy, 0.0)
+    hi = (sx, sy, sz)
+    for i in range(3):
+        if abs(lv[i]) < MINVAL:
+            if lp[i] < lo[i] or lp[i] > hi[i]:
+                return x
+            continue
+        a = (lo[i] - lp[i]) / lv[i]
+        b = (hi[i] - lp[i]) / lv[i]
+        t0 = max(t0, min(a, b))
+        t1 = min(t1, max(a, b))
+    if t0 > t1:
+        return x
+    dx = 2.0 * sx / (ncol - 1)
+    dy = 2.0 * sy / (nrow - 1)
+    # cells under the segment's horizontal projection (one cell of padding)
+    ca = (lp[0] + t0 * lv[0] + sx) / dx
+    cb = (lp[0] + t1 * lv[0] + sx) / dx
+    ra = (lp[1] + t0 * lv[1] + sy) / dy
+    rb = (lp[1] + t1 * lv[1] + sy) / dy
+    cmin = max(0, int(math.floor(min(ca, cb))) - 1)
+    cmax = min(ncol - 1, int(math.ceil(max(ca, cb))) + 1)
+    rmin = max(0, int(math.floor(min(ra, rb))) - 1)
+    rmax = min(nrow - 1, int(math.ceil(max(ra, rb))) + 1)
+    for r in range(rmin, rmax):
+        y0 = dy * r - sy
+        y1 = y0 + dy
+        for c in range(cmin, cmax):
+            x0 = dx * c - sx
+            x1 = x0 + dx
+            p00 = (x0, y0, data[adr + r * ncol + c] * sz)
+            p01 = (x1, y0, data[adr + r * ncol + c + 1] * sz)
+            p10 = (x0, y1, data[adr + (r + 1) * ncol + c] * sz)
+            p11 = (x1, y1, data[adr + (r + 1) * ncol + c + 1] * sz)
+            x = _closer(x, _tri(p00, p11, p01, lp, lv))
+            x = _closer(x, _tri(p00, p11, p10, lp, lv))
+    # side walls: x = +-sx (profile along the rows), y = +-sy (profile along the columns)
+    for axis in range(2):
+        other = 1 - axis
+        half = sx if axis == 0 else sy
+        ohalf = sy if axis == 0 else sx
+        step = dy if axis == 0 else dx
+        nseg = (nrow if axis == 0 else ncol) - 1
+        if abs(lv[axis]) < MINVAL:
+            continue
+        for side in range(2):
+            sol = ((2 * side - 1) * half - lp[axis]) / lv[axis]
+            if sol < 0.0 or (x >= 0.0 and sol >= x):
+                continue
+            q = lp[other] + sol * lv[other]
+            z = lp[2] + sol * lv[2]
+            if abs(q) > ohalf or z < 0.0:
+                continue
+            u = (q + ohalf) / step
+            k = min(nseg - 1, max(0, int(math.floor(u))))
+            if axis == 0:   # column 0 or ncol-1, rows k, k+1
+                col = side * (ncol - 1)
+                za = data[adr + k * ncol + col]
+                zb = data[adr + (k + 1) * ncol + col]
+            else:           # row 0 or nrow-1, columns k, k+1
+                row = side * (nrow - 1)
+                za = data[adr + row * ncol + k]
+                zb = data[adr + row * ncol + k + 1]
+            if z <= sz * (za + (zb - za) * (u - k)):
+                x = sol
+    return x
+
+
+@jit
 def ray_geom(m, d, g, pnt, vec):
     """Distance along ``vec`` from ``pnt`` to geom ``g``, -1 if the ray misses it."""
     gtype = m.geom_type[g]
@@ -210,6 +322,8 @@ def ray_geom(m, d, g, pnt, vec):
             lv[i] += d.geom_xmat[g, 3 * j + i] * vec[j]
     if gtype == PLANE:
         return _plane(lp, lv, size)
+    if gtype == HFIELD:
+        return _hfield(m, m.geom_dataid[g], lp, lv)
     if gtype == CAPSULE:
         return _capsule(lp, lv, size)
     if gtype == ELLIPSOID:

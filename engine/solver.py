@@ -2,9 +2,16 @@
 
     min_{f : phi(f) >= 0}  1/2 f' (A + R) f + f' (v- - v*),   A = J M^-1 J', v- = J v^
 
-Objects (eq. 9): equality rows are unconstrained, friction loss |f| <= eta, limits and
-frictionless contacts f >= 0, and each frictional contact an elliptic cone
-f_0 >= ||(f_j / mu_j)||.
+Objects (eq. 9): equality rows are unconstrained, friction loss |f| <= eta, limits,
+frictionless contacts and the edges of pyramidal contacts f >= 0 (scalar half-lines), and each
+elliptic contact a cone f_0 >= ||(f_j / mu_j)||.
+
+Hard equality rows (R_E = 0, efc_hard) are exact linear constraints J_E v' = v*_E. PGS
+eliminates them as the paper's hard-constraint formulas do (section II.C): the other rows see
+M^-1 -> M^-1 - M^-1 J_E' A_E^+ J_E M^-1 and v^ -> v^ + M^-1 J_E' A_E^+ (v*_E - J_E v^), so
+any impulse of theirs keeps J_E v' = v*_E; Newton minimises its primal cost on the affine set
+J_E v' = v*_E (KKT steps). The hard impulses follow from the force balance,
+f_E = A_E^+ J_E M^-1 (M (v' - v^) - J' f).
 
 PGS: the paper's projected Gauss-Seidel generalised to cones. Scalar objects are solved exactly
 in turn; a contact block is updated by steps of a diagonal majoriser W >= (A + R)_block whose
@@ -21,10 +28,10 @@ import math
 
 import numpy as np
 
-from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, EQUALITY, FRICTION_DOF,
-                         FRICTION_TENDON, LIMIT_JOINT, LIMIT_TENDON)
+from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
+                         FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, LIMIT_TENDON, contact_nrows,
+                         row_axpy, row_dot)
 from .jit import jit
-from .constraint import row_axpy, row_dot
 from .math import MINVAL
 from .smooth import solve_m
 
@@ -76,7 +83,9 @@ def object_size(d, i):
 
 @jit
 def project_object(d, i, n, z, out, w):
-    """Impulse of the object at rows i..i+n-1 nearest to z in the metric diag(w) (Theorem 4)."""
+    """Impulse of the object at rows i..i+n-1 nearest to z in the metric diag(w) (Theorem 4):
+    equality rows unconstrained, friction loss an interval, limits, frictionless contacts and
+    each pyramid edge (a row of its own) a half-line, elliptic contacts Algorithm 5."""
     t = d.efc_type[i]
     if t == EQUALITY:
         out[0] = z[0]
@@ -86,6 +95,7 @@ def project_object(d, i, n, z, out, w):
     elif t == CONTACT_ELLIPTIC:
         cone_project(z, w, d.efc_mu[i:i + n], n, out)   # efc_mu[i] (the normal) is unused
     else:
+        # LIMIT_JOINT, LIMIT_TENDON, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL: f >= 0
         out[0] = max(z[0], 0.0)
 
 
@@ -125,8 +135,10 @@ def load_warmstart(d, f):
     for i in range(n):
         f[i] = 0.0
         t = d.efc_type[i]
-        if t == CONTACT_ELLIPTIC or t == CONTACT_FRICTIONLESS:
+        if t == CONTACT_ELLIPTIC or t == CONTACT_FRICTIONLESS or t == CONTACT_PYRAMIDAL:
             continue
+        if d.efc_hard[i]:
+            continue                   # computed from the others, never iterated
         while j < prev and (d.warm_type[j] < t or (d.warm_type[j] == t
                                                     and d.warm_id[j] < d.efc_id[i])):
             j += 1
@@ -151,7 +163,7 @@ def load_warmstart(d, f):
                 best, bestd = q, dist
         if best >= 0:
             qa = d.warm_contact_adr[best]
-            for k in range(d.contact_dim[c]):
+            for k in range(contact_nrows(d, c)):
                 if qa + k < prev and d.warm_type[qa + k] == d.efc_type[adr + k]:
                     f[adr + k] = d.efc_warm[qa + k]
 
@@ -185,6 +197,106 @@ def impulse_velocity(d, f, w):
             row_axpy(d, i, d.efc_MinvJT, f[i], w)
 
 
+# ------------------------------------------------------------------------------------------------
+# hard equality rows
+# ------------------------------------------------------------------------------------------------
+HARD_RCOND = 1e-10   # singular values of A_E below this (relative) are redundant constraints
+
+
+@jit
+def hard_rows(d):
+    """Indices of the hard equality rows."""
+    rows = np.empty(d.nefc[0], np.int64)
+    nh = 0
+    for i in range(d.nefc[0]):
+        if d.efc_hard[i]:
+            rows[nh] = i
+            nh += 1
+    return rows[:nh]
+
+
+@jit
+def _hard_system(d, hard, Mdense):
+    """J_E (dense), M^-1 J_E' and A_E^+ = (J_E M^-1 J_E')^+."""
+    nv = Mdense.shape[0]
+    JE = np.empty((hard.shape[0], nv))
+    for a in range(hard.shape[0]):
+        JE[a, :] = d.efc_J[hard[a]]
+    MinvJEt = np.linalg.solve(Mdense, np.ascontiguousarray(JE.T))
+    AEinv = np.linalg.pinv(JE @ MinvJEt, HARD_RCOND)
+    return JE, MinvJEt, AEinv
+
+
+@jit
+def project_hard(d, v, Mdense):
+    """v += M^-1 J_E' A_E^+ (v*_E - J_E v): the M-nearest velocity with J_E v = v*_E (the
+    paper's hard-constraint v^, section II.C). Returns the number of hard rows."""
+    hard = hard_rows(d)
+    if hard.shape[0] == 0:
+        return 0
+    JE, MinvJEt, AEinv = _hard_system(d, hard, Mdense)
+    r = np.empty(hard.shape[0])
+    for a in range(hard.shape[0]):
+        r[a] = d.efc_vstar[hard[a]] - JE[a] @ v
+    v += MinvJEt @ (AEinv @ r)
+    return hard.shape[0]
+
+
+@jit
+def condense_hard(m, d, vhat, Mdense):
+    """Eliminate the hard rows for PGS (after compute_A): v^ and efc_b as the paper's hard
+    formulas, and for every other row M^-1 J_i' -> M^-1 J_i' - M^-1 J_E' A_E^+ J_E M^-1 J_i'
+    (which may reach every dof: the rows' efc_range becomes the whole of v), then the blocks
+    of A again. Returns the number of hard rows."""
+    nefc = d.nefc[0]
+    nv = vhat.shape[0]
+    hard = hard_rows(d)
+    nh = hard.shape[0]
+    if nh == 0:
+        return 0
+    JE, MinvJEt, AEinv = _hard_system(d, hard, Mdense)
+    project_hard(d, vhat, Mdense)
+    c = np.empty(nh)
+    for i in range(nefc):
+        d.efc_range[i, 0] = 0
+        d.efc_range[i, 1] = nv
+        d.efc_range[i, 3] = 0
+        if d.efc_hard[i]:
+            continue
+        for a in range(nh):
+            c[a] = JE[a] @ d.efc_MinvJT[i, :nv]
+        d.efc_MinvJT[i, :nv] -= MinvJEt @ (AEinv @ c)
+        d.efc_b[i] = row_dot(d, i, d.efc_J, vhat) - d.efc_vstar[i]
+    i = 0
+    while i < nefc:
+        n = object_size(d, i)
+        for a in range(n):
+            for b in range(n):
+                d.efc_A[i + a, b] = row_dot(d, i + a, d.efc_J, d.efc_MinvJT[i + b])
+        i += n
+    return nh
+
+
+@jit
+def hard_impulses(d, f, vnext, vhat, Mdense):
+    """Impulses of the hard rows from the force balance M (v' - v^) = J_s' f_s + J_E' f_E:
+    f_E = A_E^+ J_E M^-1 (M (v' - v^) - J_s' f_s), v^ without the hard rows."""
+    hard = hard_rows(d)
+    nh = hard.shape[0]
+    if nh == 0:
+        return
+    nv = vhat.shape[0]
+    JE, MinvJEt, AEinv = _hard_system(d, hard, Mdense)
+    q = np.zeros(nv)
+    for i in range(d.nefc[0]):
+        if not d.efc_hard[i] and f[i] != 0.0:
+            q += f[i] * d.efc_J[i, :nv]
+    t = vnext - vhat - np.linalg.solve(Mdense, q)     # = M^-1 J_E' f_E
+    fE = AEinv @ (JE @ t)
+    for a in range(nh):
+        f[hard[a]] = fE[a]
+
+
 @jit
 def primal_cost(d, vnext, vhat, Mdense, f):
     """c(v') of the module docstring; writes f = f*(J v')."""
@@ -200,6 +312,10 @@ def primal_cost(d, vnext, vhat, Mdense, f):
     out = np.empty(6)
     i = 0
     while i < nefc:
+        if d.efc_hard[i]:
+            f[i] = 0.0                 # an exact constraint of the Newton iteration instead
+            i += 1
+            continue
         n = object_size(d, i)
         for k in range(n):
             y = 0.0
@@ -254,6 +370,9 @@ def pgs(m, d, f, iterations, tolerance):
             impulse_velocity(d, f, w)      # rebuild w: incremental updates accumulate rounding
         i = 0
         while i < nefc:
+            if d.efc_hard[i]:
+                i += 1                 # eliminated (condense_hard); its impulse stays 0 here
+                continue
             n = object_size(d, i)
             # gradient of the block: (A + R) f + b
             for k in range(n):
@@ -262,7 +381,7 @@ def pgs(m, d, f, iterations, tolerance):
                 old[k] = f[i + k]
             if n == 1:
                 # exact minimisation along the row, then projection
-                h = d.efc_A[i, 0] + d.efc_R[i]
+                h = max(d.efc_A[i, 0] + d.efc_R[i], MINVAL)
                 z[0] = f[i] - g[0] / h
                 wt[0] = h
                 project_object(d, i, 1, z, out, wt)
@@ -602,8 +721,9 @@ def _cone_hessian(d, i, n, f, z, D):
 
 
 @jit
-def _dphi(d, v, p, alpha, vhat, Mdense, trial, ftrial):
-    """Derivative of the primal cost at v + alpha p along p."""
+def _dphi(d, v, p, alpha, vhat, Mdense, trial, ftrial, gofs):
+    """Derivative of the primal cost at v + alpha p along p. gofs = J_E' lam (hard rows) is
+    orthogonal to p; adding it removes the cancellation of the large hard-constraint force."""
     nv = v.shape[0]
     for a in range(nv):
         trial[a] = v[a] + alpha * p[a]
@@ -616,13 +736,18 @@ def _dphi(d, v, p, alpha, vhat, Mdense, trial, ftrial):
         c = 0.0
         for r in range(d.nefc[0]):
             c += d.efc_J[r, a] * ftrial[r]
-        s += p[a] * (q - c)
+        s += p[a] * (q - c + gofs[a])
     return s
 
 
 @jit
 def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
-    """Newton's method on the primal problem; vnext holds the start and receives the optimum."""
+    """Newton's method on the primal problem; vnext holds the start and receives the optimum.
+
+    With hard rows the start is projected on J_E v' = v*_E and every step solves the KKT
+    system [H J_E'; J_E 0] [p; lam] = [-g; 0], so the iterates stay on that affine set; the
+    residual is then that of the KKT gradient g + J_E' lam. The hard impulses are recovered
+    at the end (hard_impulses)."""
     nv = vnext.shape[0]
     nefc = d.nefc[0]
     grad = np.empty(nv)
@@ -632,6 +757,14 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     z = np.empty(6)
     it = 0
     residual = 0.0
+    hard = hard_rows(d)
+    nh = hard.shape[0]
+    gofs = np.zeros(nv)
+    JE = np.empty((nh, nv))
+    for a in range(nh):
+        JE[a, :] = d.efc_J[hard[a]]
+    if nh > 0:
+        project_hard(d, vnext, Mdense)
     cost = primal_cost(d, vnext, vhat, Mdense, f)
     for it in range(1, iterations + 1):
         # gradient M (v' - v^) - J' f and Hessian M + J' D J; the residual is the largest
@@ -649,12 +782,15 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             gmax = max(gmax, abs(grad[a]))
             scale = max(scale, abs(s), abs(c))
         residual = gmax / scale
-        if residual < tolerance:
+        if nh == 0 and residual < tolerance:
             break
         H = d.newton_H
         H[:, :] = Mdense
         i = 0
         while i < nefc:
+            if d.efc_hard[i]:
+                i += 1
+                continue
             n = object_size(d, i)
             for k in range(n):
                 y = 0.0
@@ -665,26 +801,39 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             i += n
         L = np.linalg.cholesky(H)
         p[:] = -np.linalg.solve(L.T, np.linalg.solve(L, grad))
+        if nh > 0:
+            # KKT: p = -H^-1 (g + J_E' lam) with J_E p = 0
+            Y = np.linalg.solve(L.T, np.linalg.solve(L, np.ascontiguousarray(JE.T)))
+            lam = np.linalg.pinv(JE @ Y, HARD_RCOND) @ (JE @ p)
+            p -= Y @ lam
+            gofs[:] = JE.T @ lam
+            gk = grad + gofs
+            gmax = 0.0
+            for a in range(nv):
+                gmax = max(gmax, abs(gk[a]))
+            residual = gmax / scale
+            if residual < tolerance:
+                break
         # exact line search: the cost is convex along p, so find the zero of its derivative
         # phi'(alpha) = p' (M (v' + alpha p - v^) - J' f*(J (v' + alpha p))) by regula falsi
         lo, dlo = 0.0, 0.0
         for a in range(nv):
-            dlo += p[a] * grad[a]
+            dlo += p[a] * (grad[a] + gofs[a])
         if dlo >= 0.0:
             break
         hi = 1.0
-        dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial)
+        dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial, gofs)
         while dhi < 0.0 and hi < 1e6:
             lo, dlo = hi, dhi
             hi *= 2.0
-            dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial)
+            dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial, gofs)
         alpha = hi
         for _ in range(60):
             if dhi <= 0.0 or hi - lo <= 1e-14 * hi:
                 break
             alpha = lo + (hi - lo) * (-dlo) / (dhi - dlo)
             alpha = min(max(alpha, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
-            dmid = _dphi(d, vnext, p, alpha, vhat, Mdense, trial, ftrial)
+            dmid = _dphi(d, vnext, p, alpha, vhat, Mdense, trial, ftrial, gofs)
             if abs(dmid) <= 1e-15 * abs(dlo):
                 break
             if dmid < 0.0:
@@ -695,4 +844,6 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         for a in range(nv):
             vnext[a] += alpha * p[a]
         cost = primal_cost(d, vnext, vhat, Mdense, f)
+    if nh > 0:
+        hard_impulses(d, f, vnext, vhat, Mdense)
     return it, residual

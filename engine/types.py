@@ -16,13 +16,14 @@ import numpy as np
 from numba import types as nbtypes
 from numba.experimental import structref
 
-from .enums import Cone, Integrator, Solver
+from .enums import Cone, Integrator, Solver, Stabilization
 
 # --------------------------------------------------------------------------------------------
 # Model
 # --------------------------------------------------------------------------------------------
 MODEL_SIZES = (
-    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface ntendon nwrap "
+    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nhfield "
+    "nhfielddata ntendon nwrap "
     "neq nkey npair nexclude nM nmocap"
 ).split()
 
@@ -42,6 +43,7 @@ opt_impratio        f 1          # ratio of frictional to normal impedance (MuJo
 opt_integrator      i 1          # Integrator
 opt_solver          i 1          # Solver
 opt_cone            i 1          # Cone
+opt_stabilization   i 1          # Stabilization: diagonal B, K (eq. 28) or exact critical damping
 opt_iterations      i 1          # maximum solver iterations
 opt_disableflags    i 1          # DisableBit
 opt_enableflags     i 1          # enable bits (reserved)
@@ -92,7 +94,7 @@ geom_contype        i ngeom      # contact type bits
 geom_conaffinity    i ngeom      # contact affinity bits
 geom_condim         i ngeom      # contact dimensionality (1, 3, 4, 6)
 geom_bodyid         i ngeom      # id of the geom's body
-geom_dataid         i ngeom      # mesh id, -1 for none
+geom_dataid         i ngeom      # mesh id (mesh geoms), hfield id (hfield geoms), else -1
 geom_matid          i ngeom      # material id, -1 for none
 geom_group          i ngeom      # group for visibility
 geom_priority       i ngeom      # contact parameter mixing priority
@@ -149,6 +151,14 @@ mesh_faceadr        i nmesh      # first face address
 mesh_facenum        i nmesh      # number of faces
 mesh_vert           f nmeshvert 3  # vertex positions
 mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
+# height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),
+# y = -radius_y + 2 radius_y r / (nrow - 1): z = data * elevation_z; the solid reaches down to
+# z = -base_z; each grid cell is two triangles split along its (r, c)-(r+1, c+1) diagonal)
+hfield_size         f nhfield 4  # radius_x, radius_y, elevation_z, base_z
+hfield_nrow         i nhfield    # number of rows (along y)
+hfield_ncol         i nhfield    # number of columns (along x)
+hfield_adr          i nhfield    # address of the first elevation in hfield_data
+hfield_data         f nhfielddata  # elevations in [0, 1], row-major, row 0 at y = -radius_y
 # tendons
 tendon_adr          i ntendon    # address of the first wrap object
 tendon_num          i ntendon    # number of wrap objects
@@ -199,6 +209,7 @@ eq_active0          i neq        # initial enable state (0/1)
 eq_data             f neq 11     # type-specific data
 eq_epsilon          f neq        # softness epsilon (-1: use opt)
 eq_kappa            f neq        # softness kappa (-1: use opt)
+eq_hard             i neq        # 1: hard constraint (R_E -> 0, solved exactly; paper section II.C)
 # explicit contact pairs and exclusions (stored for the collision stage)
 pair_geom1          i npair      # id of geom 1
 pair_geom2          i npair      # id of geom 2
@@ -331,6 +342,7 @@ epa_face            i 512 3      # EPA faces (vertex indices)
 epa_fdata           f 512 4      # EPA face normal and distance to the origin
 epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
+hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data
@@ -344,6 +356,8 @@ efc_mu              f njmax      # friction coefficient of the row (contact fric
 efc_R               f njmax      # regulariser R (paper eq. 27)
 efc_B               f njmax      # stabilisation damping B (paper eq. 28)
 efc_K               f njmax      # stabilisation stiffness K (paper eq. 28)
+efc_kappa           f njmax      # time constant kappa of the row (exact stabilization)
+efc_hard            i njmax      # 1: hard equality row (R = 0, solved exactly)
 efc_vstar           f njmax      # desired velocity v* (paper eq. 24)
 efc_vel             f njmax      # J qvel
 efc_range           i njmax 4    # the row's nonzero dofs: two tree ranges (adr, num, adr, num)
@@ -476,9 +490,10 @@ class _ArrayHolder:
 class Option:
     """Live view of the model options (``m.opt``); every edit is seen by the next step."""
 
-    _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio "
-                "integrator solver cone iterations disableflags enableflags").split()
-    _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone}
+    _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
+                "solver cone stabilization iterations disableflags enableflags").split()
+    _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone,
+              "stabilization": Stabilization}
 
     def __init__(self, arrays):
         object.__setattr__(self, "_arrays", arrays)

@@ -77,7 +77,7 @@ def load(path: str):
     return m, d
 
 
-def open_recorder(m, path):
+def open_recorder(m, d, path):
     if path is None:
         return None
     import engine
@@ -88,7 +88,7 @@ def open_recorder(m, path):
         print("studio: --record needs engine.Recorder, which this version does not have",
               file=sys.stderr)
         raise SystemExit(EXIT_MODEL_ERROR)
-    return recorder_cls(m, path)
+    return recorder_cls(m, path, d=d)            # d: the state before the first recorded step
 
 
 def main(argv=None) -> int:
@@ -96,8 +96,9 @@ def main(argv=None) -> int:
     m, d = load(args.model)
     from .runner import Runner
 
-    recorder = open_recorder(m, args.record)
+    recorder = open_recorder(m, d, args.record)
     runner = Runner(m, d, paused=args.paused, recorder=recorder)
+    runner.record_path = args.record
     try:
         if args.screenshot:
             from .headless import GLUnavailable, screenshot
@@ -116,8 +117,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        if recorder is not None:
-            recorder.close()
+        runner.close_recorder()          # the recorder of the last model loaded (reloads close theirs)
     print(runner.summary(), flush=True)
     return 0
 

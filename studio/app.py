@@ -95,6 +95,7 @@ class App:
         from .imgui_renderer import ImGuiInput, ImGuiRenderer
         from .renderer import Renderer
         from .ui.file_browser import FileBrowser
+        from .ui.analysis import AnalysisState
         from .ui.plots import PlotState
 
         self.window, self.ctx = window, ctx
@@ -117,6 +118,8 @@ class App:
         self._video_path = None
         self._screenshot_requested = False
         self.plots = PlotState()
+        self.analysis = AnalysisState()
+        self.last_recording = runner.record_path   # offered by the Analysis panel
         self.file_browser = FileBrowser(Path(self.model_path).parent)
         self.fps = 0.0
         self._fps_frames, self._fps_t = 0, time.perf_counter()
@@ -157,6 +160,9 @@ class App:
             return False
         old = self.runner
         old.stop_thread()
+        if old.recording:
+            self.last_recording = old.record_path
+        old.close_recorder()                     # a recording belongs to one model
         if keep_state:
             same = all(getattr(m, k) == getattr(old.m, k) for k in ("nq", "nv", "na", "nu", "nmocap"))
             if same:
@@ -166,8 +172,10 @@ class App:
                     getattr(d, f)[...] = getattr(od, f)
                 import engine
                 engine.forward(m, d)
-        runner = Runner(m, d, paused=old.paused, recorder=old.recorder)
+        runner = Runner(m, d, paused=old.paused)
         runner.speed = old.speed
+        if old.inverse_check is not None:
+            runner.set_inverse_check(True)
         runner.frames, runner.steps, runner.sim_time = old.frames, old.steps, old.sim_time
         runner.start = old.start
         self.runner = runner
@@ -370,8 +378,8 @@ class App:
         from imgui_bundle import imgui
 
         from . import scene
-        from .ui import (controls, equality, file_browser, help, info, joints, options, plots,
-                         rendering, simulation)
+        from .ui import (analysis, controls, equality, file_browser, help, info, joints, options,
+                         plots, rendering, simulation)
 
         w, h = self.window.get_framebuffer_size()
         self.update_spacenav()
@@ -403,7 +411,9 @@ class App:
                 equality.draw(self)
                 rendering.draw(self)
                 plots.draw(self)
+                analysis.draw(self)
             imgui.end()
+            analysis.draw_window(self)
             info.draw(self)
         else:
             self.plots.sample(self)
@@ -590,6 +600,7 @@ class App:
     def close(self) -> None:
         from imgui_bundle import imgui, implot
         self.runner.stop_thread()
+        self.runner.close_recorder()
         self.spacenav.close()
         if self.video is not None:
             self.toggle_video()

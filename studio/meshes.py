@@ -1,11 +1,14 @@
 """Procedural unit meshes for the geom primitives, and flat-shaded triangle soups for mesh geoms.
 
-Every mesh is returned as ``(vertices, indices)``: ``vertices`` is float32 ``(n, 6)`` holding
-position and normal, ``indices`` is uint32 ``(m,)`` (three per triangle, counter-clockwise seen from
+Every mesh is returned as ``(vertices, indices)``: ``vertices`` is float32 ``(n, 7)`` holding
+position, normal and a capsule end marker (0 for every shape but the capsule), ``indices`` is uint32 ``(m,)`` (three per triangle, counter-clockwise seen from
 outside). The renderer scales the unit shapes per instance:
 
 - sphere: radius 1 (an ellipsoid is a sphere scaled by its three semi-axes)
-- cylinder: radius 1, half-height 1 along z, with caps (a capsule is a cylinder plus two spheres)
+- cylinder: radius 1, half-height 1 along z, with caps
+- capsule: a unit sphere cut at its equator; the vertices of the upper half carry end = +1, of the
+  lower half end = -1, and the vertex shader moves them by +-half-length along z (so one instance
+  with scale (radius, radius, half-length) draws the whole capsule, the tube joining the two rims)
 - box: half-size 1 (the cube [-1, 1]^3)
 - plane: the square [-1, 1]^2 at z = 0 facing +z
 """
@@ -14,27 +17,44 @@ from __future__ import annotations
 import numpy as np
 
 
-def _pack(pos, nrm, idx):
-    v = np.concatenate([np.asarray(pos, np.float32), np.asarray(nrm, np.float32)], axis=1)
+def _pack(pos, nrm, idx, end=None):
+    pos = np.asarray(pos, np.float32).reshape(-1, 3)
+    end = np.zeros((pos.shape[0], 1)) if end is None else np.asarray(end).reshape(-1, 1)
+    v = np.concatenate([pos, np.asarray(nrm, np.float32).reshape(-1, 3), end], axis=1)
     return np.ascontiguousarray(v, dtype=np.float32), np.ascontiguousarray(idx, dtype=np.uint32)
 
 
-def sphere(nlon: int = 32, nlat: int = 16):
-    """Unit UV sphere with smooth normals."""
-    theta = np.linspace(0.0, np.pi, nlat + 1)           # polar angle from +z
+def _grid_indices(rows: int, cols: int) -> np.ndarray:
+    """Two triangles per cell of a (rows + 1) x (cols + 1) vertex grid stored row by row."""
+    i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    a = (i * (cols + 1) + j).ravel()
+    b = a + cols + 1
+    return np.stack([a, b, a + 1, a + 1, b, b + 1], axis=1).ravel()
+
+
+def _rings(theta, nlon):
     phi = np.linspace(0.0, 2.0 * np.pi, nlon + 1)        # azimuth (seam duplicated)
     t, p = np.meshgrid(theta, phi, indexing="ij")
-    pos = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1).reshape(-1, 3)
-    idx = []
-    for i in range(nlat):
-        for j in range(nlon):
-            a = i * (nlon + 1) + j
-            b = a + nlon + 1
-            idx += [a, b, a + 1, a + 1, b, b + 1]
-    return _pack(pos, pos, idx)
+    return np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1).reshape(-1, 3)
 
 
-def cylinder(n: int = 32):
+def sphere(nlon: int = 20, nlat: int = 10):
+    """Unit UV sphere with smooth normals."""
+    pos = _rings(np.linspace(0.0, np.pi, nlat + 1), nlon)   # polar angle from +z
+    return _pack(pos, pos, _grid_indices(nlat, nlon))
+
+
+def capsule(nlon: int = 20, nlat: int = 10):
+    """Unit capsule: two hemispheres (end = +1 above, -1 below) joined by the tube between rims."""
+    half = nlat // 2
+    theta = np.concatenate([np.linspace(0.0, np.pi / 2, half + 1),
+                            np.linspace(np.pi / 2, np.pi, half + 1)])
+    pos = _rings(theta, nlon)
+    end = np.repeat([1.0, -1.0], (half + 1) * (nlon + 1))
+    return _pack(pos, pos, _grid_indices(2 * half + 1, nlon), end)
+
+
+def cylinder(n: int = 20):
     """Unit cylinder (radius 1, z in [-1, 1]) with flat caps; sides have smooth normals."""
     ang = np.linspace(0.0, 2.0 * np.pi, n + 1)
     c, s = np.cos(ang), np.sin(ang)

@@ -15,6 +15,7 @@ import moderngl
 import numpy as np
 
 from . import meshes
+from .hfield_mesh import hfield_meshes
 from .camera import OrbitCamera, look_at
 from .scene import SceneOptions, geom_colors, model_extent
 
@@ -59,13 +60,13 @@ class _Shape:
         self.inst = self.ctx.buffer(reserve=n * _NFLOAT * 4, dynamic=True)
         self.vao = self.ctx.vertex_array(
             self.prog,
-            [(self.vbo, "3f 3f", "in_pos", "in_normal"),
+            [(self.vbo, "3f 3f 1f", "in_pos", "in_normal", "in_end"),
              (self.inst, _INSTANCE_FORMAT, *_INSTANCE_ATTRS)],
             index_buffer=self.ibo, index_element_size=4)
         if self.shadow_prog is not None:
             self.shadow_vao = self.ctx.vertex_array(
                 self.shadow_prog,
-                [(self.vbo, "3f 12x", "in_pos"),
+                [(self.vbo, "3f 12x 1f", "in_pos", "in_end"),
                  (self.inst, "3f 3f 3f 3f 3f 20x/i", *_INSTANCE_ATTRS[:5])],
                 index_buffer=self.ibo, index_element_size=4)
 
@@ -110,7 +111,10 @@ class Renderer:
         self.shadow_prog = ctx.program(vertex_shader=load_shader("shadow.vert"),
                                        fragment_shader=load_shader("shadow.frag"))
         self.unit = {"sphere": meshes.sphere(), "cylinder": meshes.cylinder(),
-                     "box": meshes.box(), "plane": meshes.plane(8)}
+                     "capsule": meshes.capsule(), "box": meshes.box(), "plane": meshes.plane(8)}
+        # decorations (contact points, force arrows, tendons, axes) are small: coarse meshes
+        self.unit_decor = {"sphere": meshes.sphere(10, 6), "cylinder": meshes.cylinder(8),
+                           "capsule": meshes.capsule(10, 6)}
         self.layer_shapes: dict = {}
         self.options = SceneOptions()
         self.fixed_camera = None          # (pos, xmat, fovy) of a model camera, or None: orbit
@@ -129,6 +133,8 @@ class Renderer:
             va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
             fa, fn = int(m.mesh_faceadr[i]), int(m.mesh_facenum[i])
             v, idx = meshes.triangle_soup(m.mesh_vert[va:va + vn], m.mesh_face[fa:fa + fn])
+            self.mesh_shapes[i] = _MeshData(v, idx)
+        for i, (v, idx) in hfield_meshes(m).items():     # height fields after the meshes
             self.mesh_shapes[i] = _MeshData(v, idx)
         self.light_dir = self._model_light()
         self.camera = OrbitCamera()
@@ -175,6 +181,8 @@ class Renderer:
             if isinstance(key, tuple):
                 base = self.mesh_shapes[key[1]]
                 verts, idx = base.vertices, base.indices
+            elif layer == "decor" and key in self.unit_decor:
+                verts, idx = self.unit_decor[key]
             else:
                 verts, idx = self.unit[key]
             sp = self.shadow_prog if layer == "opaque" and key != "plane" else None

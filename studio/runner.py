@@ -9,6 +9,15 @@ The runner owns the (Model, Data) pair. Two ways to drive it:
   state directly: it ``submit``s a function ``fn(m, d)`` that the simulation thread applies
   between steps. After each chunk of steps the thread publishes a ``Snapshot`` (copies of the
   fields the scene, the panels and the plots read), so the UI never sees a half-written step.
+  A chunk is every step due (at least ~1/120 s of simulated time, at most ~1/60 s) in one
+  compiled call, so the thread holds the GIL only between chunks. The published positions,
+  contacts and forces are those of the last step's forward pass (MuJoCo's mj_step leaves them
+  at the pre-step state): no extra forward per chunk.
+
+Per step, only when asked for (each forces one compiled call per step): the perturbation
+spring (``perturb``), a trajectory ``Recorder`` (``start_recording``; ``rec.record(d)`` after
+each step, closed by ``stop_recording``) and the live inverse-dynamics check
+(``set_inverse_check``, studio.consistency).
 
 A history ring buffer keeps the state of the last ``history`` published frames; ``seek`` moves
 through it while paused. Divergence (``d.warning`` counters rising) pauses the simulation and
@@ -24,6 +33,8 @@ import numpy as np
 
 import engine
 
+from .consistency import InverseCheck
+
 WARNING_NAMES = ("BADQACC: bad acceleration", "BADQPOS: bad position", "BADQVEL: bad velocity")
 
 # fields copied into a Snapshot after every chunk of steps (first ncon / nefc rows only where noted)
@@ -34,6 +45,7 @@ SNAPSHOT_FIELDS = (
     "wrap_xpos actuator_force actuator_length qfrc_actuator energy solver_niter "
     "solver_residual cvel"
 ).split()
+PUBLISH_MIN, PUBLISH_MAX = 1.0 / 120.0, 1.0 / 60.0   # simulated seconds per chunk (at speed 1)
 CONTACT_FIELDS = "dist pos frame geom1 geom2 dim friction efc_address".split()
 STATE_FIELDS = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "qfrc_applied")
 
@@ -110,6 +122,9 @@ class Runner:
         self.step_seconds = 0.0                       # measured wall time per step
         self.warning_message = ""
         self.perturb = None                           # callable(m, d) run before every step
+        self.inverse_check = None                     # InverseCheck while the live check is on
+        self.record_path = None                       # file of the open recorder, if known
+        self.record_error = ""
         self.history = History(m, d, history)
         self.history_back = 0                         # frames behind the newest while scrubbing
         self._commands: deque = deque()
@@ -128,18 +143,24 @@ class Runner:
         """Advance exactly ``n`` steps (recording each one when a recorder is attached)."""
         if n <= 0:
             return
-        t0 = self.d.time
-        if self.recorder is None and self.perturb is None:
-            engine.step(self.m, self.d, n)
+        m, d = self.m, self.d
+        t0 = d.time
+        if self.recorder is None and self.perturb is None and self.inverse_check is None:
+            engine.step(m, d, n)
         else:
             for _ in range(n):
                 if self.perturb is not None:
-                    self.perturb(self.m, self.d)
-                engine.step(self.m, self.d)
+                    self.perturb(m, d)
+                check = self.inverse_check
+                if check is not None:
+                    check.before(m, d)
+                engine.step(m, d)
+                if check is not None:
+                    check.after(m, d)
                 if self.recorder is not None:
-                    self.recorder.record(self.d)
+                    self.recorder.record(d)
         self.steps += n
-        self.sim_time += self.d.time - t0
+        self.sim_time += d.time - t0
 
     def advance(self) -> int:
         """Step as many timesteps as the wall time elapsed since the last call; returns the count."""
@@ -181,6 +202,47 @@ class Runner:
         """Queue an edit of ``m.opt.<name>`` (the path every option widget uses)."""
         def apply(m, d):
             setattr(m.opt, name, value)
+        self.submit(apply)
+
+    def start_recording(self, path) -> None:
+        """Record every following step to ``path`` through ``engine.Recorder`` (closes any open
+        recorder first); an error is left in ``record_error``."""
+        path = str(path)
+
+        def apply(m, d):
+            self._close_recorder()
+            try:
+                self.recorder = engine.Recorder(m, path, d=d)   # d: the state before step 1
+                self.record_path = path
+                self.record_error = ""
+            except Exception as e:               # unwritable file, no Recorder in this engine
+                self.record_error = f"cannot record to {path}: {type(e).__name__}: {e}"
+        self.submit(apply)
+
+    def stop_recording(self) -> None:
+        self.submit(lambda m, d: self._close_recorder())
+
+    def _close_recorder(self) -> None:
+        rec, self.recorder = self.recorder, None
+        if rec is not None:
+            rec.close()
+
+    def close_recorder(self) -> None:
+        """Close the recorder now (the thread must be stopped); safe to call twice."""
+        with self.lock:
+            self._close_recorder()
+
+    @property
+    def recording(self) -> bool:
+        return self.recorder is not None
+
+    def set_inverse_check(self, on: bool) -> None:
+        """Turn the live forward-vs-inverse check (studio.consistency) on or off."""
+        def apply(m, d):
+            if on and self.inverse_check is None:
+                self.inverse_check = InverseCheck(m)
+            elif not on:
+                self.inverse_check = None
         self.submit(apply)
 
     def toggle_pause(self) -> None:
@@ -307,17 +369,16 @@ class Runner:
                 self._wake.wait(min(max(wait, 0.0), 0.005))
                 self._wake.clear()
                 continue
-            # chunks of at most ~1/120 s of wall time, one step at a time while perturbing
-            n = min(n, max(1, int(speed / 120.0 / dt)))
+            # wait for a chunk of at least PUBLISH_MIN of wall time, then take at most PUBLISH_MAX
+            n_min = max(1, int(speed * PUBLISH_MIN / dt))
+            if n < n_min:
+                self._wake.wait(min((n_min - n) * dt / speed, 0.005))
+                self._wake.clear()
+                continue
+            n = min(n, max(1, int(speed * PUBLISH_MAX / dt)))
             t0 = time.perf_counter()
             with self.lock:
-                if self.perturb is None and self.recorder is None:
-                    engine.step(m, d, n)
-                    self.steps += n
-                    self.sim_time += n * dt
-                else:
-                    self.step_n(n)
-                engine.forward(m, d)   # positions of the published frame match its time
+                self.step_n(n)
                 engine.energy(m, d)
                 self._check_warnings()
                 elapsed = time.perf_counter() - t0

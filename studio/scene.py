@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .hfield_mesh import shape_id as hfield_shape_id
+
 # engine.GeomType values (MuJoCo's mjtGeom)
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
@@ -133,7 +135,32 @@ class _Lists:
         return {k: np.concatenate(v) for k, v in self.parts.items()}
 
 
+def _plane_instances(pos, mat, size, rgba):
+    half = size[:, :2].copy()
+    half[half <= 0] = INFINITE_PLANE
+    sc = np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
+    cell = np.maximum(half.max(axis=1) / 20.0, 0.05)
+    return instances(pos, mat, sc, rgba, cell)
+
+
+# Geom type -> (unit shape key, instances from (pos, mat, size, rgba) of the geoms of that type).
+# The one place where geom types are dispatched; types whose shape depends on the geom's data
+# (MESH, HFIELD: one GPU mesh per asset) are keyed by (kind, dataid) in ``_geoms``.
+GEOM_SHAPES = {
+    SPHERE: ("sphere", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 0]], rgba)),
+    ELLIPSOID: ("sphere", lambda pos, mat, size, rgba: instances(pos, mat, size, rgba)),
+    BOX: ("box", lambda pos, mat, size, rgba: instances(pos, mat, size, rgba)),
+    CYLINDER: ("cylinder", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 1]], rgba)),
+    CAPSULE: ("capsule", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 1]], rgba)),
+    PLANE: ("plane", _plane_instances),
+}
+# geom type -> key kind of the per-asset GPU meshes (height fields: meshes after the mesh assets)
+DATA_SHAPES = {MESH: "mesh", HFIELD: "mesh"}
+
+
 def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
+    """Every visible geom, grouped by unit shape and layer: one boolean mask per group, no loop
+    over geoms (the loops below run over geom types and layers)."""
     gtype = np.asarray(m.geom_type).reshape(-1)
     size = np.asarray(m.geom_size, float).reshape(-1, 3)
     rgba = colors.copy()
@@ -146,41 +173,24 @@ def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
         rgba[sel, :3] = 0.45 * rgba[sel, :3] + 0.55 * SELECT_RGBA
     if opts.transparent:
         rgba[gtype != PLANE, 3] *= 0.4
-    layer = np.where(rgba[:, 3] < 0.999, "transparent", "opaque")
-
-    def add(key, sel, arr_fn):
-        for lay in ("opaque", "transparent"):
-            s = sel & (layer == lay)
+    opaque = rgba[:, 3] >= 0.999
+    for layer, in_layer in (("opaque", opaque), ("transparent", ~opaque)):
+        show = visible & in_layer
+        for t, (key, make) in GEOM_SHAPES.items():
+            s = show & (gtype == t)
             if np.any(s):
-                out.add(key, lay, arr_fn(s))
-
-    add("sphere", visible & ((gtype == SPHERE) | (gtype == ELLIPSOID)),
-        lambda s: instances(pos[s], mat[s], np.where((gtype[s] == SPHERE)[:, None],
-                                                     size[s][:, [0, 0, 0]], size[s]), rgba[s]))
-    add("box", visible & (gtype == BOX), lambda s: instances(pos[s], mat[s], size[s], rgba[s]))
-    add("cylinder", visible & ((gtype == CYLINDER) | (gtype == CAPSULE)),
-        lambda s: instances(pos[s], mat[s], size[s][:, [0, 0, 1]], rgba[s]))
-    caps = visible & (gtype == CAPSULE)
-    for sign in (-1.0, 1.0):
-        add("sphere", caps, lambda s: instances(
-            pos[s] + sign * size[s][:, 1:2] * mat[s][:, [2, 5, 8]], mat[s], size[s][:, [0, 0, 0]],
-            rgba[s]))
-
-    def plane(s):
-        half = size[s][:, :2].copy()
-        half[half <= 0] = INFINITE_PLANE
-        sc = np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
-        cell = np.maximum(half.max(axis=1) / 20.0, 0.05)
-        return instances(pos[s], mat[s], sc, rgba[s], cell)
-    add("plane", visible & (gtype == PLANE), plane)
-    meshsel = visible & (gtype == MESH)
-    if np.any(meshsel):
-        dataid = np.asarray(m.geom_dataid).reshape(-1)
-        for mid in np.unique(dataid[meshsel]):
-            if mid < 0:
+                out.add(key, layer, make(pos[s], mat[s], size[s], rgba[s]))
+        for t, kind in DATA_SHAPES.items():
+            s = show & (gtype == t)
+            if not np.any(s):
                 continue
-            add(("mesh", int(mid)), meshsel & (dataid == mid),
-                lambda s: instances(pos[s], mat[s], np.ones((int(s.sum()), 3)), rgba[s]))
+            dataid = np.asarray(m.geom_dataid).reshape(-1)
+            for did in np.unique(dataid[s]):
+                if did >= 0:
+                    k = s & (dataid == did)
+                    shape = int(did) if t == MESH else hfield_shape_id(m, int(did))
+                    out.add((kind, shape), layer,
+                            instances(pos[k], mat[k], np.ones((int(k.sum()), 3)), rgba[k]))
 
 
 def _sites(m, d, out, extent):
@@ -195,7 +205,7 @@ def _sites(m, d, out, extent):
     pos, mat, rgba = d.site_xpos[keep], d.site_xmat[keep], np.asarray(m.site_rgba)[keep]
     for t, key, sc in ((SPHERE, "sphere", size[:, [0, 0, 0]]), (ELLIPSOID, "sphere", size),
                        (BOX, "box", size), (CYLINDER, "cylinder", size[:, [0, 0, 1]]),
-                       (CAPSULE, "cylinder", size[:, [0, 0, 1]])):
+                       (CAPSULE, "capsule", size[:, [0, 0, 1]])):
         s = stype == t
         if np.any(s):
             out.add(key, "decor", instances(pos[s], mat[s], sc[s], rgba[s]))
@@ -210,51 +220,60 @@ def tendon_tension(m, d) -> np.ndarray:
 
 
 def _tendons(m, d, out, extent):
+    """Segments between consecutive wrap points of each tendon (pulleys split the path), coloured
+    from the tendon's rgba towards red with its passive tension."""
     if m.ntendon == 0:
         return
     tension = np.abs(tendon_tension(m, d))
-    scale = max(float(tension.max()), 1e-9)
-    p0s, p1s, rads, cols = [], [], [], []
-    for t in range(m.ntendon):
-        adr, num = int(d.ten_wrapadr[t]), int(d.ten_wrapnum[t])
-        width = float(m.tendon_width[t]) if m.tendon_width[t] > 0 else 0.003 * extent
-        base = np.asarray(m.tendon_rgba[t], float)
-        mix = min(tension[t] / scale, 1.0) if tension[t] > 0 else 0.0
-        col = base.copy()
-        col[:3] = (1 - mix) * base[:3] + mix * np.array([1.0, 0.15, 0.1])
-        for i in range(adr, adr + num - 1):
-            if d.wrap_obj[i] == -2 or d.wrap_obj[i + 1] == -2:   # pulleys split the path
-                continue
-            p0s.append(d.wrap_xpos[i])
-            p1s.append(d.wrap_xpos[i + 1])
-            rads.append(width)
-            cols.append(col)
-    if p0s:
-        out.add("cylinder", "decor", segments(p0s, p1s, np.array(rads), np.array(cols)))
+    mix = np.clip(tension / max(float(tension.max()), 1e-9), 0.0, 1.0)[:, None]
+    base = np.asarray(m.tendon_rgba, float).reshape(-1, 4)
+    col = base.copy()
+    col[:, :3] = (1 - mix) * base[:, :3] + mix * np.array([1.0, 0.15, 0.1])
+    width = np.asarray(m.tendon_width, float)
+    width = np.where(width > 0, width, 0.003 * extent)
+    adr = np.asarray(d.ten_wrapadr[:m.ntendon], int)
+    num = np.asarray(d.ten_wrapnum[:m.ntendon], int)
+    nseg = np.maximum(num - 1, 0)
+    if nseg.sum() == 0:
+        return
+    ten = np.repeat(np.arange(m.ntendon), nseg)                 # tendon of each segment
+    first = np.repeat(adr - np.concatenate([[0], np.cumsum(nseg)[:-1]]), nseg)
+    i = first + np.arange(ten.size)                             # index of the segment's start point
+    obj = np.asarray(d.wrap_obj)
+    keep = (obj[i] != -2) & (obj[i + 1] != -2)
+    if np.any(keep):
+        i, ten = i[keep], ten[keep]
+        xyz = np.asarray(d.wrap_xpos, float).reshape(-1, 3)
+        out.add("cylinder", "decor", segments(xyz[i], xyz[i + 1], width[ten], col[ten]))
 
 
 def contact_forces(d) -> np.ndarray:
-    """World-frame force on geom2 of each contact from d.efc_force (zeros without rows)."""
+    """World-frame force on geom2 of each contact from d.efc_force (zeros without rows): the
+    normal and (up to two) friction components in the contact frame, rotated to the world;
+    pyramidal contacts sum their 2(dim-1) edge forces into the normal."""
     n = int(d.ncon if isinstance(d.ncon, (int, np.integer)) else d.ncon[0])
-    f = np.zeros((n, 3))
     nefc = int(d.nefc if isinstance(d.nefc, (int, np.integer)) else d.nefc[0])
-    for i in range(n):
-        adr = int(d.contact_efc_address[i])
-        dim = int(d.contact_dim[i])
-        if adr < 0 or adr >= nefc:
-            continue
-        local = np.zeros(3)
-        if int(d.efc_type[adr]) == CONTACT_PYRAMIDAL and dim > 1:
-            npyr = 2 * (dim - 1)
-            local[0] = d.efc_force[adr:adr + npyr].sum()
-        else:
-            local[0] = d.efc_force[adr]
-            k = min(dim - 1, 2)
-            if k > 0 and adr + 1 + k <= nefc:
-                local[1:1 + k] = d.efc_force[adr + 1:adr + 1 + k]
-        frame = np.asarray(d.contact_frame[i], float).reshape(3, 3)
-        f[i] = frame.T @ local
-    return f
+    f = np.zeros((n, 3))
+    if n == 0 or nefc == 0:
+        return f
+    adr = np.asarray(d.contact_efc_address[:n], int)
+    dim = np.asarray(d.contact_dim[:n], int)
+    efc = np.asarray(d.efc_force[:nefc], float)
+    ok = (adr >= 0) & (adr < nefc)
+    local = np.zeros((n, 3))
+    a = np.where(ok, adr, 0)
+    pyr = ok & (np.asarray(d.efc_type)[a] == CONTACT_PYRAMIDAL) & (dim > 1)
+    ell = ok & ~pyr
+    local[ell, 0] = efc[a[ell]]
+    for k in (1, 2):                                   # friction components along the tangents
+        s = ell & (dim - 1 >= k) & (a + k < nefc)
+        local[s, k] = efc[a[s] + k]
+    if np.any(pyr):
+        csum = np.concatenate([[0.0], np.cumsum(efc)])
+        npyr = 2 * (dim[pyr] - 1)
+        local[pyr, 0] = csum[np.minimum(a[pyr] + npyr, nefc)] - csum[a[pyr]]
+    frame = np.asarray(d.contact_frame[:n], float).reshape(n, 3, 3)
+    return np.einsum("nij,ni->nj", frame, local)
 
 
 def _contacts(m, d, opts, out, extent, force_scale):

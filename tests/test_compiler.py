@@ -233,9 +233,9 @@ def test_option_defaults():
 def test_option_keywords_and_own_attributes():
     m = _model(options='<option solver="Newton" cone="pyramidal" integrator="midpoint" '
                        'epsilon="0.1" kappa="0.05" rmin="1e-6"/>')
-    # pyramidal cones are not implemented: the elliptic cone is used, with a warning
-    assert m.opt.solver == engine.Solver.NEWTON and m.opt.cone == engine.Cone.ELLIPTIC
-    assert any("pyramidal" in w for w in m.warnings)
+    assert m.opt.solver == engine.Solver.NEWTON and m.opt.cone == engine.Cone.PYRAMIDAL
+    assert m.opt.stabilization == engine.Stabilization.DIAGONAL
+    assert _model(options='<option stabilization="exact"/>').opt.stabilization == 1
     assert m.opt.integrator == Integrator.MIDPOINT
     assert (m.opt.epsilon, m.opt.kappa, m.opt.rmin) == (0.1, 0.05, 1e-6)
     for name, value in (("explicit", Integrator.EXPLICIT), ("interleave", Integrator.INTERLEAVE),
@@ -266,7 +266,9 @@ def test_softness_mapping():
     m = _model(body)
     assert m.jnt_kappa[0] == 0.05 and abs(m.jnt_epsilon[0] - 0.2 / 0.8) < 1e-15
     assert (m.geom_epsilon[0], m.geom_kappa[0]) == (0.3, 0.04)
-    assert m.geom_kappa[1] == -1 and any("solref" in w for w in m.warnings)
+    # direct (-stiffness, -damping): kappa = 1/sqrt(stiffness); the non-critical damping is
+    # reported
+    assert m.geom_kappa[1] == pytest.approx(0.1) and any("solref" in w for w in m.warnings)
     assert (m.geom_epsilon[2], m.geom_kappa[2]) == (-1, -1)
 
 

@@ -184,3 +184,289 @@ def test_four_bar_linkage_stays_closed(solver):
             worst = max(worst, np.linalg.norm(p1 - p2))
     assert worst < 1e-3
     assert np.ptp(d.qpos) > 0   # it moved
+
+
+# ------------------------------------------------------------------------------------------------
+# hard equality constraints (paper section II.C: the limit R_E -> 0)
+# ------------------------------------------------------------------------------------------------
+HANGING = """
+<mujoco>
+  <option timestep="0.002" solver="{solver}" epsilon="0.1" kappa="0.02"/>
+  <worldbody>
+    <body name="box" pos="0 0 1"><freejoint/><geom type="box" size="0.1 0.2 0.3" mass="{mass}"/>
+    </body>
+  </worldbody>
+  <equality><connect body1="box" anchor="0 0 0" {hard}/></equality>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("solver", ["PGS", "Newton"])
+def test_hard_connect_does_not_sag(solver):
+    """A box hangs by its centre from a connect. Soft, it sags kappa^2 eps g / (1 + eps)
+    (eq. 26, A = 1/m exactly here); hard (R_E = 0, the paper's limit formulas) it holds the
+    anchor exactly and carries the weight."""
+    for mass in (0.5, 20.0):
+        sags = {}
+        for hard in ("", 'hard="true"'):
+            m = engine.load_model_from_string(HANGING.format(solver=solver, mass=mass,
+                                                             hard=hard))
+            assert list(m.eq_hard) == [bool(hard)]
+            d = engine.make_data(m)
+            engine.step(m, d, 1000)
+            sags[hard] = 1.0 - d.qpos[2]
+        assert sags[""] == pytest.approx(0.02 ** 2 * 0.1 * 9.81 / 1.1, rel=0.01)
+        assert abs(sags['hard="true"']) < 1e-9
+        engine.forward(m, d)
+        assert np.all(d.efc_R[:3] == 0.0) and np.all(d.efc_hard[:3] == 1)
+        np.testing.assert_allclose(d.efc_force[:3], [0, 0, mass * 9.81], rtol=1e-9, atol=1e-9)
+
+
+def _dense_J(m, d):
+    n = d.nefc[0]
+    return d.efc_J[:n].copy(), n
+
+
+@pytest.mark.parametrize("solver", ["PGS", "Newton"])
+def test_hard_equality_equals_constrained_gauss_principle(solver):
+    """One step of the hard four-bar (a singular A_E: the connect's row along the hinge axes is
+    zero) against problem (4) solved with numpy on the null space of J_E:
+    min 1/2 (v' - u)' M (v' - u) s.t. J_E v' = v*_E, v*_E = J v - h (2/kappa J v + x/kappa^2)
+    (eq. 24, 28 with eps -> 0); the impulse from M (v' - u) = J_E' f_E (least norm)."""
+    from scipy.linalg import null_space
+    xml = FOURBAR.format(solver=solver).replace('anchor="0.5 0 0.3"/>',
+                                                'anchor="0.5 0 0.3" hard="true"/>')
+    xml = xml.replace('damping="0.1"', "")      # no implicit damping: M is the step's inertia
+    m = engine.load_model_from_string(xml)
+    m.opt.iterations = 3
+    d = engine.make_data(m)
+    rng = np.random.default_rng(3)
+    d.qpos[:] = m.qpos0 + 0.05 * rng.standard_normal(m.nq)     # violated loop
+    d.qvel[:] = rng.standard_normal(m.nv)
+    d.ctrl[0] = 0.3
+    engine.forward(m, d)
+    h, kappa = m.opt.timestep, max(m.opt.kappa, 2 * m.opt.timestep)
+    J, n = _dense_J(m, d)
+    assert n == 3
+    M = engine.full_inertia(m, d)
+    u = d.qvel + h * np.linalg.solve(M, d.qfrc_smooth)
+    Jv = J @ d.qvel
+    vstar = Jv - h * (2 / kappa * Jv + d.efc_pos[:n] / kappa ** 2)
+    v0 = np.linalg.lstsq(J, vstar, rcond=None)[0]
+    N = null_space(J)
+    z = np.linalg.solve(N.T @ M @ N, N.T @ M @ (u - v0))
+    v_oracle = v0 + N @ z
+    f_oracle = np.linalg.lstsq(J.T, M @ (v_oracle - u), rcond=None)[0]
+    v_next = d.qvel + h * d.qacc
+    np.testing.assert_allclose(v_next, v_oracle, atol=1e-9 * np.abs(v_oracle).max())
+    np.testing.assert_allclose(d.efc_force[:n] * h, f_oracle, atol=1e-8 * np.abs(f_oracle).max())
+    np.testing.assert_allclose(J @ v_next, vstar, atol=1e-10)
+
+
+HARD_BOXES = """
+<mujoco>
+  <option timestep="0.005" solver="{solver}" iterations="{it}" tolerance="{tol}"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body name="a" pos="0 0 0.098"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body name="b" pos="0.25 0.02 0.3" euler="10 20 30"><freejoint/>
+      <geom type="box" size="0.1 0.05 0.1"/></body>
+  </worldbody>
+  <equality>
+    <connect body1="a" body2="b" anchor="0.12 0 0.1" hard="true"/>
+    <weld body1="b" {weld}/>
+  </equality>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("weld", ['hard="true"', 'epsilon="0.05"'])
+def test_hard_rows_pgs_matches_newton_and_holds_exactly(weld):
+    """Hard connect (and weld) with contacts: PGS eliminates the hard rows and reaches Newton's
+    optimum (KKT steps on J_E v' = v*_E); with 3 sweeps PGS already satisfies J_E v' = v*_E."""
+    out = []
+    for solver, it, tol in (("Newton", 100, 1e-14), ("PGS", 20000, 0.0), ("PGS", 3, 0.0)):
+        m = engine.load_model_from_string(HARD_BOXES.format(solver=solver, it=it, tol=tol,
+                                                            weld=weld))
+        d = engine.make_data(m)
+        d.qvel[:] = np.linspace(-1, 1, m.nv)
+        engine.forward(m, d)
+        n = d.nefc[0]
+        assert d.ncon[0] > 0
+        hard = d.efc_hard[:n].astype(bool)
+        assert hard.sum() == (9 if "hard" in weld else 3)
+        v_next = d.qvel + m.opt.timestep * d.qacc
+        np.testing.assert_allclose(d.efc_J[:n][hard] @ v_next, d.efc_vstar[:n][hard],
+                                   atol=1e-10)
+        # force balance of the step: M (v' - v) = h (qfrc_smooth + qfrc_constraint)
+        M = engine.full_inertia(m, d)
+        np.testing.assert_allclose(M @ (v_next - d.qvel),
+                                   m.opt.timestep * (d.qfrc_smooth + d.qfrc_constraint),
+                                   atol=1e-9)
+        out.append((d.qacc.copy(), d.efc_force[:n].copy()))
+    scale = np.abs(out[0][0]).max()
+    np.testing.assert_allclose(out[1][0], out[0][0], atol=1e-6 * scale)
+    fscale = np.abs(out[0][1]).max()
+    np.testing.assert_allclose(out[1][1], out[0][1], atol=1e-6 * fscale)
+
+
+# ------------------------------------------------------------------------------------------------
+# exact critical damping (the variant after eq. 28)
+# ------------------------------------------------------------------------------------------------
+SPHERE = """
+<mujoco>
+  <option timestep="0.002" stabilization="{stab}" epsilon="0.3" kappa="0.03"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" condim="1"/>
+    <body pos="0 0 0.045"><freejoint/>
+      <geom type="capsule" fromto="-0.2 0 0 0.2 0 0.1" size="0.05" condim="1" mass="2"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_exact_stabilization_single_contact():
+    """One frictionless contact (at the low end of a tilted capsule): A is the scalar
+    J M^-1 J' (computed here with numpy), so B = 2 (1 + R / A) / kappa,
+    K = (1 + R / A) / kappa^2 and v* = Jv - h B Jv - h K x."""
+    m = engine.load_model_from_string(SPHERE.format(stab="exact"))
+    assert m.opt.stabilization == engine.Stabilization.EXACT
+    d = engine.make_data(m)
+    d.qvel[:6] = [0.2, -0.1, -0.3, 1.0, 0.5, -0.2]
+    engine.forward(m, d)
+    assert d.nefc[0] == 1
+    J = d.efc_J[0]
+    A = J @ np.linalg.solve(engine.full_inertia(m, d), J)
+    R, h, kappa = d.efc_R[0], m.opt.timestep, m.opt.kappa
+    B, K = 2 * (1 + R / A) / kappa, (1 + R / A) / kappa ** 2
+    v = J @ d.qvel
+    x = d.efc_pos[0] - d.efc_margin[0]
+    assert d.efc_vstar[0] == pytest.approx(v - h * B * v - h * K * x, rel=1e-10)
+    # the diagonal variant (28) assumes R / A = eps: different here, A > 1 / mass
+    md = engine.load_model_from_string(SPHERE.format(stab="diagonal"))
+    dd = engine.make_data(md)
+    dd.qpos[:], dd.qvel[:] = d.qpos, d.qvel
+    engine.forward(md, dd)
+    assert dd.efc_B[0] == pytest.approx(2 * 1.3 / kappa)
+    assert abs(B - dd.efc_B[0]) > 0.05 * B
+
+
+ARM = """
+<mujoco>
+  <option timestep="0.001" gravity="0 0 0" stabilization="{stab}" epsilon="{eps}" kappa="0.05"
+          solver="Newton" tolerance="1e-14"/>
+  <worldbody>
+    <body>
+      <joint name="j1" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.03" mass="1"/>
+      <body pos="0.5 0 0">
+        <joint name="j2" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.6 0 0" size="0.05" mass="4"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint joint1="j1" polycoef="0.01 0 0 0 0"/>
+    <joint joint1="j2" polycoef="-0.02 0 0 0 0"/>
+  </equality>
+  <keyframe><key qpos="0 1.2"/></keyframe>
+</mujoco>
+"""
+
+
+def _arm_trajectory(stab, eps, steps):
+    m = engine.load_model_from_string(ARM.format(stab=stab, eps=eps))
+    d = engine.make_data(m)
+    engine.reset_keyframe(m, d, 0)
+    m.qpos0[:] = d.qpos                     # the equalities hold q - q0 at the offsets
+    xs = []
+    for _ in range(steps):
+        engine.forward(m, d)
+        xs.append(d.efc_pos[:2].copy())
+        engine.step(m, d)
+    return m, np.array(xs)
+
+
+@pytest.mark.parametrize("eps", [0.01, 1.0])
+def test_exact_stabilization_is_critically_damped_for_coupled_rows(eps):
+    """Two joint equalities on a two-link arm couple through M^-1 (A is not diagonal). With
+    exact B, K and no other forces (a = 0), (25) gives every row the critically damped step
+    x'_{k+1} = x'_k - h (2 x'_k / kappa + x_k / kappa^2), x_{k+1} = x_k + h x'_{k+1}: iterated
+    here independently with numpy, from the initial violation at rest. The diagonal variant
+    follows it only up to the coupling."""
+    steps, h, kappa = 400, 0.001, 0.05
+    m, xs = _arm_trajectory("exact", eps, steps)
+    x, xd = xs[0].copy(), np.zeros(2)
+    oracle = [x.copy()]
+    for _ in range(steps - 1):
+        xd = xd - h * (2 * xd / kappa + x / kappa ** 2)
+        x = x + h * xd
+        oracle.append(x.copy())
+    oracle = np.array(oracle)
+    x0 = np.abs(xs[0]).max()
+    err = np.abs(xs - oracle).max()
+    assert err < 2e-3 * x0
+    assert np.all(np.sign(xs) == np.sign(xs[0]))           # no overshoot
+    _, xs_diag = _arm_trajectory("diagonal", eps, steps)
+    if eps == 1.0:
+        assert np.abs(xs_diag - oracle).max() > 10 * err
+
+
+# ------------------------------------------------------------------------------------------------
+# solref / solimp mapping against MuJoCo
+# ------------------------------------------------------------------------------------------------
+REST = """
+<mujoco>
+  <option timestep="0.002" cone="elliptic"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" solref="{ref}" solimp="{imp}"/>
+    <body pos="0 0 0.1"><freejoint/>
+      <geom type="sphere" size="0.1" mass="3" solref="{ref}" solimp="{imp}"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("ref, imp", [("0.03 1", "0.95 0.95 0.001 0.5 2"),
+                                      ("-2500 -100", "0.9 0.9 0.001 0.5 2"),
+                                      ("-400 -40", "0.8 0.8 0.001 0.5 2")])
+def test_solref_solimp_mapping_matches_mujoco(ref, imp):
+    """Standard and direct (-stiffness, -damping, critical) solref with a flat solimp: the
+    resting penetration and the settling equal MuJoCo's."""
+    xml = REST.format(ref=ref, imp=imp)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    assert not [w for w in m.warnings if "solref" in w or "solimp" in w]
+    for k in range(600):
+        mujoco.mj_step(mm, md)
+        engine.step(m, d)
+        assert d.qpos[2] == pytest.approx(md.qpos[2], abs=2e-3 * 0.1)
+    assert 0.1 - d.qpos[2] == pytest.approx(0.1 - md.qpos[2], rel=0.01)
+
+
+def test_solref_solimp_without_counterpart_are_reported():
+    xml = REST.format(ref="0.03 0.5", imp="0.9 0.95 0.001 0.5 2")
+    m = engine.load_model_from_string(xml)
+    assert any("dampratio 0.5" in w for w in m.warnings)
+    assert any("does not depend on the violation" in w for w in m.warnings)
+    assert m.geom_kappa[1] == pytest.approx(0.03)
+    assert m.geom_epsilon[1] == pytest.approx(0.1 / 0.9)
+    m = engine.load_model_from_string(REST.format(ref="-1000 -10", imp="0.9 0.9 0 0.5 2"))
+    assert any("direct stiffness" in w for w in m.warnings)
+    assert m.geom_kappa[1] == pytest.approx(1 / np.sqrt(1000))
+    m = engine.load_model_from_string(REST.format(ref="-1000 10", imp="0.9 0.9 0 0.5 2"))
+    assert any("mixes" in w for w in m.warnings)
+    assert m.geom_kappa[1] == -1
+
+
+def test_inverse_refuses_hard_equality():
+    m = engine.load_model_from_string(HANGING.format(solver="PGS", mass=1, hard='hard="true"'))
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    with pytest.raises(ValueError, match="hard equality"):
+        engine.inverse(m, d)
+    m.opt.disableflags = DisableBit.EQUALITY            # no active hard rows: allowed
+    engine.inverse(m, d)
+    assert np.all(np.isfinite(d.qfrc_inverse))

@@ -23,7 +23,12 @@ CHAIN = """
 """
 
 
-def random_problem(rng):
+KINDS = ["eq", "eq", "fric", "limit", "limit", "frictionless", "c3", "c4", "c6", "c3"]
+# pyramid edges (one half-line row each) and hard equality rows (R = 0)
+KINDS_PYR_HARD = ["hard", "eq", "hard", "fric", "limit", "pyr", "pyr", "pyr", "pyr", "c3", "pyr"]
+
+
+def random_problem(rng, kinds=KINDS):
     """A model's real inertia with random rows of every object type (contacts with (22))."""
     m = engine.load_model_from_string(CHAIN)
     d = engine.make_data(m)
@@ -31,7 +36,6 @@ def random_problem(rng):
     d.qpos[m.jnt_qposadr[2]:m.jnt_qposadr[2] + 4] = [0.9, 0.1, 0.3, 0.2]
     engine.forward(m, d)
     nv = m.nv
-    kinds = ["eq", "eq", "fric", "limit", "limit", "frictionless", "c3", "c4", "c6", "c3"]
     rows, ncon = 0, 0
     for kind in kinds:
         dim = {"c3": 3, "c4": 4, "c6": 6}.get(kind, 1)
@@ -40,15 +44,17 @@ def random_problem(rng):
             d.efc_J[i] = rng.standard_normal(nv)
             d.efc_range[i] = (0, nv, 0, 0)          # dense rows: every dof
             d.efc_vstar[i] = rng.standard_normal()
-            d.efc_type[i] = {"eq": CT.EQUALITY, "fric": CT.FRICTION_DOF,
-                             "limit": CT.LIMIT_JOINT,
+            d.efc_type[i] = {"eq": CT.EQUALITY, "hard": CT.EQUALITY, "fric": CT.FRICTION_DOF,
+                             "limit": CT.LIMIT_JOINT, "pyr": CT.CONTACT_PYRAMIDAL,
                              "frictionless": CT.CONTACT_FRICTIONLESS}.get(kind, CT.CONTACT_ELLIPTIC)
             d.efc_frictionloss[i] = 0.3
+            d.efc_hard[i] = kind == "hard"
         # R = eps diag(A) as eq. (27), eps in [0.01, 0.1]
         Minv = np.linalg.inv(dense_M(m, d))
         for k in range(dim):
             J = d.efc_J[rows + k]
-            d.efc_R[rows + k] = 10 ** rng.uniform(-2, -1) * (J @ Minv @ J)
+            r = 10 ** rng.uniform(-2, -1) * (J @ Minv @ J)
+            d.efc_R[rows + k] = 0.0 if kind == "hard" else r
         if dim > 1:
             mu = np.r_[0.0, rng.uniform(0.2, 1.5, dim - 1)]
             rF = d.efc_R[rows + 1:rows + dim].mean()
@@ -72,29 +78,45 @@ def dense_M(m, d):
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_pgs_reaches_newton_optimum(seed):
-    m, d, vhat = random_problem(np.random.default_rng(seed))
+@pytest.mark.parametrize("kinds", [KINDS, KINDS_PYR_HARD], ids=["elliptic", "pyramidal-hard"])
+def test_pgs_reaches_newton_optimum(seed, kinds):
+    m, d, vhat = random_problem(np.random.default_rng(seed), kinds)
     n = d.nefc[0]
     M = dense_M(m, d)
-    # Newton from v^, then PGS from zero impulses
+    # Newton from v^, then PGS from zero impulses (hard rows eliminated first)
     vnext = vhat.copy()
     f_newton = np.zeros(n)
     it, res = solver.newton(m._struct, d._struct, vnext, vhat, M, f_newton, 200, 1e-15)
     assert res < 1e-10
     solver.compute_A(m._struct, d._struct)
+    vcond = vhat.copy()
+    nhard = solver.condense_hard(m._struct, d._struct, vcond, M)
+    assert nhard == kinds.count("hard")
     f_pgs = np.zeros(n)
     solver.pgs(m._struct, d._struct, f_pgs, 20000, 0.0)     # all 20000 sweeps
+    if nhard:
+        w = np.zeros(m.nv)
+        solver.impulse_velocity(d._struct, f_pgs, w)
+        solver.hard_impulses(d._struct, f_pgs, vcond + w, vhat, M)
+        hard = d.efc_hard[:n].astype(bool)
+        J = d.efc_J[:n]
+        np.testing.assert_allclose(J[hard] @ vnext, d.efc_vstar[:n][hard], atol=1e-10)
+        np.testing.assert_allclose(J[hard] @ (vcond + w), d.efc_vstar[:n][hard], atol=1e-10)
     scale = np.abs(f_newton).max()
     np.testing.assert_allclose(f_pgs, f_newton, atol=1e-8 * scale, rtol=0)
+    if nhard:
+        return
     # both are optimal for (11): no feasible perturbation lowers the dual cost
     c_opt = solver.dual_cost(d._struct, f_newton)
     assert abs(solver.dual_cost(d._struct, f_pgs) - c_opt) <= 1e-12 * max(1.0, abs(c_opt))
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_kkt_conditions(seed):
+@pytest.mark.parametrize("kinds", [KINDS, [k for k in KINDS_PYR_HARD if k != "hard"]],
+                         ids=["elliptic", "pyramidal"])
+def test_kkt_conditions(seed, kinds):
     """At the optimum f = Proj_K^R(R^-1 (v* - J v')) with v' = v^ + M^-1 J' f (Theorem 4)."""
-    m, d, vhat = random_problem(np.random.default_rng(100 + seed))
+    m, d, vhat = random_problem(np.random.default_rng(100 + seed), kinds)
     n = d.nefc[0]
     M = dense_M(m, d)
     vnext = vhat.copy()
@@ -116,7 +138,7 @@ def test_kkt_conditions(seed):
             assert np.sqrt(np.sum((blk[1:] / d.efc_mu[i + 1:i + dim]) ** 2)) <= blk[0] + 1e-10
             i += dim
             continue
-        if t in (CT.LIMIT_JOINT, CT.CONTACT_FRICTIONLESS):
+        if t in (CT.LIMIT_JOINT, CT.CONTACT_FRICTIONLESS, CT.CONTACT_PYRAMIDAL):
             assert f[i] >= -1e-12
         if t == CT.FRICTION_DOF:
             assert abs(f[i]) <= d.efc_frictionloss[i] + 1e-12

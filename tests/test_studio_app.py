@@ -299,3 +299,33 @@ def test_fake_spacenavd_moves_the_selected_body(xdisplay, float_model, tmp_path,
         app.close()
         app.window.close()
         srv.close()
+
+
+@pytest.mark.skipif(not hasattr(__import__("engine"), "Recorder"),
+                    reason="engine.Recorder is not in this engine yet")
+def test_record_then_analysis_panel_plots(xdisplay, tmp_path):
+    from studio.ui.analysis import available
+    from studio.ui.simulation import toggle_recording
+    if available():
+        pytest.skip(available())
+    model = tmp_path / "single_joint.xml"
+    model.write_text((ROOT / "assets" / "single_joint.xml").read_text())
+    a = make_app(model)
+    try:
+        a.runner.submit(lambda m, d: d.ctrl.fill(2.0))
+        path = tmp_path / "ui.traj"
+        toggle_recording(a, str(path))                 # what the Record button does
+        assert pump_until(a, lambda: a.runner.recording)
+        t0 = a.runner.snapshot.time
+        assert pump_until(a, lambda: a.runner.snapshot.time > t0 + 0.3)
+        toggle_recording(a)                            # Stop recording
+        assert pump_until(a, lambda: not a.runner.recording)
+        assert a.last_recording == str(path)
+        a.analysis.start(a.last_recording, a.model_path)   # "Analyse last recording"
+        assert pump_until(a, lambda: not a.analysis.running, timeout=600)
+        assert a.analysis.error == ""
+        assert pump_until(a, lambda: a.analysis.plotted is not None)
+        assert a.analysis.plotted == a.analysis.signals[0][0]
+    finally:
+        a.close()
+        a.window.close()

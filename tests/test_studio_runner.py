@@ -107,13 +107,13 @@ def test_scene_lists_geoms_tendons_and_sites(runner):
     opts = scene.SceneOptions(sites=True, joints=True, com=True, inertia=True)
     sc = scene.build(m, runner.snapshot, opts, selected_body=1)
     keys = set(sc.instances)
-    assert ("cylinder", "opaque") in keys and ("sphere", "opaque") in keys
+    assert ("capsule", "opaque") in keys and ("sphere", "opaque") in keys
     assert ("sphere", "decor") in keys and ("cylinder", "decor") in keys
     assert ("box", "transparent") in keys                       # inertia boxes
     # the selected body's geoms are highlighted
     plain = scene.build(m, runner.snapshot, scene.SceneOptions())
-    assert not np.allclose(sc.instances[("cylinder", "opaque")][:, 15:18],
-                           plain.instances[("cylinder", "opaque")][:, 15:18])
+    assert not np.allclose(sc.instances[("capsule", "opaque")][:, 15:18],
+                           plain.instances[("capsule", "opaque")][:, 15:18])
 
 
 def test_contact_forces_in_world_frame():

@@ -208,31 +208,86 @@ def _orientation(spec, degree, eulerseq, node, default_quat=(1.0, 0.0, 0.0, 0.0)
     return q
 
 
-def _soft(spec, own_eps, own_kappa, ref_key, imp_key, warnings, what):
+def _png_rows(data, path, node):
+    """Elevation rows of a PNG height map, top image row first, as MuJoCo reads them: a grey
+    image as is, a colour image by its red channel (MuJoCo 4 converts to grey that way), a
+    16-bit image by its high byte (MuJoCo decodes to 8 bits)."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+    try:
+        img = Image.open(io.BytesIO(data))
+        img.load()
+    except (UnidentifiedImageError, OSError, ValueError) as e:
+        raise node.error(f"cannot read hfield file '{path}' as a PNG image: {e}", "file") from None
+    if img.format != "PNG":
+        raise node.error(f"hfield file '{path}' is not a PNG image ({img.format})", "file")
+    if img.mode == "P":
+        img = img.convert("RGBA")
+    a = np.asarray(img)
+    if a.ndim == 3:
+        a = a[:, :, 0]
+    a = a.astype(np.float64)
+    if img.mode.startswith("I"):
+        a = np.floor(a / 256.0)
+    if a.shape[0] < 2 or a.shape[1] < 2:
+        raise node.error(f"hfield image '{path}' must be at least 2 x 2 pixels", "file")
+    return a
+
+
+def _soft(spec, own_eps, own_kappa, ref_key, imp_key, warn, what):
     """(epsilon, kappa) overrides: our own attributes, else mapped from solref / solimp.
 
-    solref = (timeconst, dampratio) with timeconst > 0 maps to kappa = timeconst (the paper's
-    error-reduction time constant). solimp = (d0, dmax, width, ...) maps to epsilon = (1-d)/d
-    with d = d0, the impedance at zero violation (the regime the constraint works in).
-    A direct-stiffness solref (negative numbers) has no counterpart: a warning is recorded.
+    Both engines' reference acceleration has the same form once R = eps A, i.e. 1 + eps = 1/d:
+    MuJoCo's a_ref = -B v - K d x with B = 2 / (d timeconst), K = 1 / (d timeconst dampratio)^2
+    (standard solref) or B = b / d, K = k / d^2 (direct solref = (-k, -b)), ours
+    -(1 + eps) (2 v / kappa + x / kappa^2) (eq. 24, 28).
+    - standard (timeconst, dampratio): kappa = timeconst (same damping term); our constraints
+      are critically damped, so a dampratio other than 1 is reported;
+    - direct (-k, -b): kappa = 1 / sqrt(k) (same stiffness, hence the same resting
+      penetration); a damping b other than the critical 2 sqrt(k) is reported; with k = 0,
+      kappa = 2 / b;
+    - solimp (d0, dmax, width, ...): epsilon = (1 - d0) / d0, the impedance at zero violation;
+      a position-dependent impedance (d0 != dmax) is reported.
     Only values written in the file (element or default class) are mapped; -1 = global option.
+    warn(key, message) records a warning once per key.
     """
     eps = spec[own_eps] if spec.given(own_eps) else None
     kap = spec[own_kappa] if spec.given(own_kappa) else None
     if kap is None and ref_key and spec.given(ref_key):
-        ref = spec[ref_key]
-        if ref[0] > 0:
+        ref = [float(v) for v in spec[ref_key]]
+        tag = (ref_key, tuple(ref))
+        if ref[0] > 0 and ref[1] > 0:
             kap = ref[0]
-        elif ref[0] < 0 or ref[1] < 0:
-            warnings.append(f"{what}: {ref_key}={ref} (direct stiffness/damping) has no "
-                            "counterpart in this engine; the global kappa is used")
+            if abs(ref[1] - 1.0) > 1e-9:
+                warn(tag, f"{what}: {ref_key}={ref}: constraints are critically damped in this "
+                          f"engine; dampratio {ref[1]:g} is replaced by 1 (kappa = {kap:g})")
+        elif ref[0] <= 0 and ref[1] <= 0 and (ref[0] < 0 or ref[1] < 0):
+            k, b = -ref[0], -ref[1]
+            kap = 1.0 / math.sqrt(k) if k > 0 else 2.0 / b
+            if k > 0 and abs(b / (2.0 * math.sqrt(k)) - 1.0) > 0.01:
+                warn(tag, f"{what}: {ref_key}={ref} (direct stiffness, damping): mapped to "
+                          f"kappa = 1/sqrt(stiffness) = {kap:g}; constraints are critically "
+                          f"damped in this engine, so the damping {b:g} becomes "
+                          f"{2 * math.sqrt(k):g}")
+            elif k == 0:
+                warn(tag, f"{what}: {ref_key}={ref} (pure damping): mapped to kappa = 2/damping"
+                          f" = {kap:g}, which adds the critical stiffness 1/kappa^2")
+        else:
+            warn(tag, f"{what}: {ref_key}={ref} mixes the standard and direct formats; the "
+                      "global kappa is used")
     if eps is None and imp_key and spec.given(imp_key):
-        d = spec[imp_key][0]
+        imp = [float(v) for v in spec[imp_key]]
+        d = imp[0]
         if 0 < d <= 1:
             eps = (1 - d) / d
+            if abs(imp[1] - d) > 1e-12 and imp[2] > 0:
+                warn((imp_key, tuple(imp)),
+                     f"{what}: {imp_key}={imp}: the impedance does not depend on the violation "
+                     f"in this engine; epsilon = (1 - d0) / d0 = {eps:g} from d0 = {d:g}")
         else:
-            warnings.append(f"{what}: {imp_key}={spec[imp_key]} has no counterpart; the "
-                            "global epsilon is used")
+            warn((imp_key, tuple(imp)), f"{what}: {imp_key}={imp} has no counterpart; the "
+                                        "global epsilon is used")
     return (-1.0 if eps is None else float(eps)), (-1.0 if kap is None else float(kap))
 
 
@@ -250,6 +305,13 @@ class _Compiler:
         self.source = Source(assets, model_dir)
         self.current = None
         self.warnings = []
+        self._warned = set()
+
+    def warn_once(self, key, msg):
+        """A warning recorded once per key (a solref/solimp value shared by many elements)."""
+        if key not in self._warned:
+            self._warned.add(key)
+            self.warn(msg + " (reported once for this value)")
 
     def warn(self, msg, node=None):
         if node is not None:
@@ -351,7 +413,8 @@ class _Compiler:
              "magnetic": [0.0, -0.5, 0.0], "density": 0.0, "viscosity": 0.0, "impratio": 1.0,
              "tolerance": 1e-8, "iterations": 100, "integrator": int(Integrator.SEMIIMPLICIT),
              "solver": int(Solver.PGS), "cone": int(Cone.ELLIPTIC), "epsilon": 0.1,
-             "kappa": 0.02, "rmin": 1e-8, "disableflags": 0, "enableflags": 0}
+             "kappa": 0.02, "rmin": 1e-8, "disableflags": 0, "enableflags": 0,
+             "stabilization": 0}
         integ = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                  "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
                  "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
@@ -384,11 +447,9 @@ class _Compiler:
                 o["solver"] = int(Solver.PGS if v == "PGS" else Solver.NEWTON)
             if n.has("cone"):
                 v = n.keyword("cone", {"pyramidal": Cone.PYRAMIDAL, "elliptic": Cone.ELLIPTIC})
-                if v == Cone.PYRAMIDAL:
-                    self.warn("pyramidal friction cones are not implemented yet; the elliptic "
-                              "cone is used", n)
-                    v = Cone.ELLIPTIC
                 o["cone"] = int(v)
+            if n.has("stabilization"):
+                o["stabilization"] = _read(n, "stabilization", S.OPTION["stabilization"])
             for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance", "noslip_tolerance"):
                 n.float(a)
             for a in ("ls_iterations", "ccd_iterations", "sdf_iterations", "sdf_initpoints"):
@@ -400,7 +461,8 @@ class _Compiler:
                       "actuatorgroupdisable"):
                 if n.has(a):
                     _read(n, a, S.OPTION[a])
-                    self.warn(f"option '{a}' has no effect in this engine", n)
+                    self.warn(f"option '{a}' has no effect in this engine (MuJoCo applies it "
+                              "only with the 'override' flag, which is not supported)", n)
             for child in n.children:
                 self.current = child
                 if child.tag != "flag":
@@ -592,18 +654,7 @@ class _Compiler:
                     t["_node"] = child
                     self.textures.append(t)
                 elif tag == "hfield":
-                    child.check_attrs(S.HFIELD)
-                    size = child.floats("size", 4)
-                    if size is None or any(s <= 0 for s in size):
-                        raise child.error("hfield size must have 4 positive numbers", "size")
-                    h = {"name": child.text("name") or os.path.splitext(
-                        os.path.basename(child.text("file", "")))[0],
-                         "file": self._asset_path(child.text("file"), meshdir)
-                         if child.has("file") else None,
-                         "nrow": child.int("nrow", 0), "ncol": child.int("ncol", 0),
-                         "size": size, "elevation": child.floats("elevation", None, minimum=0),
-                         "_node": child}
-                    self.hfields.append(h)
+                    self.read_hfield(child, meshdir)
                 elif tag == "skin":
                     self.warn("<skin> is a visual element that is not rendered; skipped", child)
                 elif tag == "model":
@@ -639,6 +690,48 @@ class _Compiler:
         if os.path.isabs(name) or directory is None:
             return name
         return os.path.normpath(os.path.join(directory, name))
+
+    def read_hfield(self, n, meshdir):
+        """A height field asset (MuJoCo's mjCHField): elevations from a PNG file, inline
+        ``elevation`` (nrow x ncol, first row first) or zeros, then, as MuJoCo, rows reversed
+        (the first image/inline row is the +y edge, data row 0 the -y edge) and the values
+        rescaled to [0, 1]. ``size`` = (radius_x, radius_y, elevation_z, base_z)."""
+        n.check_attrs(S.HFIELD)
+        size = n.floats("size", 4)
+        if size is None or any(s <= 0 for s in size):
+            raise n.error("hfield size must have 4 positive numbers", "size")
+        file = n.text("file")
+        name = n.text("name") or (os.path.splitext(os.path.basename(file))[0] if file else "")
+        nrow, ncol = n.int("nrow", 0), n.int("ncol", 0)
+        elevation = n.floats("elevation", None, minimum=0)
+        if file is not None:
+            if n.has("nrow") or n.has("ncol") or n.has("elevation"):
+                self.warn("hfield file given: nrow, ncol and elevation are ignored", n)
+            fname = os.path.basename(file) if self.cc["strippath"] else file
+            found = self.source.find(fname, [meshdir, self.model_dir])
+            if found is None:
+                raise n.error(f"hfield file '{fname}' not found", "file")
+            rows = _png_rows(found[0], found[1], n)
+            nrow, ncol = rows.shape
+        else:
+            if nrow < 2 or ncol < 2:
+                raise n.error("hfield needs a file, or nrow and ncol of at least 2",
+                              "nrow" if nrow < 2 else "ncol")
+            if elevation is not None and len(elevation) > 0:
+                if len(elevation) != nrow * ncol:
+                    raise n.error(f"hfield elevation has {len(elevation)} numbers, nrow*ncol = "
+                                  f"{nrow * ncol}", "elevation")
+                rows = np.asarray(elevation, dtype=np.float64).reshape(nrow, ncol)
+            else:
+                rows = np.zeros((nrow, ncol))
+        data = rows[::-1].astype(np.float32).astype(np.float64)  # MuJoCo stores floats
+        lo, hi = data.min(), data.max()
+        data -= lo
+        if hi - lo > I.MINVAL:
+            data /= hi - lo
+        self.hfields.append({"name": name, "file": found[1] if file is not None else None,
+                             "nrow": nrow, "ncol": ncol, "size": size,
+                             "data": np.ascontiguousarray(data.reshape(-1)), "_node": n})
 
     def read_material(self, n):
         n.check_attrs(S.MATERIAL_DEFAULT.keys() | {"name", "class"})
@@ -849,7 +942,7 @@ class _Compiler:
         if jtype == 3 and self.degree:
             ref *= PI / 180.0
             springref *= PI / 180.0
-        eps, kap = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warnings,
+        eps, kap = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warn_once,
                          f"joint '{sp['name'] or ''}' (line {n.line})")
         body.joints.append(Obj(
             name=sp["name"] or "", node=n, body=body, type=jtype, group=sp["group"], pos=pos,
@@ -958,7 +1051,7 @@ class _Compiler:
             raise n.error("geom mass cannot be negative", "mass")
         if density < 0:
             raise n.error("geom density cannot be negative", "density")
-        eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warnings,
+        eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
                          f"geom '{name}' (line {n.line})")
         for a in ("solmix",):
             if sp.given(a):
@@ -1375,7 +1468,7 @@ class _Compiler:
         margin, gap, fr = sp["margin"], sp["gap"], list(sp["friction"])
         if sp.given("solreffriction"):
             self.warn("'solreffriction' has no counterpart in this engine", n)
-        eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warnings,
+        eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
                          f"pair (line {n.line})")
         self.pairs.append(Obj(name=sp["name"] or "", node=n, g1=g1.id, g2=g2.id, condim=condim,
                               friction=fr, margin=margin, gap=gap, epsilon=eps, kappa=kap,
@@ -1406,10 +1499,11 @@ class _Compiler:
                               "polycoef": S.P(5)})
                 extra = {a: extra[a] for a in attrs[tag]}
                 sp = self.spec(child, "equality", cls, extra=extra)
-                eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warnings,
+                eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
                                  f"equality (line {child.line})")
                 self.eqs.append(Obj(name=sp["name"] or "", node=child, tag=tag, sp=sp,
-                                    active=bool(sp["active"]), epsilon=eps, kappa=kap))
+                                    active=bool(sp["active"]), hard=bool(sp["hard"]),
+                                    epsilon=eps, kappa=kap))
         self.check_names(self.eqs, "equality")
 
     def compile_equalities(self):
@@ -1625,7 +1719,7 @@ class _Compiler:
                 self.warn(f"'{a}' has no counterpart in this engine", n)
         if sp["material"] and sp["material"] not in self.mat_index:
             raise n.error(f"unknown material '{sp['material']}'", "material")
-        eps, kap = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warnings,
+        eps, kap = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warn_once,
                          f"tendon '{name}' (line {n.line})")
         self.tendons.append(Obj(
             name=name, node=n, id=len(self.tendons), path=path, limited=is_lim, range=rng,
@@ -2015,7 +2109,8 @@ class _Compiler:
             arr("opt_" + k, 1)[0] = o[k]
         for k in ("gravity", "wind", "magnetic"):
             arr("opt_" + k, 3)[:] = o[k]
-        for k in ("integrator", "solver", "cone", "iterations", "disableflags", "enableflags"):
+        for k in ("integrator", "solver", "cone", "stabilization", "iterations",
+                  "disableflags", "enableflags"):
             arr("opt_" + k, 1, int)[0] = o[k]
 
         # bodies
@@ -2216,6 +2311,21 @@ class _Compiler:
             va += len(vert[i])
             fa += len(face[i])
 
+        # height fields
+        nhfield = len(self.hfields)
+        hdata = [h["data"] for h in self.hfields]
+        nhfielddata = sum(len(x) for x in hdata)
+        for k in ("nrow", "ncol", "adr"):
+            arr("hfield_" + k, nhfield, int)
+        arr("hfield_size", (nhfield, 4))
+        A["hfield_data"] = np.concatenate(hdata) if hdata else np.zeros(0)
+        adr = 0
+        for i, h in enumerate(self.hfields):
+            A["hfield_nrow"][i], A["hfield_ncol"][i] = h["nrow"], h["ncol"]
+            A["hfield_adr"][i] = adr
+            A["hfield_size"][i] = h["size"]
+            adr += len(hdata[i])
+
         # tendons and wraps
         tendons = self.tendons
         ntendon = len(tendons)
@@ -2283,6 +2393,7 @@ class _Compiler:
         arr("eq_data", (neq, 11))
         arr("eq_epsilon", neq)
         arr("eq_kappa", neq)
+        arr("eq_hard", neq, int)
         for i, e in enumerate(self.eqs):
             A["eq_type"][i] = e.type
             A["eq_obj1id"][i] = e.obj1
@@ -2292,6 +2403,7 @@ class _Compiler:
             A["eq_data"][i] = e.data
             A["eq_epsilon"][i] = e.epsilon
             A["eq_kappa"][i] = e.kappa
+            A["eq_hard"][i] = int(e.hard)
 
         # pairs, excludes
         npair = len(self.pairs)
@@ -2377,7 +2489,8 @@ class _Compiler:
 
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, ncam=ncam, nlight=nlight, nmesh=nmesh, nmeshvert=nmeshvert,
-                     nmeshface=nmeshface, ntendon=ntendon, nwrap=nwrap, neq=neq, nkey=nkey,
+                     nmeshface=nmeshface, nhfield=nhfield,
+                     nhfielddata=nhfielddata, ntendon=ntendon, nwrap=nwrap, neq=neq, nkey=nkey,
                      npair=npair, nexclude=nexclude, nM=nM, nmocap=nmocap)
         names = {"body": [b.name for b in bodies], "joint": [j.name for j in joints],
                  "geom": [g.name for g in geoms], "site": [s.name for s in sites],
@@ -2393,9 +2506,8 @@ class _Compiler:
                           shininess=m.shininess, reflectance=m.reflectance)
                      for m in self.materials]
         textures = [{k: v for k, v in t.items() if k != "_node"} for t in self.textures]
-        hfields = [{k: v for k, v in h.items() if k != "_node"} for h in self.hfields]
         path = self.file if self.file != "<string>" else None
         return Model(sizes, A, names, path=path, materials=materials, textures=textures,
-                     sensors=self.sensors, hfields=hfields, visual=self.visual,
+                     sensors=self.sensors, visual=self.visual,
                      statistic=self.statistic, warnings=list(self.warnings),
                      size=dict(self.size), model_name=self.model_name)

@@ -117,8 +117,8 @@ PAIR_DEFAULT = {"condim": 3, "friction": [1.0, 1.0, 0.005, 0.0001, 0.0001],
                 "solref": [0.02, 1.0], "solreffriction": [0.0, 0.0],
                 "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "gap": 0.0, "margin": 0.0}
 
-EQUALITY = {"active": B, "solref": SOLREF, "solimp": SOLIMP, **SOFT_TABLE}
-EQUALITY_DEFAULT = {"active": True, "solref": [0.02, 1.0],
+EQUALITY = {"active": B, "solref": SOLREF, "solimp": SOLIMP, "hard": B, **SOFT_TABLE}
+EQUALITY_DEFAULT = {"active": True, "hard": False, "solref": [0.02, 1.0],
                     "solimp": [0.9, 0.95, 0.001, 0.5, 2.0]}
 
 TENDON = {"group": I1, "limited": TFAUTO, "actuatorfrclimited": TFAUTO, "range": F(2),
@@ -196,7 +196,8 @@ OPTION = {"timestep": F1, "impratio": F1, "tolerance": F1, "ls_tolerance": F1,
           "jacobian": K("dense", "sparse", "auto"), "solver": S, "iterations": I1,
           "ls_iterations": I1, "noslip_iterations": I1, "ccd_iterations": I1,
           "sdf_iterations": I1, "sdf_initpoints": I1, "actuatorgroupdisable": V,
-          "epsilon": F1, "kappa": F1, "rmin": F1}
+          "epsilon": F1, "kappa": F1, "rmin": F1,
+          "stabilization": K(values={"diagonal": 0, "exact": 1})}
 FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring", "damper",
          "gravity", "clampctrl", "warmstart", "filterparent", "actuation", "refsafe", "sensor",
          "midphase", "eulerdamp", "autoreset", "nativeccd", "island", "override", "energy",

@@ -1,4 +1,5 @@
-"""A small ImGui file browser for opening models (.xml, .urdf)."""
+"""A small ImGui file browser: models (.xml, .urdf) by default, or any extensions with a callback
+(the Analysis panel opens recordings with it)."""
 from __future__ import annotations
 
 import os
@@ -10,11 +11,22 @@ EXTENSIONS = (".xml", ".urdf", ".mjcf")
 
 
 class FileBrowser:
-    def __init__(self, start: str | os.PathLike):
+    def __init__(self, start: str | os.PathLike, extensions=EXTENSIONS, title="Open model",
+                 on_pick=None):
         p = Path(start)
         self.dir = (p if p.is_dir() else p.parent).resolve()
         self.open = False
         self.path_text = str(self.dir)
+        self.extensions = tuple(extensions)
+        self.title = title
+        self.on_pick = on_pick                   # callable(path); None: open it as a model
+
+    def pick(self, app, path) -> None:
+        self.open = False
+        if self.on_pick is None:
+            app.open_model(str(path))
+        else:
+            self.on_pick(str(path))
 
     def show(self, start=None):
         if start is not None:
@@ -29,11 +41,11 @@ class FileBrowser:
         except OSError:
             return []
         return [q for q in items if not q.name.startswith(".")
-                and (q.is_dir() or q.suffix.lower() in EXTENSIONS)]
+                and (q.is_dir() or q.suffix.lower() in self.extensions)]
 
 
-def draw(app) -> None:
-    fb = app.file_browser
+def draw(app, fb=None) -> None:
+    fb = fb or app.file_browser
     if not fb.open:
         return
     vp = imgui.get_main_viewport()
@@ -42,7 +54,7 @@ def draw(app) -> None:
     imgui.set_next_window_pos(imgui.ImVec2(vp.work_pos.x + vp.work_size.x * 0.5,
                                            vp.work_pos.y + vp.work_size.y * 0.5),
                               imgui.Cond_.first_use_ever, imgui.ImVec2(0.5, 0.5))
-    expanded, opened = imgui.begin("Open model", True)
+    expanded, opened = imgui.begin(fb.title, True)
     if expanded:
         changed, text = imgui.input_text("path", fb.path_text,
                                          imgui.InputTextFlags_.enter_returns_true)
@@ -52,8 +64,7 @@ def draw(app) -> None:
             if p.is_dir():
                 fb.dir = p.resolve()
             elif p.is_file():
-                app.open_model(str(p))
-                fb.open = False
+                fb.pick(app, p)
         if imgui.button(".. (up)"):
             fb.dir = fb.dir.parent
             fb.path_text = str(fb.dir)
@@ -65,8 +76,7 @@ def draw(app) -> None:
                     fb.dir = q.resolve()
                     fb.path_text = str(fb.dir)
                 else:
-                    app.open_model(str(q))
-                    fb.open = False
+                    fb.pick(app, q)
         imgui.end_child()
     imgui.end()
     if not opened:

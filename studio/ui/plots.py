@@ -1,5 +1,7 @@
 """ImPlot panel: chosen signals over the last seconds (joint positions and velocities, controls,
-contact forces, energy), sampled from the runner's Snapshots once per frame."""
+contact forces, energy), sampled from the runner's Snapshots once per frame; and, when switched
+on, the live forward-vs-inverse consistency (studio.consistency: the inverse dynamics run on
+every step, relative residuals of the recovered applied force and of the impulses, log scale)."""
 from __future__ import annotations
 
 import numpy as np
@@ -81,6 +83,7 @@ def draw(app) -> None:
             st.enabled[name] = v
             st.data.pop(name, None)
     height = 150 * app.ui_scale
+    draw_consistency(app, height)
     for name in SIGNALS:
         if not st.enabled.get(name) or name not in st.data or st.n < 2:
             continue
@@ -96,3 +99,36 @@ def draw(app) -> None:
                 lab = labels[k] if k < len(labels) else f"[{k}]"
                 implot.plot_line(lab, np.ascontiguousarray(t), np.ascontiguousarray(y[:, k]))
             implot.end_plot()
+
+
+RESIDUAL_FLOOR = 1e-17             # zero residuals are drawn here on the log axis
+
+
+def draw_consistency(app, height) -> None:
+    """Checkbox and log-scale plot of the per-step inverse residuals (off by default)."""
+    r = app.runner
+    check = r.inverse_check
+    changed, on = imgui.checkbox("forward vs inverse (inverse on every step)", check is not None)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("Runs engine.inverse at each pre-step state with qacc = (v' - v)/h on a\n"
+                          "copy of the state and plots the relative residuals of the recovered\n"
+                          "applied force and of the impulses (forward vs inverse efc_force).\n"
+                          "Meaningful with the EXPLICIT and SEMIIMPLICIT integrators.")
+    if changed:
+        r.set_inverse_check(on)
+    if check is None or check.n < 2:
+        return
+    t, force, impulse = check.series()
+    imgui.text(f"last step: force {force[-1]:.2e}   impulse {impulse[-1]:.2e}")
+    if implot.begin_plot("forward vs inverse", imgui.ImVec2(-1, height)):
+        implot.setup_axes("time (s)", "relative residual")
+        implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
+        implot.setup_axes_limits(float(t[0]), float(max(t[-1], t[0] + 1e-6)), 1e-16, 1.0,
+                                 imgui.Cond_.always)
+        ys = np.maximum(np.nan_to_num(np.vstack([force, impulse]), nan=1.0), RESIDUAL_FLOOR)
+        implot.setup_axis_limits(implot.ImAxis_.y1, max(float(ys.min()) / 3, RESIDUAL_FLOOR),
+                                 max(float(ys.max()) * 3, 1e-12), imgui.Cond_.always)
+        tt = np.ascontiguousarray(t)
+        implot.plot_line("applied force", tt, np.ascontiguousarray(ys[0]))
+        implot.plot_line("impulses", tt, np.ascontiguousarray(ys[1]))
+        implot.end_plot()

@@ -1,6 +1,8 @@
 """Simulation panel: run/pause, step, reset, speed, keyframes, history, warnings, recording."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from imgui_bundle import imgui
 
@@ -28,6 +30,20 @@ def save_keyframe(app) -> None:
         m.key_mpos[k] = d.mocap_pos
         m.key_mquat[k] = d.mocap_quat
     app.runner.submit(apply)
+
+
+def toggle_recording(app, path=None) -> None:
+    """Start recording every step to ``path`` (default: a time-stamped .traj file in the working
+    directory), or stop the running recording; the Analysis panel offers the file just made."""
+    r = app.runner
+    if r.recording:
+        r.stop_recording()
+        app.status = f"saved {r.record_path}"
+        app.last_recording = r.record_path
+        return
+    path = path or time.strftime("studio-%Y%m%d-%H%M%S.traj")
+    r.start_recording(path)
+    app.status = f"recording {path}"
 
 
 def draw(app) -> None:
@@ -72,7 +88,8 @@ def draw(app) -> None:
     imgui.separator()
     has_recorder = hasattr(engine, "Recorder")
     imgui.begin_disabled(not has_recorder)
-    imgui.button("Record")
+    if imgui.button("Stop recording" if r.recording else "Record"):
+        toggle_recording(app)
     imgui.end_disabled()
     if not has_recorder and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
         imgui.set_tooltip("Recording needs engine.Recorder, which this version does not have yet")
@@ -82,5 +99,9 @@ def draw(app) -> None:
     imgui.same_line()
     if imgui.button("Stop video" if app.video is not None else "Video"):
         app.toggle_video()
+    if r.recording:
+        imgui.text_colored(imgui.ImVec4(1.0, 0.4, 0.35, 1.0), f"recording to {r.record_path}")
+    if r.record_error:
+        imgui.text_wrapped(r.record_error)
     if app.status:
         imgui.text_wrapped(app.status)
