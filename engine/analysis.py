@@ -8,8 +8,9 @@ qfrc_applied, xfrc_applied, mocap poses of record k) and the finite-difference a
 
 * the inverse constraint forces (``efc_force``) with the forward forces recorded for step k, row
   by row, grouped into signals per object: each friction-loss dof or tendon, each limit, each
-  equality row, and each row (normal, tangents, spin, rolling) of each contact, a contact being
-  identified by its geom pair and its rank among the contacts of that pair;
+  equality row, and each row (normal, tangents, spin, rolling; or the pyramid's edges) of each
+  contact, a contact being identified by its geom pair and its rank among the contacts of that
+  pair;
 * the generalised force: ``qfrc_inverse`` against ``qfrc_applied + J' xfrc_applied + moment'
   actuator_force`` of the record;
 * the actuators. The actuator part of the inverse force, ``qfrc_inverse - qfrc_applied -
@@ -361,11 +362,18 @@ def _compare_rows(out, traj, m, d, k, rows, names, dof_names):
             g1, g2 = int(d.contact_geom1[oid]), int(d.contact_geom2[oid])
             rank = seen.get((g1, g2), 0)
             seen[(g1, g2)] = rank + 1
-            nrow = int(d.contact_dim[oid]) if t == CT.CONTACT_ELLIPTIC else 1
+            dim = int(d.contact_dim[oid])
             group = (f"contact {_name(names, 'geom', g1)}/{_name(names, 'geom', g2)}"
                      + (f" #{rank}" if rank else ""))
-            labels = [(group + " " + ROW_NAMES[r], "contact_normal" if r == 0
-                       else "contact_friction") for r in range(nrow)]
+            if t == CT.CONTACT_PYRAMIDAL:
+                # edges J_n +- mu_j J_j, two per friction direction j
+                labels = [(f"{group} edge {ROW_NAMES[1 + r // 2]}{'+-'[r % 2]}", "contact_edge")
+                          for r in range(2 * (dim - 1))]
+            else:
+                nrow = dim if t == CT.CONTACT_ELLIPTIC else 1
+                labels = [(group + " " + ROW_NAMES[r], "contact_normal" if r == 0
+                           else "contact_friction") for r in range(nrow)]
+            nrow = len(labels)
         else:
             family = FAMILIES.get(t, "other")
             if t == CT.FRICTION_DOF:

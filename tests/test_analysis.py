@@ -89,6 +89,21 @@ def test_recovers_controls_and_impulses(recording):
     assert np.any(np.abs(fr) < 0.9 * bound) and np.any(np.abs(fr) > (1 - 1e-9) * bound)
 
 
+def test_pyramidal_cone(tmp_path):
+    """Pyramidal contacts: one signal per edge, forward and inverse equal."""
+    m = converged(engine.load_model(ARM))
+    m.opt.cone = engine.Cone.PYRAMIDAL
+    path = tmp_path / "pyramid.traj"
+    record(m, path, 150)
+    a = analyse(engine.load_trajectory(path), engine.load_model(ARM))
+    assert a.analysed.all()
+    edges = [s for s in a.efc_signals.values() if s.family == "contact_edge"]
+    assert any(s.label.endswith("edge spin-") for s in edges)   # the tip's condim 4
+    fam = a.summary()["families"]
+    assert fam["efc_contact_edge"]["n"] > 100 and fam["efc_contact_edge"]["max_rel"] < 1e-6
+    assert fam["ctrl"]["max_rel"] < 1e-8
+
+
 def test_skipped_steps(tmp_path):
     """No initial state: the first step cannot be paired; a reset breaks the time sequence;
     an edit of the state between two steps (velocity or position) is detected."""
