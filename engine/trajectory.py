@@ -579,12 +579,12 @@ def load_trajectory(path, model=None) -> Trajectory:
         arrays[key + "_offset"] = offset
         total = int(offset[-1])
         cols = {name: [] for name, _, _ in fields}
-        for blk, cnt in zip(blocks, count):
+        widths = [(cols[name], int(np.prod(sh))) for name, sh, _ in fields]
+        for blk, cnt in zip(blocks, count.tolist()):
             o = 0
-            for name, sh, t in fields:
-                k = int(cnt) * int(np.prod(sh))
-                cols[name].append(blk[o:o + k])
-                o += k
+            for col, w in widths:
+                col.append(blk[o:o + cnt * w])
+                o += cnt * w
         for name, sh, t in fields:
             a = np.concatenate(cols[name]) if cols[name] else np.zeros(0)
             if t == "i":
