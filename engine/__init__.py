@@ -1,8 +1,8 @@
 """A multi-joint dynamics engine with contact in the spirit of MuJoCo.
 
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
-name2id, forward, step, inverse, full_inertia, contact_force, Model, Data, ModelError and the
-enums.
+name2id, forward, step, inverse, full_inertia, contact_force, Recorder, load_trajectory, Model,
+Data, ModelError and the enums.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
                     Integrator, JointType, Solver, Stabilization, TrnType, WrapType)
@@ -20,6 +20,7 @@ __all__ = [
     "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
+    "Recorder", "load_trajectory", "TrajectoryModelMismatch",
 ]
 
 

@@ -534,7 +534,7 @@ COLOURS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 1
            (140, 86, 75)]
 
 
-def plot_panels(path, panels, title, cols=2, size=(560, 230)):
+def plot_panels(path, panels, title, cols=2, size=(560, 230), xunit="s"):
     """Write a PNG grid of line plots with PIL: panels = [(title, [(x, y_ref, y_other, label)])].
 
     Each trace pair is drawn as a thick coloured line (reference) with a thin black line on top
@@ -575,8 +575,8 @@ def plot_panels(path, panels, title, cols=2, size=(560, 230)):
             draw.line((left, zy, right, zy), fill=(210, 210, 210))
         for label, y in ((f"{y1:.3g}", y1), (f"{y0:.3g}", y0)):
             draw.text((ox + 4, px(x0, y)[1] - 6), label, fill="black", font=font)
-        draw.text((left, bottom + 6), f"{x0:.3g} s", fill="black", font=font)
-        draw.text((right - 50, bottom + 6), f"{x1:.3g} s", fill="black", font=font)
+        draw.text((left, bottom + 6), f"{x0:.3g} {xunit}", fill="black", font=font)
+        draw.text((right - 50, bottom + 6), f"{x1:.3g} {xunit}", fill="black", font=font)
         lx = left + 8 + font.getlength(ptitle) if hasattr(font, "getlength") else left + 200
         for c, (x, ya, yb, label) in enumerate(traces):
             if label:
