@@ -6,7 +6,7 @@ dropped on the floor and pushed around by random forces. At every step the forwa
 dynamics are timed at the same state, together with MuJoCo's mj_forward (PGS, same iterations)
 and mj_inverse. Times are medians per bucket of constraint rows; ratios are printed side by side.
 
-    python benchmarks/inverse.py [--steps 600] [--png fig3.png]
+    python benchmarks/inverse.py [--steps 600] [--png inverse_fig3.png]
 """
 import argparse
 import pathlib
@@ -149,12 +149,10 @@ def figure(medians, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=600)
-    ap.add_argument("--png", default="", help="write the figure to this PNG file")
+    ap.add_argument("--png", default="inverse_fig3.png", help="where to write the figure")
     args = ap.parse_args()
     print(f"MuJoCo {mujoco.__version__}")
-    medians = report(collect(args.steps))
-    if args.png:
-        figure(medians, args.png)
+    figure(report(collect(args.steps)), args.png)
 
 
 if __name__ == "__main__":
