@@ -108,6 +108,7 @@ class App:
         self.render_scale_setting = render_scale     # None: auto
         self.msaa = auto_msaa(ctx) if msaa is None else max(int(msaa), 0)
         self.frame_scale = 1.0                       # the render scale of the last frame drawn
+        self.panel_rect = None                       # (x0, y0, x1, y1) of the open side panel
         # UI state
         self.selected_body = None
         self.perturbation = None
@@ -403,7 +404,7 @@ class App:
         io.delta_time = max(now - getattr(self, "_last_frame", now - 1 / 60), 1e-4)
         self._last_frame = now
         imgui.new_frame()
-        panel = None
+        panel = self.panel_rect = None
         if self.show_panels:
             imgui.set_next_window_pos(imgui.ImVec2(0, 0), imgui.Cond_.first_use_ever)
             imgui.set_next_window_size(imgui.ImVec2(380 * self.ui_scale, self.window.height),
@@ -414,7 +415,7 @@ class App:
             imgui.pop_style_color()
             if opened:
                 pos, size = imgui.get_window_pos(), imgui.get_window_size()
-                panel = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
+                panel = self.panel_rect = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
                 imgui.text(os.path.basename(self.model_path))
                 simulation.draw(self)
                 options.draw(self)
