@@ -359,6 +359,12 @@ def test_auto_render_scale_and_msaa_follow_the_gl_renderer(three_app):
     assert app.render_scale == (0.5 if software else 1.0)
     app.draw_frame()
     assert app.frame_scale == app.render_scale
+    from studio.ui.rendering import set_render_scale
+    set_render_scale(app, 0.1)                           # what the slider calls: clamped
+    app.draw_frame()
+    assert app.render_scale_setting == app.frame_scale == 0.25
+    set_render_scale(app, None)                          # the auto checkbox
+    assert app.render_scale == (0.5 if software else 1.0)
 
 
 def test_picking_selects_the_body_shown_under_the_pixel_at_every_render_scale(three_app):

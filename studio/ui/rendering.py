@@ -31,28 +31,34 @@ def set_render_scale(app, value) -> None:
 
 
 def draw_quality(app) -> None:
-    from ..viewport import MAX_SCALE, MIN_SCALE
+    """Render scale of the 3D view (slider, or auto) and its multisampling."""
+    from ..viewport import MAX_SCALE, MIN_SCALE, scaled_size
     auto = app.render_scale_setting is None
+    imgui.set_next_item_width(150 * app.ui_scale)
+    imgui.begin_disabled(auto)
+    changed, v = imgui.slider_float("##scale", app.render_scale, MIN_SCALE, MAX_SCALE, "%.2f")
+    imgui.end_disabled()
+    if changed and not auto:
+        set_render_scale(app, v)
+    imgui.same_line()
     changed, v = imgui.checkbox("auto##scale", auto)
     if changed:
         set_render_scale(app, None if v else app.render_scale)
     imgui.same_line()
-    imgui.begin_disabled(auto)
-    changed, v = imgui.slider_float("render scale", app.render_scale, MIN_SCALE, MAX_SCALE, "%.2f")
-    imgui.end_disabled()
-    if changed and not auto:
-        set_render_scale(app, v)
+    imgui.text("render scale")
     w, h = app.window.get_framebuffer_size()
-    sw, sh = max(1, round(w * app.render_scale)), max(1, round(h * app.render_scale))
-    imgui.text_disabled(f"3D view {sw}x{sh} of {w}x{h}; {app.gl_renderer[:40]}")
+    sw, sh = scaled_size(w, h, app.render_scale)
+    gl = app.gl_renderer.split(" (")[0]
+    imgui.text_disabled(f"3D view {sw}x{sh} of {w}x{h} ({gl})")
     if imgui.is_item_hovered():
         imgui.set_tooltip("auto: 0.5 with a software renderer (llvmpipe, softpipe, swrast), 1 "
                           "otherwise.\nScreenshots (Ctrl+P) and video are drawn at full resolution.")
-    labels = [f"{n}x" if n else "off" for n in MSAA_CHOICES]
-    idx = MSAA_CHOICES.index(app.msaa) if app.msaa in MSAA_CHOICES else 0
-    changed, idx = imgui.combo("multisampling", idx, labels)
+    choices = sorted(set(MSAA_CHOICES) | {app.msaa})
+    labels = [f"{n}x" if n else "off" for n in choices]
+    imgui.set_next_item_width(150 * app.ui_scale)
+    changed, idx = imgui.combo("multisampling", choices.index(app.msaa), labels)
     if changed:
-        app.msaa = MSAA_CHOICES[idx]
+        app.msaa = choices[idx]
 
 
 def draw(app) -> None:
