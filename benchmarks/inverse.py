@@ -6,7 +6,7 @@ dropped on the floor and pushed around by random forces. At every step the forwa
 dynamics are timed at the same state, together with MuJoCo's mj_forward (PGS, same iterations)
 and mj_inverse. Times are medians per bucket of constraint rows; ratios are printed side by side.
 
-    python benchmarks/inverse.py [--steps 600] [--png fig3.png]
+    python benchmarks/inverse.py [--steps 600] [--png inverse_fig3.png]
 """
 import argparse
 import pathlib
@@ -127,30 +127,32 @@ def report(times):
 
 
 def figure(medians, path):
-    """The two panels of Fig. 3: time per call and speedup factor against constraint rows."""
-    from engine.plot import LinePlot
-    rows = sorted(medians)
-    left = LinePlot("CPU time per step", "constraint rows", "time (us)")
-    for name in ("ours PGS 5", "ours PGS 50", "ours inverse", "MuJoCo PGS 5",
-                 "MuJoCo inverse"):
-        left.add(name, rows, [medians[b][name] for b in rows])
-    right = LinePlot("speedup of the inverse", "constraint rows", "forward / inverse")
-    for it in (5, 50):
-        right.add(f"PGS {it}", rows,
-                  [medians[b][f"ours PGS {it}"] / medians[b]["ours inverse"] for b in rows])
-    LinePlot.save_row([left, right], path)
+    """The two panels of Fig. 3: time per call and the speedup of the inverse, against the
+    number of constraint rows (ours in colour, MuJoCo as the thin black line)."""
+    from engine.analysis import plot_panels
+    rows = np.array(sorted(medians), float)
+
+    def series(name):
+        return np.array([medians[b][name] for b in sorted(medians)])
+    none = np.full(rows.shape, np.nan)
+    times = [(rows, series(f"ours {kind}"), series(f"MuJoCo {kind}"), kind)
+             for kind in ("PGS 5", "PGS 50", "inverse")]
+    speedup = [(rows, series(f"ours PGS {it}") / series("ours inverse"), none, f"PGS {it}")
+               for it in (5, 50)]
+    plot_panels(path, [("time per call (us); black: MuJoCo", times),
+                       ("forward / inverse time", speedup)],
+                "humanoid, condim 6: forward (PGS 5, 50) and inverse dynamics by constraint rows",
+                xunit="rows")
     print(f"\nfigure written to {path}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=600)
-    ap.add_argument("--png", default="", help="write the figure to this PNG file")
+    ap.add_argument("--png", default="inverse_fig3.png", help="where to write the figure")
     args = ap.parse_args()
     print(f"MuJoCo {mujoco.__version__}")
-    medians = report(collect(args.steps))
-    if args.png:
-        figure(medians, args.png)
+    figure(report(collect(args.steps)), args.png)
 
 
 if __name__ == "__main__":

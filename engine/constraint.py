@@ -75,6 +75,11 @@ def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction, b1, b2
         d.nefc_overflow[0] = 1
         return -1
     d.nefc[0] = i + 1
+    # efc_J[i] is zero outside efc_range[i] (an invariant of every row, kept by writing J only
+    # within the range): clearing the previous range clears the row at the cost of its nonzeros
+    for r in range(2):
+        a = d.efc_range[i, 2 * r]
+        d.efc_J[i, a:a + d.efc_range[i, 2 * r + 1]] = 0.0
     if b1 < 0:
         d.efc_range[i, 0] = 0
         d.efc_range[i, 1] = d.qvel.shape[0]
@@ -88,7 +93,6 @@ def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction, b1, b2
         d.efc_range[i, 3] = 0 if same else m.body_treedofnum[b2]
     d.efc_type[i] = ctype
     d.efc_id[i] = cid
-    d.efc_J[i, :] = 0.0
     d.efc_pos[i] = pos
     d.efc_margin[i] = margin
     d.efc_frictionloss[i] = 0.0   # impulse bound of friction-loss rows (eta h)

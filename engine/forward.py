@@ -115,12 +115,12 @@ def fwd_constraint(m, d):
         d.efc_b[i] = constraint.row_dot(d, i, d.efc_J, vhat) - d.efc_vstar[i]
     # warm start from the previous step's acceleration: its impulses (Theorem 4) for PGS, its
     # velocity for Newton; kept only if better than the cold start (zero impulse, v')
-    _dense_inertia(m, d, d.dense_M)
     f = d.efc_impulse
     warm = not m.opt_disableflags[0] & DisableBit.WARMSTART
     for k in range(nv):
         vnext[k] = d.qvel[k] + h * d.qacc_warmstart[k]
     if m.opt_solver[0] == Solver.NEWTON:
+        _dense_inertia(m, d, d.dense_M)
         if warm:
             if (solver.primal_cost(d, vnext, vhat, d.dense_M, f)
                     > solver.primal_cost(d, vhat, vhat, d.dense_M, f)):
@@ -133,8 +133,12 @@ def fwd_constraint(m, d):
     else:
         solver.compute_A(m, d)
         # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
-        vsmooth = vhat.copy()
-        nhard = solver.condense_hard(m, d, vhat, d.dense_M)
+        nhard = solver.hard_rows(d).shape[0]
+        vsmooth = d.scratch_nv[2]
+        if nhard > 0:
+            _dense_inertia(m, d, d.dense_M)
+            vsmooth[:] = vhat
+            solver.condense_hard(m, d, vhat, d.dense_M)
         f[:nefc] = 0.0
         if warm:
             solver.load_warmstart(d, f)

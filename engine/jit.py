@@ -10,6 +10,10 @@ lives in a directory named after a digest of the engine's sources: any edit star
 cache. The base directory is ``NUMBA_CACHE_DIR`` if set, else ``~/.cache/engine-numba``.
 Set ``ENGINE_JIT=0`` to run the kernels as plain Python (slow; for debugging only).
 
+LLVM optimizes at level 1 unless ``NUMBA_OPT`` says otherwise: the kernels are short loops over
+small arrays that level 3 does not make measurably faster (benchmarks/smooth.py and contact.py
+agree within their noise), while it costs about a sixth more compile time.
+
 A kernel called from another kernel is compiled for the types of its arguments with literal
 values made plain: by default numba compiles a separate copy of the callee for every distinct
 constant argument (``_add_row(..., EQUALITY, ..., False)`` and ``_add_row(..., LIMIT_JOINT, ...,
@@ -33,6 +37,9 @@ def _cache_dir():
     return os.path.join(base, digest)
 
 
+if "NUMBA_OPT" not in os.environ:
+    os.environ["NUMBA_OPT"] = "1"
+    config.reload_config()
 config.CACHE_DIR = _cache_dir()
 
 

@@ -413,28 +413,34 @@ def factor_m(m, qLD, qLDiagInv):
 @jit
 def solve_m(m, qLD, qLDiagInv, x):
     """x <- M^-1 x with the sparse factor (mj_solveLD)."""
-    nv = x.shape[0]
+    solve_m_range(m, qLD, qLDiagInv, x, 0, x.shape[0])
+
+
+@jit
+def solve_m_range(m, qLD, qLDiagInv, x, adr, num):
+    """x <- M^-1 x on the dofs adr .. adr + num - 1 only, which must be whole kinematic trees
+    (closed under dof_parentid): M is block diagonal over trees, so the rest of x is untouched."""
     # x <- L^-T x
-    for i in range(nv - 1, -1, -1):
+    for i in range(adr + num - 1, adr - 1, -1):
         xi = x[i]
         if xi != 0.0:
-            adr = m.dof_Madr[i] + 1
+            a = m.dof_Madr[i] + 1
             j = m.dof_parentid[i]
             while j >= 0:
-                x[j] -= qLD[adr] * xi
-                adr += 1
+                x[j] -= qLD[a] * xi
+                a += 1
                 j = m.dof_parentid[j]
     # x <- D^-1 x
-    for i in range(nv):
+    for i in range(adr, adr + num):
         x[i] *= qLDiagInv[i]
     # x <- L^-1 x
-    for i in range(nv):
-        adr = m.dof_Madr[i] + 1
+    for i in range(adr, adr + num):
+        a = m.dof_Madr[i] + 1
         j = m.dof_parentid[i]
         s = 0.0
         while j >= 0:
-            s += qLD[adr] * x[j]
-            adr += 1
+            s += qLD[a] * x[j]
+            a += 1
             j = m.dof_parentid[j]
         x[i] -= s
 

@@ -33,7 +33,7 @@ from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMID
                          row_axpy, row_dot)
 from .jit import jit
 from .math import MINVAL
-from .smooth import solve_m
+from .smooth import solve_m_range
 
 
 # ------------------------------------------------------------------------------------------------
@@ -177,8 +177,13 @@ def compute_A(m, d):
     object. The solvers never need the rest of A: they keep M^-1 J' f instead (solver_w)."""
     nefc = d.nefc[0]
     for i in range(nefc):
-        d.efc_MinvJT[i, :] = d.efc_J[i]
-        solve_m(m, d.qLD, d.qLDiagInv, d.efc_MinvJT[i])
+        # M^-1 J_i' lives on the trees of the row (efc_range), like J_i; the rest of the row
+        # of efc_MinvJT is never read
+        for r in range(2):
+            a = d.efc_range[i, 2 * r]
+            num = d.efc_range[i, 2 * r + 1]
+            d.efc_MinvJT[i, a:a + num] = d.efc_J[i, a:a + num]
+            solve_m_range(m, d.qLD, d.qLDiagInv, d.efc_MinvJT[i], a, num)
     i = 0
     while i < nefc:
         n = object_size(d, i)
@@ -243,6 +248,18 @@ def project_hard(d, v, Mdense):
 
 
 @jit
+def _densify_row(d, i, rows):
+    """Zero rows[i] outside the row's efc_range, so that it can be used as a dense row."""
+    keep = np.zeros(rows.shape[1], np.bool_)
+    for r in range(2):
+        a = d.efc_range[i, 2 * r]
+        keep[a:a + d.efc_range[i, 2 * r + 1]] = True
+    for k in range(rows.shape[1]):
+        if not keep[k]:
+            rows[i, k] = 0.0
+
+
+@jit
 def condense_hard(m, d, vhat, Mdense):
     """Eliminate the hard rows for PGS (after compute_A): v^ and efc_b as the paper's hard
     formulas, and for every other row M^-1 J_i' -> M^-1 J_i' - M^-1 J_E' A_E^+ J_E M^-1 J_i'
@@ -258,6 +275,7 @@ def condense_hard(m, d, vhat, Mdense):
     project_hard(d, vhat, Mdense)
     c = np.empty(nh)
     for i in range(nefc):
+        _densify_row(d, i, d.efc_MinvJT)
         d.efc_range[i, 0] = 0
         d.efc_range[i, 1] = nv
         d.efc_range[i, 3] = 0
@@ -536,7 +554,8 @@ def _block_cost(d, i, n, x, c):
 
 @jit
 def _cone_block(d, i, n, f, g, z, out, w):
-    """Minimise the impulse problem over one contact block, the other impulses fixed.
+    """Lower the impulse problem over one contact block, the other impulses fixed, by at most
+    BLOCK_STEPS steps towards the block's minimum (later sweeps continue from there).
 
     Semismooth Newton on the natural map F(x) = x - Proj^R(x - R^-1 (H x + c)) (zero at the
     block optimum; Proj^R is exact by Algorithm 5 because R has the structure (17)); a step that
@@ -640,7 +659,7 @@ def _solve_small(M, n, x):
     return True
 
 
-BLOCK_STEPS = 20
+BLOCK_STEPS = 2    # Newton steps per visit of a block: the sweeps repeat the visits
 
 
 # ------------------------------------------------------------------------------------------------

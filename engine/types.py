@@ -389,7 +389,7 @@ act_save            f na
 rk_qvel             f 4 nv       # Runge-Kutta stage velocities
 rk_qacc             f 4 nv       # Runge-Kutta stage accelerations
 rk_act_dot          f 4 na       # Runge-Kutta stage activation derivatives
-scratch_nv          f 6 nv       # scratch vectors: 0-1 Runge-Kutta, 2 energy, 3-5 constraints
+scratch_nv          f 6 nv       # scratch vectors: 0-1 Runge-Kutta, 2 energy and hard rows, 3-5 constraints
 scratch_M           f nM         # scratch sparse matrix
 """
 

@@ -6,7 +6,7 @@ compiler (which has its own field-by-field tests).
 import mujoco
 import numpy as np
 
-from engine.enums import Cone, DisableBit, Integrator, Solver
+from engine.enums import Cone, DisableBit, Integrator, Solver, Stabilization
 from engine.setconst import set_const
 from engine.types import MODEL_SIZES, MODEL_SPEC, Model
 
@@ -65,7 +65,8 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
         opt_epsilon=[0.1], opt_kappa=[0.02], opt_rmin=[1e-8], opt_impratio=[o.impratio],
         opt_integrator=[Integrator.RK4 if o.integrator == 1 else Integrator.SEMIIMPLICIT],
         opt_solver=[Solver.PGS], opt_cone=[Cone.ELLIPTIC], opt_iterations=[o.iterations],
-        opt_disableflags=[disableflags_from_mujoco(o.disableflags)], opt_enableflags=[0])
+        opt_disableflags=[disableflags_from_mujoco(o.disableflags)], opt_enableflags=[0],
+        opt_stabilization=[Stabilization.DIAGONAL])
     names = {}
     for kind, objtype, count in (("body", mujoco.mjtObj.mjOBJ_BODY, mm.nbody),
                                  ("joint", mujoco.mjtObj.mjOBJ_JOINT, mm.njnt),

@@ -1,0 +1,601 @@
+"""Inverse analysis of a recording: the controls and constraint forces that produced the motion.
+
+For every recorded step k the analysis rebuilds the state before the step (the state recorded
+after step k-1, or the recording's initial state for k = 0), sets the step's inputs (ctrl,
+qfrc_applied, xfrc_applied, mocap poses of record k) and the finite-difference acceleration
+``qacc = (qvel[k] - qvel[k-1]) / h`` (paper eq. 1 with the semi-implicit integrator), and runs
+``engine.inverse``. It then compares:
+
+* the inverse constraint forces (``efc_force``) with the forward forces recorded for step k, row
+  by row, grouped into signals per object: each friction-loss dof or tendon, each limit, each
+  equality row, and each row (normal, tangents, spin, rolling; or the pyramid's edges) of each
+  contact, a contact being identified by its geom pair and its rank among the contacts of that
+  pair;
+* the generalised force: ``qfrc_inverse`` against ``qfrc_applied + J' xfrc_applied + moment'
+  actuator_force`` of the record;
+* the actuators. The actuator part of the inverse force, ``qfrc_inverse - qfrc_applied -
+  J' xfrc_applied``, equals ``actuator_moment' actuator_force``; the forces follow by least squares
+  on the moments (unique when the moment rows are independent). Then, with MuJoCo's affine model
+  ``force = gain * input + bias``, ``gain = g0 + g1 length + g2 velocity`` (GainType FIXED or
+  AFFINE) and ``bias = b0 + b1 length + b2 velocity`` (BiasType AFFINE, 0 for NONE):
+
+  - dyntype NONE: ``input = ctrl``, so ``ctrl = (force - bias) / gain`` is recovered and compared
+    with the recorded control after clamping to ctrlrange (the control the step used);
+  - dyntype INTEGRATOR / FILTER / FILTEREXACT: ``input = act`` (the activation before the step, or
+    after it with actearly), so the activation is recovered and compared. The control of such an
+    actuator enters the step only through ``act_dot`` and is not recovered from forces;
+  - muscle or user gains and biases: only the force is recovered.
+
+  A control is not recoverable (NaN) when the recorded force sits on its forcerange limit.
+
+Steps are skipped (and counted) when the state before them is unknown (no initial state), when
+time does not advance by one timestep from the previous record (a reset or a gap), when a
+bad-value warning fired (the step reset the state), when the integrator is not SEMIIMPLICIT (the
+discrete inverse matches that integrator only), when the state was edited between records (the
+recorded velocities and scalar positions do not follow from the previous record by one step), or
+when the inverse finds other constraint rows than the forward recorded.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from .enums import BiasType, DisableBit, DynType, GainType, Integrator, JointType
+from .enums import ConstraintType as CT
+from .forward import make_data
+from .inverse import inverse
+from .trajectory import Trajectory, apply_options, options_dict
+
+ROW_NAMES = ("normal", "tangent1", "tangent2", "spin", "roll1", "roll2")
+FAMILIES = {CT.EQUALITY: "equality", CT.FRICTION_DOF: "friction", CT.FRICTION_TENDON: "friction",
+            CT.LIMIT_JOINT: "limit", CT.LIMIT_TENDON: "limit"}
+
+
+class Progress:
+    """A plain-text progress bar on stderr, redrawn at most every 0.25 s."""
+
+    def __init__(self, total, label="analyze", stream=None, enabled=True, width=30):
+        self.total, self.label, self.width = max(1, total), label, width
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.last = -1.0
+        self.t0 = time.monotonic()
+
+    def update(self, done):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.25 and done < self.total:
+            return
+        self.last = now
+        frac = done / self.total
+        bar = "#" * int(frac * self.width)
+        self.stream.write(f"\r{self.label}: [{bar:<{self.width}}] {100 * frac:5.1f}% "
+                          f"{done}/{self.total} steps {now - self.t0:6.1f} s")
+        self.stream.flush()
+
+    def close(self):
+        if self.enabled:
+            self.update(self.total)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def jt_xfrc(m, d, xfrc):
+    """J' xfrc_applied: each body's wrench (world frame, at its centre of mass xipos) mapped to
+    joint space with the body's point Jacobian (MuJoCo's mj_applyFT); needs cdof, subtree_com."""
+    out = np.zeros(m.nv)
+    for b in np.flatnonzero(np.any(xfrc != 0.0, axis=1)):
+        if b == 0:
+            continue
+        force, torque = xfrc[b, :3], xfrc[b, 3:]
+        offset = d.xipos[b] - d.subtree_com[m.body_rootid[b]]
+        body = b
+        while body > 0 and m.body_dofnum[body] == 0:
+            body = m.body_parentid[body]
+        j = m.body_dofadr[body] + m.body_dofnum[body] - 1 if body > 0 else -1
+        while j >= 0:
+            rot, lin = d.cdof[j, :3], d.cdof[j, 3:]
+            # jacp column = cdof_lin + cdof_rot x offset; jacr column = cdof_rot
+            out[j] += (lin + np.cross(rot, offset)) @ force + rot @ torque
+            j = m.dof_parentid[j]
+    return out
+
+
+def actuator_kinds(m):
+    """Per actuator: what the analysis recovers ("ctrl", "act" or "force") and why."""
+    kinds = []
+    for i in range(m.nu):
+        affine = (m.actuator_gaintype[i] in (GainType.FIXED, GainType.AFFINE)
+                  and m.actuator_biastype[i] in (BiasType.NONE, BiasType.AFFINE))
+        dyn = m.actuator_dyntype[i]
+        if not affine:
+            kinds.append(("force", "muscle or user gain/bias: only the force is recovered"))
+        elif dyn == DynType.NONE:
+            kinds.append(("ctrl", "force = gain ctrl + bias"))
+        elif dyn in (DynType.INTEGRATOR, DynType.FILTER, DynType.FILTEREXACT):
+            kinds.append(("act", "activation dynamics: force = gain act + bias, the activation "
+                                 "is recovered; ctrl acts only through act_dot"))
+        else:
+            kinds.append(("force", "user dynamics: only the force is recovered"))
+    return kinds
+
+
+def _gain_bias(m, d):
+    """gain and bias of every actuator at the current lengths and velocities (affine model)."""
+    length, vel = d.actuator_length, d.actuator_velocity
+    g, b = m.actuator_gainprm, m.actuator_biasprm
+    gain = g[:, 0] + np.where(m.actuator_gaintype == GainType.AFFINE,
+                              g[:, 1] * length + g[:, 2] * vel, 0.0)
+    bias = np.where(m.actuator_biastype == BiasType.AFFINE,
+                    b[:, 0] + b[:, 1] * length + b[:, 2] * vel, 0.0)
+    return gain, bias
+
+
+def _effective_ctrl(m, ctrl, flags):
+    """The control the forward step used: zeros if any is not finite, clamped to ctrlrange."""
+    if not np.all(np.isfinite(ctrl)):
+        return np.zeros_like(ctrl)
+    if flags & DisableBit.CLAMPCTRL:
+        return ctrl.copy()
+    lo, hi = m.actuator_ctrlrange[:, 0], m.actuator_ctrlrange[:, 1]
+    return np.where(m.actuator_ctrllimited != 0, np.clip(ctrl, lo, hi), ctrl)
+
+
+def _stats(ref, got):
+    """max |error|, RMS error, scale = max |reference| and max |error| / scale over finite pairs
+    (None when the reference is zero throughout)."""
+    ref, got = np.asarray(ref, float).ravel(), np.asarray(got, float).ravel()
+    ok = np.isfinite(ref) & np.isfinite(got)
+    if not ok.any():
+        return {"n": 0, "max_abs": None, "rms": None, "scale": None, "max_rel": None}
+    err = got[ok] - ref[ok]
+    scale = float(np.max(np.abs(ref[ok])))
+    max_abs = float(np.max(np.abs(err)))
+    return {"n": int(ok.sum()), "max_abs": max_abs, "rms": float(np.sqrt(np.mean(err * err))),
+            "scale": scale, "max_rel": max_abs / scale if scale > 0 else None}
+
+
+class Signal:
+    """One compared trace: (step, forward/recorded value, inverse/recovered value) samples."""
+
+    def __init__(self, label, family, group):
+        self.label, self.family, self.group = label, family, group
+        self.steps, self.forward, self.inverse = [], [], []
+
+    def add(self, k, fwd, inv):
+        self.steps.append(k)
+        self.forward.append(fwd)
+        self.inverse.append(inv)
+
+    def arrays(self):
+        return np.array(self.steps, dtype=int), np.array(self.forward), np.array(self.inverse)
+
+    def stats(self):
+        return _stats(self.forward, self.inverse)
+
+
+class Analysis:
+    """Result of analyse(): per-step arrays, the compared signals and the summary.
+
+    Per step (length len(traj), NaN where a step was skipped): ``ctrl_recorded`` /
+    ``ctrl_recovered`` (n, nu) (NaN for actuators whose control is not recovered),
+    ``force_recorded`` / ``force_recovered``, ``act_recorded`` / ``act_recovered`` (n, nu, for
+    activation actuators), ``qfrc_expected`` / ``qfrc_inverse`` (n, nv); ``efc_signals`` maps a
+    label to a Signal; ``skipped`` counts skipped steps by reason; ``analysed`` is a bool mask.
+    """
+
+    def __init__(self, traj, m):
+        n, nu, nv = len(traj), m.nu, m.nv
+        self.traj, self.m = traj, m
+        self.time = traj.time
+        nan = np.full
+        self.ctrl_recorded, self.ctrl_recovered = nan((n, nu), np.nan), nan((n, nu), np.nan)
+        self.force_recorded, self.force_recovered = nan((n, nu), np.nan), nan((n, nu), np.nan)
+        self.act_recorded, self.act_recovered = nan((n, nu), np.nan), nan((n, nu), np.nan)
+        self.qfrc_expected, self.qfrc_inverse = nan((n, nv), np.nan), nan((n, nv), np.nan)
+        self.analysed = np.zeros(n, dtype=bool)
+        self.efc_signals = {}
+        self.skipped = {}
+        self.kinds = actuator_kinds(m)
+        self.inverse_times = []     # wall time of each inverse call
+
+    def skip(self, reason):
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def summary(self) -> dict:
+        """Max and RMS error per signal and per family (JSON-ready)."""
+        names = self.traj.names
+        act_names = [_name(names, "actuator", i) for i in range(self.m.nu)]
+        dof_names = _dof_names(self.traj.header, self.m.nv)
+        fam = {}
+        sig = {}
+        for key, ref, got, labels in (("ctrl", self.ctrl_recorded, self.ctrl_recovered, act_names),
+                                      ("act", self.act_recorded, self.act_recovered, act_names),
+                                      ("actuator_force", self.force_recorded,
+                                       self.force_recovered, act_names),
+                                      ("qfrc", self.qfrc_expected, self.qfrc_inverse, dof_names)):
+            fam[key] = _stats(ref, got)
+            for i, label in enumerate(labels):
+                s = _stats(ref[:, i], got[:, i])
+                if s["n"]:
+                    sig[f"{key} {label}"] = dict(s, family=key)
+        groups = {}
+        for label, s in self.efc_signals.items():
+            sig[label] = dict(s.stats(), family="efc_" + s.family)
+            groups.setdefault(s.family, []).append(s)
+        for family, ss in sorted(groups.items()):
+            fam["efc_" + family] = _stats(np.concatenate([s.forward for s in ss]),
+                                          np.concatenate([s.inverse for s in ss]))
+        n_an = int(self.analysed.sum())
+        return {
+            "trajectory": self.traj.path, "model_path": self.traj.model_path,
+            "model_sha256": self.traj.model_sha256,
+            "steps": len(self.traj), "analysed": n_an, "skipped": self.skipped,
+            # the median, as the first call may compile
+            "inverse_us_per_step": (1e6 * float(np.median(self.inverse_times))
+                                    if self.inverse_times else None),
+            "actuators": [{"name": act_names[i], "recovered": k, "model": why}
+                          for i, (k, why) in enumerate(self.kinds)],
+            "families": fam, "signals": sig,
+            "errors": "max_abs = max |inverse - forward|, rms = root mean square of the "
+                      "difference, scale = max |forward|, max_rel = max_abs / scale",
+        }
+
+
+def _name(names, kind, i):
+    n = names.get(kind, [])
+    return n[i] if i < len(n) and n[i] else f"{kind}{i}"
+
+
+def _dof_names(header, nv):
+    out = [f"dof{i}" for i in range(nv)]
+    names = header["names"]
+    width = {0: 6, 1: 3}
+    for j, (t, a) in enumerate(zip(header["jnt_type"], header["jnt_dofadr"])):
+        w = width.get(t, 1)
+        for c in range(w):
+            out[a + c] = _name(names, "joint", j) + (f"_{c}" if w > 1 else "")
+    return out
+
+
+def analyse(traj: Trajectory, m, progress=False) -> Analysis:
+    """Inverse dynamics over every step of traj with model m (checked against the recording's
+    hash; TrajectoryModelMismatch otherwise). See the module docstring."""
+    traj.check_model(m)
+    out = Analysis(traj, m)
+    n = len(traj)
+    d = make_data(m)
+    names = traj.names
+    dof_names = _dof_names(traj.header, m.nv)
+    saved_options = options_dict(m)
+    bar = Progress(n, enabled=progress)
+    kinds = [k for k, _ in out.kinds]
+    ctrl_idx = np.array([i for i, k in enumerate(kinds) if k == "ctrl"], dtype=int)
+    act_idx = np.array([i for i, k in enumerate(kinds) if k == "act"], dtype=int)
+    act_last = m.actuator_actadr + m.actuator_actnum - 1
+    current = None
+    try:
+        for k in range(n):
+            bar.update(k)
+            if k == 0:
+                if traj.initial is None:
+                    out.skip("no state before the first step (Recorder(m, path, d=d) stores it)")
+                    continue
+                prev = traj.initial
+                t_prev, qpos, qvel, act = prev["time"], prev["qpos"], prev["qvel"], prev["act"]
+            else:
+                t_prev, qpos, qvel, act = (traj.time[k - 1], traj.qpos[k - 1], traj.qvel[k - 1],
+                                           traj.act[k - 1])
+            opts = traj.options_at(k)
+            if opts is not current:
+                apply_options(m, opts)
+                current = opts
+            h = m.opt.timestep
+            if abs(t_prev + h - traj.time[k]) > 1e-9 * h:
+                out.skip("time does not advance by one timestep (reset or gap)")
+                continue
+            if k > 0 and np.any(traj.warning[k] != traj.warning[k - 1]):
+                out.skip("a bad-value warning reset the state")
+                continue
+            if m.opt.integrator != Integrator.SEMIIMPLICIT:
+                out.skip("integrator is not SEMIIMPLICIT")
+                continue
+            if not _continuous(m, qpos, qvel, traj.qpos[k], traj.qvel[k], traj.qacc[k], h):
+                out.skip("the state was edited between records")
+                continue
+            d.time = t_prev
+            d.qpos[:], d.qvel[:], d.act[:] = qpos, qvel, act
+            d.ctrl[:], d.qfrc_applied[:] = traj.ctrl[k], traj.qfrc_applied[k]
+            d.xfrc_applied[:] = traj.xfrc_applied[k]
+            d.mocap_pos[:], d.mocap_quat[:] = traj.mocap_pos[k], traj.mocap_quat[k]
+            # (1) with the semi-implicit integrator: v' = v + h qacc
+            d.qacc[:] = (traj.qvel[k] - qvel) / h
+            t0 = time.perf_counter()
+            inverse(m, d)
+            out.inverse_times.append(time.perf_counter() - t0)
+            rows = traj.efc(k)
+            ne = int(d.nefc[0])
+            if (ne != len(rows["type"]) or not np.array_equal(d.efc_type[:ne], rows["type"])
+                    or not np.array_equal(d.efc_id[:ne], rows["id"])):
+                out.skip("the inverse found other constraint rows than the forward (state edited)")
+                continue
+            out.analysed[k] = True
+            _compare_rows(out, traj, m, d, k, rows, names, dof_names)
+            _compare_actuation(out, traj, m, d, k, act, ctrl_idx, act_idx, act_last)
+    finally:
+        apply_options(m, saved_options)
+        bar.close()
+    return out
+
+
+def _continuous(m, qpos0, qvel0, qpos1, qvel1, qacc, h, tol=1e-9):
+    """Did record k's state come from the previous one by one semi-implicit step? v1 = v0 + h a
+    with the recorded forward qacc, and scalar joint coordinates (and free-joint positions)
+    q1 = q0 + h v1; both up to rounding."""
+    if np.any(np.abs(qvel1 - qvel0 - h * qacc)
+              > tol * (np.abs(qvel0) + np.abs(qvel1) + h * np.abs(qacc) + 1e-12)):
+        return False
+    for j in range(m.njnt):
+        pa, da, t = m.jnt_qposadr[j], m.jnt_dofadr[j], m.jnt_type[j]
+        n = 3 if t == JointType.FREE else (0 if t == JointType.BALL else 1)
+        for c in range(n):
+            q0, q1, v = qpos0[pa + c], qpos1[pa + c], qvel1[da + c]
+            if abs(q1 - q0 - h * v) > tol * (abs(q0) + abs(q1) + h * abs(v) + 1e-12):
+                return False
+    return True
+
+
+def _compare_rows(out, traj, m, d, k, rows, names, dof_names):
+    """Forward (recorded) against inverse efc_force, one signal per object row."""
+    ne = len(rows["type"])
+    seen = {}
+    i = 0
+    while i < ne:
+        t, oid = int(rows["type"][i]), int(rows["id"][i])
+        if t in (CT.CONTACT_ELLIPTIC, CT.CONTACT_FRICTIONLESS, CT.CONTACT_PYRAMIDAL):
+            g1, g2 = int(d.contact_geom1[oid]), int(d.contact_geom2[oid])
+            rank = seen.get((g1, g2), 0)
+            seen[(g1, g2)] = rank + 1
+            dim = int(d.contact_dim[oid])
+            group = (f"contact {_name(names, 'geom', g1)}/{_name(names, 'geom', g2)}"
+                     + (f" #{rank}" if rank else ""))
+            if t == CT.CONTACT_PYRAMIDAL:
+                # edges J_n +- mu_j J_j, two per friction direction j
+                labels = [(f"{group} edge {ROW_NAMES[1 + r // 2]}{'+-'[r % 2]}", "contact_edge")
+                          for r in range(2 * (dim - 1))]
+            else:
+                nrow = dim if t == CT.CONTACT_ELLIPTIC else 1
+                labels = [(group + " " + ROW_NAMES[r], "contact_normal" if r == 0
+                           else "contact_friction") for r in range(nrow)]
+            nrow = len(labels)
+        else:
+            family = FAMILIES.get(t, "other")
+            if t == CT.FRICTION_DOF:
+                group = f"friction {dof_names[oid]}"
+            elif t == CT.FRICTION_TENDON:
+                group = f"friction tendon {_name(names, 'tendon', oid)}"
+            elif t == CT.LIMIT_JOINT:
+                group = f"limit {_name(names, 'joint', oid)}"
+            elif t == CT.LIMIT_TENDON:
+                group = f"limit tendon {_name(names, 'tendon', oid)}"
+            else:
+                group = f"equality {_name(names, 'equality', oid)}"
+            nrow = 1
+            rank = seen.get((t, oid), 0)
+            seen[(t, oid)] = rank + 1
+            label = group if t != CT.EQUALITY else f"{group} row {rank}"
+            labels = [(label, family)]
+        for r, (label, family) in enumerate(labels):
+            s = out.efc_signals.get(label)
+            if s is None:
+                s = out.efc_signals[label] = Signal(label, family, group)
+            s.add(k, float(rows["force"][i + r]), float(d.efc_force[i + r]))
+        i += nrow
+
+
+def _compare_actuation(out, traj, m, d, k, act_prev, ctrl_idx, act_idx, act_last):
+    """qfrc_inverse against the recorded applied forces; actuator forces, ctrl and act by least
+    squares on the actuator moments (module docstring)."""
+    flags = m.opt.disableflags
+    external = traj.qfrc_applied[k] + jt_xfrc(m, d, traj.xfrc_applied[k])
+    moment = d.actuator_moment
+    out.qfrc_inverse[k] = d.qfrc_inverse
+    out.qfrc_expected[k] = external + moment.T @ traj.actuator_force[k]
+    if m.nu == 0 or flags & DisableBit.ACTUATION:
+        return
+    # qfrc_inverse - applied - J' xfrc = moment' force
+    force = np.linalg.lstsq(moment.T, d.qfrc_inverse - external, rcond=None)[0]
+    out.force_recorded[k] = traj.actuator_force[k]
+    out.force_recovered[k] = force
+    gain, bias = _gain_bias(m, d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = (force - bias) / gain
+    saturated = (m.actuator_forcelimited != 0) & (
+        (traj.actuator_force[k] <= m.actuator_forcerange[:, 0])
+        | (traj.actuator_force[k] >= m.actuator_forcerange[:, 1]))
+    value[saturated | (gain == 0.0)] = np.nan
+    if len(ctrl_idx):
+        ctrl = _effective_ctrl(m, traj.ctrl[k], flags)
+        out.ctrl_recorded[k, ctrl_idx] = ctrl[ctrl_idx]
+        out.ctrl_recovered[k, ctrl_idx] = value[ctrl_idx]
+    if len(act_idx):
+        # the activation the force used: before the step, or after it with actearly
+        early = m.actuator_actearly[act_idx] != 0
+        used = np.where(early, traj.act[k][act_last[act_idx]], act_prev[act_last[act_idx]])
+        out.act_recorded[k, act_idx] = used
+        out.act_recovered[k, act_idx] = value[act_idx]
+
+
+# --------------------------------------------------------------------------------------------
+# outputs: CSV, JSON, PNG
+# --------------------------------------------------------------------------------------------
+def _write_csv(path, header, cols):
+    table = np.column_stack(cols) if cols else np.zeros((0, len(header)))
+    np.savetxt(path, table, delimiter=",", header=",".join(header), comments="", fmt="%.17g")
+
+
+def write_outputs(a: Analysis, directory) -> list[str]:
+    """controls.csv, qfrc.csv, impulses.csv, summary.json, controls.png, impulses.png."""
+    os.makedirs(directory, exist_ok=True)
+    names = a.traj.names
+    n = len(a.traj)
+    step = np.arange(n)
+    paths = []
+    act_names = [_name(names, "actuator", i) for i in range(a.m.nu)]
+    header, cols = ["step", "time"], [step, a.time]
+    for i, nm in enumerate(act_names):
+        kind = a.kinds[i][0]
+        pairs = [("force", a.force_recorded, a.force_recovered)]
+        if kind == "ctrl":
+            pairs.insert(0, ("ctrl", a.ctrl_recorded, a.ctrl_recovered))
+        if kind == "act":
+            pairs.insert(0, ("act", a.act_recorded, a.act_recovered))
+        for what, ref, got in pairs:
+            header += [f"{nm}_{what}_recorded", f"{nm}_{what}_recovered"]
+            cols += [ref[:, i], got[:, i]]
+    paths.append(os.path.join(directory, "controls.csv"))
+    _write_csv(paths[-1], header, cols)
+    dof_names = _dof_names(a.traj.header, a.m.nv)
+    header, cols = ["step", "time"], [step, a.time]
+    for i, nm in enumerate(dof_names):
+        header += [f"{nm}_applied", f"{nm}_inverse"]
+        cols += [a.qfrc_expected[:, i], a.qfrc_inverse[:, i]]
+    paths.append(os.path.join(directory, "qfrc.csv"))
+    _write_csv(paths[-1], header, cols)
+    paths.append(os.path.join(directory, "impulses.csv"))
+    with open(paths[-1], "w") as f:
+        f.write("step,time,signal,family,forward,inverse\n")
+        for label, s in a.efc_signals.items():
+            ks, fwd, inv = s.arrays()
+            for kk, x, y in zip(ks, fwd, inv):
+                f.write(f'{kk},{a.time[kk]!r},"{label}",{s.family},{x!r},{y!r}\n')
+    paths.append(os.path.join(directory, "summary.json"))
+    with open(paths[-1], "w") as f:
+        json.dump(a.summary(), f, indent=1, default=_json_default)
+    paths.append(os.path.join(directory, "controls.png"))
+    plot_controls(a, paths[-1])
+    paths.append(os.path.join(directory, "impulses.png"))
+    plot_impulses(a, paths[-1])
+    return paths
+
+
+def _json_default(x):
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    raise TypeError(type(x))
+
+
+def plot_controls(a: Analysis, path):
+    """One panel per actuator: recorded (thick, coloured) and recovered (thin, black) control,
+    activation or force."""
+    panels = []
+    for i in range(a.m.nu):
+        kind = a.kinds[i][0]
+        ref, got = {"ctrl": (a.ctrl_recorded, a.ctrl_recovered),
+                    "act": (a.act_recorded, a.act_recovered),
+                    "force": (a.force_recorded, a.force_recovered)}[kind]
+        panels.append((f"{kind} {_name(a.traj.names, 'actuator', i)}",
+                       [(a.time, ref[:, i], got[:, i], "")]))
+    plot_panels(path, panels, "recorded (colour) and recovered by inverse dynamics (black)")
+
+
+def plot_impulses(a: Analysis, path, max_panels=16):
+    """The paper's Fig. 2: forward (thick, coloured) and inverse (thin, black) constraint forces,
+    one panel per friction object, limit, equality and contact (its rows overlaid)."""
+    groups = {}
+    for s in a.efc_signals.values():
+        groups.setdefault(s.group, []).append(s)
+    # objects present in the most steps first; the figure keeps max_panels of them
+    order = sorted(groups, key=lambda g: (-max(len(s.steps) for s in groups[g]), g))
+    panels = []
+    for g in order[:max_panels]:
+        traces = []
+        for s in groups[g]:
+            ks, fwd, inv = s.arrays()
+            x = np.full(len(a.time), np.nan)
+            y1, y2 = x.copy(), x.copy()
+            x[ks], y1[ks], y2[ks] = a.time[ks], fwd, inv
+            traces.append((a.time, y1, y2, s.label[len(g):].strip()))
+        panels.append((g, traces))
+    if not panels:
+        panels = [("no constraint rows in the recording", [])]
+    plot_panels(path, panels, "constraint forces: forward (colour) and inverse (black)")
+
+
+COLOURS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
+           (140, 86, 75)]
+
+
+def plot_panels(path, panels, title, cols=2, size=(560, 230), xunit="s"):
+    """Write a PNG grid of line plots with PIL: panels = [(title, [(x, y_ref, y_other, label)])].
+
+    Each trace pair is drawn as a thick coloured line (reference) with a thin black line on top
+    (the other); where they agree the black line runs along the middle of the coloured one. NaN
+    values break the lines."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default()
+    w, h = size
+    rows = max(1, math.ceil(len(panels) / cols))
+    img = Image.new("RGB", (cols * w, rows * h + 30), "white")
+    draw = ImageDraw.Draw(img)
+    draw.text((10, 8), title, fill="black", font=font)
+    for p, (ptitle, traces) in enumerate(panels):
+        ox, oy = (p % cols) * w, 30 + (p // cols) * h
+        left, right, top, bottom = ox + 70, ox + w - 15, oy + 22, oy + h - 28
+        draw.text((left, oy + 5), ptitle, fill="black", font=font)
+        draw.rectangle((left, top, right, bottom), outline=(120, 120, 120))
+        ys = [y[np.isfinite(y)] for _, a_, b_, _ in traces for y in (a_, b_)]
+        ys = np.concatenate(ys) if ys else np.zeros(0)
+        xs = [x[np.isfinite(x)] for x, _, _, _ in traces]
+        xs = np.concatenate(xs) if xs else np.zeros(0)
+        if ys.size == 0 or xs.size == 0:
+            continue
+        y0, y1 = float(ys.min()), float(ys.max())
+        pad = 0.05 * (y1 - y0) if y1 > y0 else max(1e-12, abs(y0) * 0.1 or 1.0)
+        y0, y1 = y0 - pad, y1 + pad
+        x0, x1 = float(xs.min()), float(xs.max())
+        if x1 <= x0:
+            x1 = x0 + 1.0
+
+        def px(x, y):
+            return (left + (x - x0) / (x1 - x0) * (right - left),
+                    bottom - (y - y0) / (y1 - y0) * (bottom - top))
+
+        if y0 < 0.0 < y1:
+            _, zy = px(x0, 0.0)
+            draw.line((left, zy, right, zy), fill=(210, 210, 210))
+        for label, y in ((f"{y1:.3g}", y1), (f"{y0:.3g}", y0)):
+            draw.text((ox + 4, px(x0, y)[1] - 6), label, fill="black", font=font)
+        draw.text((left, bottom + 6), f"{x0:.3g} {xunit}", fill="black", font=font)
+        draw.text((right - 50, bottom + 6), f"{x1:.3g} {xunit}", fill="black", font=font)
+        lx = left + 8 + font.getlength(ptitle) if hasattr(font, "getlength") else left + 200
+        for c, (x, ya, yb, label) in enumerate(traces):
+            if label:
+                draw.text((lx, oy + 5), label, fill=COLOURS[c % len(COLOURS)], font=font)
+                lx += 8 + (font.getlength(label) if hasattr(font, "getlength") else 60)
+            for y, colour, width in ((ya, COLOURS[c % len(COLOURS)], 4), (yb, (0, 0, 0), 1)):
+                for seg in _segments(x, y):
+                    pts = [px(float(u), float(v)) for u, v in seg]
+                    if len(pts) == 1:
+                        pts = pts * 2
+                    draw.line(pts, fill=colour, width=width)
+    img.save(path)
+
+
+def _segments(x, y):
+    """Runs of consecutive finite points."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(idx) > 1) + 1
+    return [np.column_stack((x[r], y[r])) for r in np.split(idx, breaks)]

@@ -1,0 +1,62 @@
+"""Command line: inverse analysis of a recording.
+
+    python -m engine.analyze TRAJ [--model MODEL] [--out DIR] [--quiet]
+
+Loads the recording, the model it names (or MODEL; its hash must match the recording's), runs the
+inverse dynamics over every step (engine.analysis) and writes into DIR (default: TRAJ without its
+extension + "_analysis"): controls.csv, qfrc.csv, impulses.csv, summary.json, controls.png,
+impulses.png. Prints one line per signal family (max and RMS error) on stdout and a progress bar
+on stderr. Exit code 2 on a bad recording, a missing model or a model mismatch.
+"""
+import argparse
+import os
+import sys
+
+from .analysis import analyse, write_outputs
+from .trajectory import TrajectoryError, TrajectoryModelMismatch, load_trajectory
+from .types import ModelError
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m engine.analyze",
+                                description="Inverse analysis of a recorded trajectory.")
+    p.add_argument("traj", help="trajectory file written by engine.Recorder")
+    p.add_argument("--model", help="model file (default: the path stored in the recording)")
+    p.add_argument("--out", help="output directory (default: TRAJ_analysis)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = p.parse_args(argv)
+    from . import load_model
+    try:
+        traj = load_trajectory(args.traj)
+        model_path = args.model or traj.model_path
+        if model_path is None:
+            raise FileNotFoundError("the recording names no model file (it was compiled from a "
+                                    "string): pass --model")
+        if not os.path.isfile(model_path):
+            raise FileNotFoundError(f"model file {model_path} not found: pass --model")
+        m = load_model(model_path)
+        result = analyse(traj, m, progress=not args.quiet)
+    except (TrajectoryError, TrajectoryModelMismatch, ModelError, FileNotFoundError) as e:
+        print(f"analyze: error: {e}", file=sys.stderr)
+        return 2
+    out = args.out or os.path.splitext(args.traj)[0] + "_analysis"
+    write_outputs(result, out)
+    s = result.summary()
+    us = s["inverse_us_per_step"]
+    print(f"analyze: {s['analysed']}/{s['steps']} steps analysed, inverse "
+          + (f"{us:.1f} us/step (median)" if us is not None else "not run")
+          + f", outputs in {out}")
+    for reason, count in s["skipped"].items():
+        print(f"  skipped {count}: {reason}")
+    print(f"  {'signal family':<22}{'max abs error':>15}{'rms error':>13}{'max |ref|':>13}"
+          f"{'max rel':>11}")
+    for fam, st in s["families"].items():
+        if st["n"]:
+            rel = "n/a" if st["max_rel"] is None else f"{st['max_rel']:.2e}"
+            print(f"  {fam:<22}{st['max_abs']:>15.3e}{st['rms']:>13.3e}{st['scale']:>13.3e}"
+                  f"{rel:>11}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Inverse analysis of recordings: the controls and forces recovered from the motion alone.
+
+The oracles are the inputs the simulation was driven with (random controls, applied forces and
+wrenches) and the constraint forces the converged forward solver produced; the analysis sees only
+the recorded states and inputs other than the controls.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import engine
+from engine.analysis import analyse
+from engine.trajectory import TrajectoryModelMismatch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARM = os.path.join(ROOT, "tests", "data", "trajectory_arm.xml")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_trajectory import drive  # noqa: E402
+
+
+def converged(m):
+    m.opt.solver = engine.Solver.NEWTON
+    m.opt.tolerance = 1e-12
+    m.opt.iterations = 100
+    return m
+
+
+def record(m, path, n, seed=7, initial=True, reset_at=None, edit=None):
+    d = engine.make_data(m)
+    rng = np.random.default_rng(seed)
+    with engine.Recorder(m, path, d=d if initial else None) as rec:
+        for k in range(n):
+            if k == reset_at:
+                engine.reset_data(m, d)
+            if edit is not None and k == edit[0]:
+                getattr(d, edit[1])[edit[2]] += 1e-3     # an edit that keeps the time
+            drive(m, d, rng)
+            engine.step(m, d)
+            rec.record(d)
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rec") / "arm.traj"
+    record(converged(engine.load_model(ARM)), path, 400)
+    return path
+
+
+def test_recovers_controls_and_impulses(recording):
+    m = engine.load_model(ARM)          # the file's options; the recording's are applied
+    traj = engine.load_trajectory(recording)
+    a = analyse(traj, m)
+    assert a.analysed.all() and not a.skipped
+    assert m.opt.solver == engine.Solver.PGS, "the model's own options are restored"
+    kinds = [k for k, _ in a.kinds]
+    assert kinds == ["ctrl", "ctrl", "act"]
+    # controls: the random inputs, clamped to ctrlrange for the servo
+    ctrl = traj.ctrl.copy()
+    ctrl[:, 1] = np.clip(ctrl[:, 1], -1.5, 1.5)
+    np.testing.assert_allclose(a.ctrl_recovered[:, :2], ctrl[:, :2], rtol=0, atol=1e-8)
+    assert np.isnan(a.ctrl_recovered[:, 2]).all()
+    # the filter actuator: the activation before each step
+    before = np.concatenate([traj.initial["act"][None], traj.act[:-1]])
+    np.testing.assert_allclose(a.act_recovered[:, 2], before[:, 0], rtol=0, atol=1e-8)
+    assert np.abs(before).max() > 0.05
+    # generalised force, box wrench included: J' xfrc_applied
+    scale = np.abs(a.qfrc_expected).max()
+    np.testing.assert_allclose(a.qfrc_inverse, a.qfrc_expected, rtol=0, atol=1e-8 * scale)
+    # constraint forces: every row of every step, against the forward solver's
+    families = {s.family for s in a.efc_signals.values()}
+    assert {"friction", "contact_normal", "contact_friction"} <= families
+    nrows = sum(len(s.steps) for s in a.efc_signals.values())
+    assert nrows == traj.efc_offset[-1]
+    summary = a.summary()
+    for fam in ("efc_friction", "efc_contact_normal", "efc_contact_friction"):
+        st = summary["families"][fam]
+        assert st["n"] > 100 and st["scale"] > 0.1
+        assert st["max_rel"] < 1e-6, (fam, st)
+    for fam in ("ctrl", "act", "actuator_force", "qfrc"):
+        assert summary["families"][fam]["max_rel"] < 1e-8, (fam, summary["families"][fam])
+    # dry joint friction both sticking (inside the bound) and slipping (on it)
+    fr = np.concatenate([s.forward for s in a.efc_signals.values() if s.family == "friction"])
+    bound = np.abs(fr).max()
+    assert np.any(np.abs(fr) < 0.9 * bound) and np.any(np.abs(fr) > (1 - 1e-9) * bound)
+
+
+def test_pyramidal_cone(tmp_path):
+    """Pyramidal contacts: one signal per edge, forward and inverse equal."""
+    m = converged(engine.load_model(ARM))
+    m.opt.cone = engine.Cone.PYRAMIDAL
+    path = tmp_path / "pyramid.traj"
+    record(m, path, 150)
+    a = analyse(engine.load_trajectory(path), engine.load_model(ARM))
+    assert a.analysed.all()
+    edges = [s for s in a.efc_signals.values() if s.family == "contact_edge"]
+    assert any(s.label.endswith("edge spin-") for s in edges)   # the tip's condim 4
+    fam = a.summary()["families"]
+    assert fam["efc_contact_edge"]["n"] > 100 and fam["efc_contact_edge"]["max_rel"] < 1e-6
+    assert fam["ctrl"]["max_rel"] < 1e-8
+
+
+def test_skipped_steps(tmp_path):
+    """No initial state: the first step cannot be paired; a reset breaks the time sequence;
+    an edit of the state between two steps (velocity or position) is detected."""
+    m = converged(engine.load_model(ARM))
+    path = tmp_path / "reset.traj"
+    record(m, path, 60, initial=False, reset_at=30)
+    a = analyse(engine.load_trajectory(path), m)
+    assert a.analysed.sum() == 58
+    assert not a.analysed[0] and not a.analysed[30]
+    assert sum(a.skipped.values()) == 2
+    for field, i in (("qvel", 1), ("qpos", 0), ("qpos", 3)):
+        record(m, tmp_path / "edit.traj", 40, edit=(25, field, i))
+        e = analyse(engine.load_trajectory(tmp_path / "edit.traj"), m)
+        assert np.flatnonzero(~e.analysed).tolist() == [25], field
+        assert list(e.skipped) == ["the state was edited between records"]
+    ok = a.analysed
+    np.testing.assert_allclose(a.ctrl_recovered[ok, 0], engine.load_trajectory(path).ctrl[ok, 0],
+                               rtol=0, atol=1e-8)
+
+
+def test_cli_writes_csv_png_json(recording, tmp_path):
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "engine.analyze", str(recording), "--out", str(out)],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr
+    assert "400/400 steps analysed" in r.stdout
+    assert "100.0% 400/400 steps" in r.stderr          # the progress bar
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["analysed"] == 400 and summary["model_path"] == os.path.abspath(ARM)
+    assert summary["families"]["efc_contact_normal"]["max_rel"] < 1e-6
+    assert summary["signals"]["ctrl shoulder_motor"]["max_abs"] < 1e-8
+    header = (out / "controls.csv").read_text().splitlines()[0].split(",")
+    assert header[:4] == ["step", "time", "shoulder_motor_ctrl_recorded",
+                          "shoulder_motor_ctrl_recovered"]
+    assert "wrist_filter_act_recovered" in header
+    table = np.loadtxt(out / "controls.csv", delimiter=",", skiprows=1)
+    assert table.shape == (400, len(header))
+    traj = engine.load_trajectory(recording)
+    np.testing.assert_array_equal(table[:, 2], traj.ctrl[:, 0])
+    np.testing.assert_allclose(table[:, 3], traj.ctrl[:, 0], rtol=0, atol=1e-8)
+    lines = (out / "impulses.csv").read_text().splitlines()
+    assert lines[0] == "step,time,signal,family,forward,inverse"
+    assert len(lines) - 1 == traj.efc_offset[-1]
+    qfrc = (out / "qfrc.csv").read_text().splitlines()
+    assert len(qfrc) == 401 and qfrc[0].split(",")[2:4] == ["shoulder_applied", "shoulder_inverse"]
+    for name in ("controls.png", "impulses.png"):
+        img = Image.open(out / name)
+        assert img.format == "PNG" and img.size[0] >= 500 and img.size[1] >= 200
+        # drawn: more than the white background and black text
+        assert len(img.getcolors(1 << 16)) > 10
+
+
+def test_model_mismatch(recording, tmp_path):
+    other_path = tmp_path / "longer_arm.xml"
+    other_path.write_text(open(ARM).read().replace('fromto="0 0 0 0.25 0 0"',
+                                                   'fromto="0 0 0 0.26 0 0"'))
+    other = engine.load_model(other_path)
+    with pytest.raises(TrajectoryModelMismatch, match="longer_arm.xml"):
+        analyse(engine.load_trajectory(recording), other)
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "engine.analyze", str(recording), "--model",
+                        str(other_path), "--out", str(tmp_path / "out"), "--quiet"],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 2
+    assert "trajectory_arm.xml" in r.stderr and "longer_arm.xml" in r.stderr
+    assert not (tmp_path / "out").exists()
