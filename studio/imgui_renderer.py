@@ -34,8 +34,8 @@ class ImGuiRenderer:
         # size), so nearest filtering draws the same pixels as bilinear, for less work per pixel
         # with a software rasteriser; the lines and round corners baked into the font atlas are
         # the uses that need bilinear filtering, so those are drawn as geometry instead.
-        self.io.fonts.flags |= (imgui.ImFontAtlasFlags_.no_baked_lines
-                                | imgui.ImFontAtlasFlags_.no_baked_round_corners)
+        for flag in ("no_baked_lines", "no_baked_round_corners"):     # the latter: newer ImGui only
+            self.io.fonts.flags |= getattr(imgui.ImFontAtlasFlags_, flag, 0)
         pio = imgui.get_platform_io()
         maxsize = int(ctx.info["GL_MAX_TEXTURE_SIZE"])
         pio.renderer_texture_max_width = maxsize
