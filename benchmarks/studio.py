@@ -4,7 +4,10 @@
 
 Opens the window at 1280x720 with the panels open and the simulation running in its thread,
 and prints FPS and the measured real-time factor for the dm_control humanoid (when dm-control
-is installed) and for a generated scene of 100 free bodies. Also printed: the CPU time the
+is installed) and for a generated scene of 100 free bodies, with the studio's defaults (render
+scale and multisampling "auto": see studio/viewport.py) and, for the humanoid, again at render
+scale 1 (the 3D view at full window resolution). Each line names the render scale and the
+multisampling in use. Frames are drawn back to back (no frame-rate cap). Also printed: the CPU time the
 process spent per frame (all threads: Python, the simulation thread and llvmpipe's rasteriser),
 which other load on the machine does not inflate, and the real-time factor of the engine alone
 (the same steps replayed from the same state without the studio), the ceiling for the
@@ -33,14 +36,14 @@ def hundred_bodies() -> str:
             '<geom type="plane" size="3 3 0.1"/>' + "".join(bodies) + "</worldbody></mujoco>")
 
 
-def measure(path, seconds=5.0, warmup=1.0):
+def measure(path, render_scale=None, seconds=5.0, warmup=1.0):
     from studio.__main__ import load
     from studio.app import create_app
     from studio.runner import Runner
 
     m, d = load(str(path))
     runner = Runner(m, d)
-    app = create_app(runner, str(path), 1280, 720, msaa=0)
+    app = create_app(runner, str(path), 1280, 720, render_scale=render_scale)
     app.pump(10)
     t_end = time.perf_counter() + warmup
     while time.perf_counter() < t_end:
@@ -58,6 +61,7 @@ def measure(path, seconds=5.0, warmup=1.0):
     fps = frames / wall
     rtf = (runner.snapshot.time - s0) / wall
     nsteps = runner.steps - steps0
+    scale, msaa, gl = app.frame_scale, app.msaa, app.gl_renderer
     app.close()
     app.window.close()
     # the engine alone: the same number of steps from the same state
@@ -66,7 +70,8 @@ def measure(path, seconds=5.0, warmup=1.0):
     t = time.perf_counter()
     engine.step(m, d, max(nsteps, 1))
     engine_rtf = max(nsteps, 1) * float(m.opt.timestep) / (time.perf_counter() - t)
-    return fps, rtf, 1e3 * cpu / max(frames, 1), engine_rtf
+    return dict(fps=fps, rtf=rtf, cpu_ms=1e3 * cpu / max(frames, 1), engine_rtf=engine_rtf,
+                scale=scale, msaa=msaa, gl=gl)
 
 
 def main():
@@ -80,11 +85,21 @@ def main():
     tmp = Path(tempfile.mkdtemp()) / "hundred.xml"
     tmp.write_text(hundred_bodies())
     models.append(("100 free bodies", tmp))
-    print(f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', '(unset)')}  1280x720, panels open")
-    for name, path in models:
-        fps, rtf, cpu_ms, engine_rtf = measure(path)
-        print(f"{name:24s} fps={fps:7.1f}  realtime_factor={rtf:.3f}  cpu_per_frame={cpu_ms:6.1f} ms"
-              f"  engine_alone_realtime_factor={engine_rtf:.3f}")
+    runs = [(name, path, None) for name, path in models]
+    if models[0][0] == "dm_control humanoid":
+        runs.insert(1, (models[0][0], models[0][1], 1.0))
+    header = False
+    for name, path, scale in runs:
+        r = measure(path, scale)
+        if not header:
+            print(f"{r['gl']}  LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', '(unset)')}  "
+                  "1280x720, panels open")
+            header = True
+        setting = "auto" if scale is None else "set"
+        print(f"{name:20s} render_scale={r['scale']:.2f} ({setting})  msaa={r['msaa']}  "
+              f"fps={r['fps']:6.1f}  realtime_factor={r['rtf']:.3f}  "
+              f"cpu_per_frame={r['cpu_ms']:5.1f} ms  "
+              f"engine_alone_realtime_factor={r['engine_rtf']:.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,14 @@ uniform float u_shadow_on;       // 0: no shadow map bound
 
 out vec4 f_color;
 
+float pow48(float x) {           // x^48 by squaring: cheaper than pow() = exp2(48 log2 x) per pixel
+    float x4 = x * x;
+    x4 *= x4;
+    float x16 = x4 * x4;
+    x16 *= x16;
+    return x16 * x16 * x16;
+}
+
 void main() {
     vec3 n = normalize(gl_FrontFacing ? v_normal : -v_normal);
     vec3 to_eye = normalize(v_to_eye);
@@ -33,7 +41,7 @@ void main() {
         shadow = texture(u_shadow_map, vec3(v_shadow.xy, v_shadow.z - bias));
     }
     float head = max(dot(n, to_eye), 0.0);
-    float spec = pow(max(dot(n, normalize(l + to_eye)), 0.0), 48.0)
+    float spec = pow48(max(dot(n, normalize(l + to_eye)), 0.0))
                  * (v_checker.z > 0.0 ? 0.15 : 0.35) * shadow;
     vec3 color = base * (0.28 + 0.62 * ndotl * shadow + 0.18 * head) + vec3(spec);
     f_color = vec4(mix(color, u_background, v_fog), v_color.a);

@@ -35,9 +35,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="with --screenshot: simulate N frames of 1/60 s first (default 0)")
     p.add_argument("--size", default="1280x720", metavar="WxH",
                    help="window or screenshot size in pixels (default 1280x720)")
-    p.add_argument("--msaa", type=int, default=4, metavar="N",
-                   help="multisample anti-aliasing samples (default 4; 0 turns it off, which is "
-                        "faster with a software renderer)")
+    p.add_argument("--msaa", type=int, default=None, metavar="N",
+                   help="multisample anti-aliasing samples of the 3D view (default: 0 with a "
+                        "software renderer such as llvmpipe, 4 otherwise; 4 for --screenshot)")
+    p.add_argument("--render-scale", default="auto", metavar="S|auto",
+                   help="draw the 3D view at S times the window resolution (0.25..1) and stretch "
+                        "it over the window; the panels stay sharp. auto (default): 0.5 with a "
+                        "software renderer (llvmpipe, softpipe, swrast), 1 otherwise. Screenshots "
+                        "and video frames are always drawn at full resolution")
     p.add_argument("--max-fps", type=float, default=60.0, metavar="F",
                    help="window frame-rate cap (default 60; 0 draws as fast as possible)")
     args = p.parse_args(argv)
@@ -52,6 +57,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--duration must be >= 0")
     if args.frames < 0:
         p.error("--frames must be >= 0")
+    if args.msaa is not None and args.msaa < 0:
+        p.error("--msaa must be >= 0")
+    from .viewport import parse_render_scale
+    try:
+        args.render_scale = parse_render_scale(args.render_scale)
+    except ValueError:
+        p.error(f"--render-scale must be 'auto' or a number in [0.25, 1], got {args.render_scale!r}")
     return args
 
 
@@ -104,7 +116,7 @@ def main(argv=None) -> int:
             from .headless import GLUnavailable, screenshot
             try:
                 screenshot(runner, args.screenshot, args.frames, args.width, args.height,
-                           args.msaa)
+                           4 if args.msaa is None else args.msaa)
             except GLUnavailable as e:
                 print(f"studio: {e}", file=sys.stderr)
                 return EXIT_GL_ERROR

@@ -24,14 +24,13 @@ DOUBLE_CLICK = 0.35          # seconds between the presses of a double-click
 VIDEO_FPS = 30
 
 
-def _gl_configs(msaa: int):
+def _gl_config():
+    """OpenGL 3.3 core, double-buffered, single-sampled: the scene is multisampled (when it is)
+    in its own offscreen framebuffer (``studio.viewport``), the panels need no multisampling."""
     from pyglet import gl
 
-    base = dict(major_version=3, minor_version=3, forward_compatible=True, depth_size=24,
-                double_buffer=True)
-    if msaa > 1:
-        yield gl.Config(sample_buffers=1, samples=msaa, **base)
-    yield gl.Config(**base)
+    return gl.Config(major_version=3, minor_version=3, forward_compatible=True, depth_size=24,
+                     double_buffer=True)
 
 
 def configure_pyglet():
@@ -48,21 +47,19 @@ def configure_pyglet():
 _configure_pyglet = configure_pyglet
 
 
-def make_window(width, height, title, msaa):
+def make_window(width, height, title):
     import pyglet.window
 
     last = None
-    for config in _gl_configs(msaa):
-        for drops in (True, False):
-            try:
-                return pyglet.window.Window(width=width, height=height, caption=title,
-                                            resizable=True, config=config, vsync=False,
-                                            file_drops=drops)
-            except pyglet.window.NoSuchConfigException as e:
-                last = e
-                break
-            except Exception as e:          # file drops unsupported on this platform
-                last = e
+    for drops in (True, False):
+        try:
+            return pyglet.window.Window(width=width, height=height, caption=title,
+                                        resizable=True, config=_gl_config(), vsync=False,
+                                        file_drops=drops)
+        except pyglet.window.NoSuchConfigException:
+            raise
+        except Exception as e:              # file drops unsupported on this platform
+            last = e
     raise last
 
 
@@ -89,7 +86,8 @@ def load_model_file(path):
 class App:
     """One studio window: input handling, per-frame drawing, model (re)loading."""
 
-    def __init__(self, window, ctx, runner: Runner, model_path: str, ui_scale: float | None = None):
+    def __init__(self, window, ctx, runner: Runner, model_path: str, ui_scale: float | None = None,
+                 render_scale: float | None = None, msaa: int | None = None):
         from imgui_bundle import imgui, implot
 
         from .imgui_renderer import ImGuiInput, ImGuiRenderer
@@ -97,12 +95,20 @@ class App:
         from .ui.file_browser import FileBrowser
         from .ui.analysis import AnalysisState
         from .ui.plots import PlotState
+        from .viewport import SceneViewport, auto_msaa, auto_render_scale, renderer_name
 
         self.window, self.ctx = window, ctx
         self.runner = runner
         self.model_path = str(model_path)
         self.renderer = Renderer(ctx, runner.m)
         self.renderer.frame_model(runner.d)
+        self.viewport = SceneViewport(ctx)
+        self.gl_renderer = renderer_name(ctx)
+        self.auto_render_scale = auto_render_scale(ctx)
+        self.render_scale_setting = render_scale     # None: auto
+        self.msaa = auto_msaa(ctx) if msaa is None else max(int(msaa), 0)
+        self.frame_scale = 1.0                       # the render scale of the last frame drawn
+        self.panel_rect = None                       # (x0, y0, x1, y1) of the open side panel
         # UI state
         self.selected_body = None
         self.perturbation = None
@@ -149,6 +155,12 @@ class App:
     @property
     def m(self):
         return self.runner.m
+
+    @property
+    def render_scale(self) -> float:
+        """The 3D viewport's render scale: the setting, or the auto choice (``studio.viewport``)."""
+        s = self.render_scale_setting
+        return self.auto_render_scale if s is None else s
 
     # -- model loading ---------------------------------------------------------------------------
     def open_model(self, path, keep_state=False) -> bool:
@@ -383,13 +395,7 @@ class App:
 
         w, h = self.window.get_framebuffer_size()
         self.update_spacenav()
-        snap = self.runner.snapshot
-        self._update_camera(snap)
-        sc = scene.build(self.m, snap, self.renderer.options, colors=self.renderer.colors,
-                         selected_body=self.selected_body, perturb_line=self.perturb_line(snap),
-                         extent=self.renderer.extent)
-        self.renderer.render(self.ctx.screen, w, h, snap, scene=sc)
-        self._after_scene(w, h)
+        # the panels first (they may change what the scene shows), drawn over the scene below
         io = imgui.get_io()
         io.display_size = imgui.ImVec2(float(self.window.width), float(self.window.height))
         sx, sy = self._fb_scale()
@@ -398,11 +404,18 @@ class App:
         io.delta_time = max(now - getattr(self, "_last_frame", now - 1 / 60), 1e-4)
         self._last_frame = now
         imgui.new_frame()
+        panel = self.panel_rect = None
         if self.show_panels:
             imgui.set_next_window_pos(imgui.ImVec2(0, 0), imgui.Cond_.first_use_ever)
             imgui.set_next_window_size(imgui.ImVec2(380 * self.ui_scale, self.window.height),
                                        imgui.Cond_.first_use_ever)
-            if imgui.begin("Studio")[0]:
+            bg = imgui.get_style_color_vec4(imgui.Col_.window_bg)
+            imgui.push_style_color(imgui.Col_.window_bg, imgui.ImVec4(bg.x, bg.y, bg.z, 1.0))
+            opened = imgui.begin("Studio")[0]
+            imgui.pop_style_color()
+            if opened:
+                pos, size = imgui.get_window_pos(), imgui.get_window_size()
+                panel = self.panel_rect = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
                 imgui.text(os.path.basename(self.model_path))
                 simulation.draw(self)
                 options.draw(self)
@@ -421,9 +434,37 @@ class App:
         file_browser.draw(self)
         self._draw_error()
         imgui.render()
+        # the scene: screenshots and video frames are read from the window, so those frames are
+        # drawn at full resolution and whole
+        snap = self.runner.snapshot
+        self._update_camera(snap)
+        sc = scene.build(self.m, snap, self.renderer.options, colors=self.renderer.colors,
+                         selected_body=self.selected_body, perturb_line=self.perturb_line(snap),
+                         extent=self.renderer.extent)
+        full = self._screenshot_requested or self.video is not None
+        self.frame_scale = 1.0 if full else self.render_scale
+        self.viewport.draw(self.renderer, self.ctx.screen, w, h, snap, scene=sc,
+                           scale=self.frame_scale, msaa=self.msaa,
+                           columns=None if full else self._scene_columns(panel, w))
+        self._after_scene(w, h)
         self.gui.render(imgui.get_draw_data(), self.ctx.screen)
         self.runner.frames += 1
         self._count_fps()
+
+    def _scene_columns(self, panel, width):
+        """The window pixel columns (x0, x1) not hidden by the opaque side panel, which spans the
+        window's height at its left or right edge (anywhere else: None, all columns)."""
+        if panel is None:
+            return None
+        x0, y0, x1, y1 = panel
+        if y0 > 0.5 or y1 < self.window.height - 0.5:
+            return None
+        sx, _ = self._fb_scale()
+        if x0 <= 0.5:
+            return math.ceil(x1 * sx), width
+        if x1 >= self.window.width - 0.5:
+            return 0, math.floor(x0 * sx)
+        return None
 
     def _draw_error(self) -> None:
         from imgui_bundle import imgui
@@ -605,19 +646,22 @@ class App:
         if self.video is not None:
             self.toggle_video()
         self.gui.release()
+        self.viewport.release()
         self.renderer.release()
         implot.destroy_context(self.implot_ctx)
         imgui.destroy_context(self.imgui_ctx)
 
 
-def create_app(runner: Runner, model_path, width=1280, height=720, msaa=4) -> App:
-    """Window, GL context and App for ``runner`` (the simulation thread is started)."""
+def create_app(runner: Runner, model_path, width=1280, height=720, msaa=None,
+               render_scale=None) -> App:
+    """Window, GL context and App for ``runner`` (the simulation thread is started).
+    ``msaa`` (samples) and ``render_scale`` (0.25..1) of the 3D viewport: None for auto."""
     configure_pyglet()
     import moderngl
 
-    window = make_window(width, height, f"studio - {os.path.basename(str(model_path))}", msaa)
+    window = make_window(width, height, f"studio - {os.path.basename(str(model_path))}")
     ctx = moderngl.create_context()
-    app = App(window, ctx, runner, model_path)
+    app = App(window, ctx, runner, model_path, render_scale=render_scale, msaa=msaa)
     runner.start_thread()
     return app
 
@@ -625,7 +669,8 @@ def create_app(runner: Runner, model_path, width=1280, height=720, msaa=4) -> Ap
 def run_window(runner: Runner, args) -> Runner:
     import pyglet
 
-    app = create_app(runner, args.model, args.width, args.height, args.msaa)
+    app = create_app(runner, args.model, args.width, args.height, args.msaa,
+                     getattr(args, "render_scale", None))
     if args.duration is not None:
         pyglet.clock.schedule_once(lambda dt: app.window.close(), args.duration)
     app.runner.start_time = app.runner.start = time.perf_counter()

@@ -30,6 +30,12 @@ class ImGuiRenderer:
         self.vao = self._vao()
         self.textures: dict[int, moderngl.Texture] = {}
         self.io.backend_flags |= imgui.BackendFlags_.renderer_has_textures
+        # ImGui's textures are sampled texel for texel (glyphs are rasterised at their display
+        # size), so nearest filtering draws the same pixels as bilinear, for less work per pixel
+        # with a software rasteriser; the lines and round corners baked into the font atlas are
+        # the uses that need bilinear filtering, so those are drawn as geometry instead.
+        for flag in ("no_baked_lines", "no_baked_round_corners"):     # the latter: newer ImGui only
+            self.io.fonts.flags |= getattr(imgui.ImFontAtlasFlags_, flag, 0)
         pio = imgui.get_platform_io()
         maxsize = int(ctx.info["GL_MAX_TEXTURE_SIZE"])
         pio.renderer_texture_max_width = maxsize
@@ -51,7 +57,7 @@ class ImGuiRenderer:
         if status == imgui.ImTextureStatus.want_create:
             pixels = np.asarray(tex.get_pixels_array(), dtype=np.uint8)
             t = self.ctx.texture((tex.width, tex.height), 4, pixels.tobytes())
-            t.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            t.filter = (moderngl.NEAREST, moderngl.NEAREST)
             t.repeat_x = t.repeat_y = False
             self.textures[t.glo] = t
             tex.set_tex_id(t.glo)

@@ -22,7 +22,11 @@ from .scene import SceneOptions, geom_colors, model_extent
 SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
 BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
 
-SHADOW_SIZE = 1024                    # shadow map resolution (texels per side)
+SHADOW_SIZE = 1024                    # shadow map resolution (texels per side) at render scale 1
+MIN_SHADOW_SIZE = 256
+# unit meshes that are closed surfaces (studio.meshes: counter-clockwise seen from outside), drawn
+# with back faces culled; mesh assets and height fields may be open or wound either way
+CLOSED_SHAPES = ("sphere", "capsule", "cylinder", "box")
 
 # per-instance layout: pos 3, rows 3x3, scale 3, rgba 4, checker 1 = 20 floats
 _INSTANCE_FORMAT = "3f 3f 3f 3f 3f 4f 1f/i"
@@ -38,8 +42,9 @@ class _Shape:
     """A unit mesh on the GPU with a growable instance buffer."""
 
     def __init__(self, ctx: moderngl.Context, prog: moderngl.Program, vertices, indices,
-                 shadow_prog: moderngl.Program | None = None):
+                 shadow_prog: moderngl.Program | None = None, closed: bool = False):
         self.ctx, self.prog, self.shadow_prog = ctx, prog, shadow_prog
+        self.closed = closed          # a closed surface wound counter-clockwise seen from outside
         self.nindex = int(indices.size)
         self.vbo = ctx.buffer(vertices.tobytes())
         self.ibo = ctx.buffer(indices.tobytes()) if indices.size else None
@@ -79,13 +84,19 @@ class _Shape:
             self.inst.write(np.ascontiguousarray(instances, dtype=np.float32).tobytes())
         self.count = n
 
+    def _render(self, vao) -> None:
+        if self.count and self.nindex and vao is not None:
+            if self.closed:          # back faces of a closed surface are hidden: not rasterised
+                self.ctx.enable(moderngl.CULL_FACE)
+            vao.render(moderngl.TRIANGLES, vertices=self.nindex, instances=self.count)
+            if self.closed:
+                self.ctx.disable(moderngl.CULL_FACE)
+
     def draw(self) -> None:
-        if self.count and self.nindex:
-            self.vao.render(moderngl.TRIANGLES, vertices=self.nindex, instances=self.count)
+        self._render(self.vao)
 
     def draw_shadow(self) -> None:
-        if self.count and self.nindex and self.shadow_vao is not None:
-            self.shadow_vao.render(moderngl.TRIANGLES, vertices=self.nindex, instances=self.count)
+        self._render(self.shadow_vao)
 
     def release(self) -> None:
         for obj in (self.vao, self.shadow_vao, self.inst, self.ibo, self.vbo):
@@ -120,11 +131,8 @@ class Renderer:
         self.fixed_camera = None          # (pos, xmat, fovy) of a model camera, or None: orbit
         self.colors = geom_colors(m)
         self.extent = 1.0
-        self.shadow_map = ctx.depth_texture((SHADOW_SIZE, SHADOW_SIZE))
-        self.shadow_map.compare_func = "<="
-        self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
-        self.shadow_map.repeat_x = self.shadow_map.repeat_y = False
-        self.shadow_fbo = ctx.framebuffer(depth_attachment=self.shadow_map)
+        self.shadow_map = self.shadow_fbo = None
+        self._shadow_target(SHADOW_SIZE)
         self.scene_center = np.zeros(3)
         self.scene_radius = 1.0
         self.mesh_shapes = {}
@@ -173,6 +181,27 @@ class Renderer:
         proj[2, 3] = -(far + near) / (far - near)
         return proj @ view
 
+    def _shadow_target(self, size: int) -> None:
+        """(Re)create the shadow map with ``size`` texels per side."""
+        if self.shadow_map is not None:
+            if self.shadow_map.width == size:
+                return
+            self.shadow_fbo.release()
+            self.shadow_map.release()
+        self.shadow_map = self.ctx.depth_texture((size, size))
+        self.shadow_map.compare_func = "<="
+        self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
+        self.shadow_map.repeat_x = self.shadow_map.repeat_y = False
+        self.shadow_fbo = self.ctx.framebuffer(depth_attachment=self.shadow_map)
+
+    @staticmethod
+    def shadow_size(scale: float) -> int:
+        """Shadow-map texels per side at a render scale: the power of two nearest to SHADOW_SIZE
+        times the scale, so that a shadow's edge spans about as many screen pixels at every scale
+        (filling a smaller map and reading it are cheaper with a software rasteriser)."""
+        n = SHADOW_SIZE * 2.0 ** round(math.log2(max(scale, 1e-3)))
+        return int(min(max(n, MIN_SHADOW_SIZE), SHADOW_SIZE))
+
     # ------------------------------------------------------------------------------------------
     def _shape(self, key, layer) -> _Shape:
         """The GPU shape for a unit mesh in a layer, created on first use."""
@@ -186,7 +215,8 @@ class Renderer:
             else:
                 verts, idx = self.unit[key]
             sp = self.shadow_prog if layer == "opaque" and key != "plane" else None
-            shape = _Shape(self.ctx, self.prog, verts, idx, shadow_prog=sp)
+            shape = _Shape(self.ctx, self.prog, verts, idx, shadow_prog=sp,
+                           closed=key in CLOSED_SHAPES)
             shape.vertices, shape.indices = verts, idx
             self.layer_shapes[(key, layer)] = shape
         return shape
@@ -208,8 +238,12 @@ class Renderer:
                 np.asarray(pos, float)
         return cam.projection(aspect) @ cam.view(), cam.eye
 
-    def render(self, fbo: moderngl.Framebuffer, width: int, height: int, d, scene=None) -> None:
-        """Clear ``fbo`` and draw ``scene`` (default: the geoms of ``d``) into it."""
+    def render(self, fbo: moderngl.Framebuffer, width: int, height: int, d, scene=None,
+               view_size=None) -> None:
+        """Clear ``fbo`` and draw ``scene`` (default: the geoms of ``d``) into its ``width`` x
+        ``height`` pixels. ``view_size``: the (width, height) whose aspect ratio the camera uses
+        (the window's, when the scene is drawn at a render scale, which also sets the shadow-map
+        size: ``shadow_size``); default ``(width, height)``."""
         from . import scene as scene_mod
         if scene is None:
             scene = scene_mod.build(self.m, d, self.options, colors=self.colors,
@@ -221,9 +255,12 @@ class Renderer:
         ctx.enable(moderngl.DEPTH_TEST | moderngl.BLEND)
         ctx.depth_func = "<"
         ctx.disable(moderngl.CULL_FACE)
+        ctx.front_face, ctx.cull_face = "ccw", "back"
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         cam = self.camera
-        vp, eye = self.view_projection(width, height)
+        view_size = view_size or (width, height)
+        self._shadow_target(self.shadow_size(width / max(view_size[0], 1)))
+        vp, eye = self.view_projection(*view_size)
         self.prog["u_viewproj"].write(vp.T.astype("f4").tobytes())
         self._set("u_eye", tuple(eye))
         self._set("u_light_dir", tuple(self.light_dir))
@@ -244,7 +281,7 @@ class Renderer:
         shadows = bool(getattr(self.options, "shadows", True))
         if shadows:
             self.shadow_fbo.use()
-            ctx.viewport = (0, 0, SHADOW_SIZE, SHADOW_SIZE)
+            ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.width)
             self.shadow_fbo.clear(depth=1.0)
             self.shadow_prog["u_light_viewproj"].write(light_vp)
             for s in layers["opaque"]:

@@ -329,3 +329,136 @@ def test_record_then_analysis_panel_plots(xdisplay, tmp_path):
     finally:
         a.close()
         a.window.close()
+
+
+# -- render scale ------------------------------------------------------------------------------
+@pytest.fixture
+def three_app(xdisplay, tmp_path):
+    from test_studio_render import THREE
+    p = tmp_path / "three.xml"
+    p.write_text(THREE)
+    a = make_app(p, paused=True, size=(640, 480))
+    a.show_panels = False
+    yield a
+    a.close()
+    a.window.close()
+
+
+def shown(app):
+    """The window's picture after one frame is drawn (not flipped), rows top-down."""
+    w, h = app.window.get_framebuffer_size()
+    app.draw_frame()
+    return app._capture(w, h).astype(int)
+
+
+def test_auto_render_scale_and_msaa_follow_the_gl_renderer(three_app):
+    from studio.viewport import SOFTWARE_RENDERERS
+    app = three_app
+    software = any(s in app.ctx.info["GL_RENDERER"].lower() for s in SOFTWARE_RENDERERS)
+    assert app.render_scale_setting is None
+    assert app.render_scale == (0.5 if software else 1.0)
+    app.draw_frame()
+    assert app.frame_scale == app.render_scale
+    from studio.ui.rendering import set_render_scale
+    set_render_scale(app, 0.1)                           # what the slider calls: clamped
+    app.draw_frame()
+    assert app.render_scale_setting == app.frame_scale == 0.25
+    set_render_scale(app, None)                          # the auto checkbox
+    assert app.render_scale == (0.5 if software else 1.0)
+
+
+def test_picking_selects_the_body_shown_under_the_pixel_at_every_render_scale(three_app):
+    """At each scale, a double-click position picks the body whose colour the window shows
+    there (sky: nothing), so the pick agrees between scales."""
+    import engine
+    from studio.renderer import BACKGROUND
+    from test_studio_render import classify
+    app = three_app
+    bodies = [engine.name2id(app.m, "body", n) for n in ("red", "green", "blue")]
+    picked = {}
+    for scale in (0.5, 1.0):
+        app.render_scale_setting = scale
+        img = shown(app)
+        assert app.frame_scale == scale
+        cls = classify(img)
+        h, w = cls.shape
+        hits = np.zeros(4, int)
+        for row in range(6, h - 6, 9):
+            for col in range(6, w - 6, 9):
+                block = cls[row - 3:row + 4, col - 3:col + 4]
+                c = int(block[3, 3])
+                if not (block == c).all():
+                    continue                             # near an edge
+                if c < 0 and np.abs(img[row - 3:row + 4, col - 3:col + 4]
+                                    - np.array(BACKGROUND) * 255).max() > 3:
+                    continue                             # a highlight, not the sky
+                body = app.select_at(col + 0.5, h - row - 0.5)
+                assert body == (bodies[c] if c >= 0 else -1), (scale, row, col, c, body)
+                hits[c] += 1
+                picked[(scale, row, col)] = body
+        assert (hits[:3] > 15).all() and hits[3] > 100, hits
+    common = [(r, c) for (s, r, c) in picked if s == 0.5 and (1.0, r, c) in picked]
+    assert len(common) > 300
+    assert all(picked[(0.5, r, c)] == picked[(1.0, r, c)] for r, c in common)
+
+
+def test_screenshot_and_video_frames_are_drawn_at_full_resolution(three_app, tmp_path,
+                                                                   monkeypatch):
+    from PIL import Image
+    from pyglet.window import key
+    app = three_app
+    monkeypatch.chdir(tmp_path)
+    w, h = app.window.get_framebuffer_size()
+    app.render_scale_setting = 1.0
+    full = shown(app)
+    app.render_scale_setting = 0.5
+    low = shown(app)
+    assert np.abs(low - full).max() > 60                 # the scaled frame is softer
+    app.shortcut(key.P, key.MOD_CTRL)                    # Ctrl+P
+    app.draw_frame()
+    assert app.frame_scale == 1.0
+    (png,) = tmp_path.glob("studio-*.png")
+    with Image.open(png) as im:
+        shot = np.asarray(im.convert("RGB"), int)
+    assert shot.shape == (h, w, 3)
+    assert np.abs(shot - full).max() <= 2                # as drawn at render scale 1
+    app.draw_frame()
+    assert app.frame_scale == 0.5                        # back to the render scale
+
+    class Frames:
+        def __init__(self):
+            self.frames = []
+
+        def send(self, data):
+            self.frames.append(data)
+
+        def close(self):
+            pass
+
+    vw, vh = w - w % 2, h - h % 2
+    app.video, app._video_size, app._video_next = Frames(), (vw, vh), 0.0
+    app.draw_frame()
+    assert app.frame_scale == 1.0 and len(app.video.frames) == 1
+    frame = np.frombuffer(app.video.frames[0], np.uint8).reshape(vh, vw, 3).astype(int)
+    assert np.abs(frame - full[:vh, :vw]).max() <= 2
+    app.video = None
+
+
+@pytest.mark.parametrize("scale", [0.5, 1.0])
+def test_scene_beside_the_open_panel_is_unchanged(three_app, scale):
+    """The scene is not drawn under the opaque side panel; beside it the window shows what it
+    shows with the panels closed."""
+    app = three_app
+    app.render_scale_setting = scale
+    bare = shown(app)
+    app.show_panels = True
+    app.ctx.screen.use()
+    app.ctx.screen.clear(1.0, 0.0, 1.0, 1.0)             # magenta where nothing is drawn
+    with_panel = shown(app)
+    x0, y0, x1, y1 = app.panel_rect
+    assert x0 == 0 and y0 == 0 and y1 == app.window.height
+    right = int(np.ceil(x1))
+    h = bare.shape[0]
+    top = slice(0, h // 2)                               # the info overlay sits at the bottom
+    assert np.abs(with_panel[top, right:] - bare[top, right:]).max() <= 2
+    assert bare[:, right:].std() > 10                    # (the compared part shows the scene)

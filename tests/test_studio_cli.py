@@ -60,8 +60,22 @@ def summary(proc):
 def test_help_lists_the_options():
     proc = run_studio("--help", timeout=120)
     assert proc.returncode == 0, proc.stderr
-    for opt in ("--paused", "--record", "--duration", "--headless", "--screenshot", "--frames"):
+    for opt in ("--paused", "--record", "--duration", "--headless", "--screenshot", "--frames",
+                "--msaa", "--render-scale", "--max-fps"):
         assert opt in proc.stdout
+
+
+def test_render_scale_option_is_checked(capsys):
+    from studio.__main__ import parse_args
+    assert parse_args([]).render_scale is None                    # auto
+    assert parse_args(["--render-scale", "AUTO"]).render_scale is None
+    assert parse_args(["--render-scale", "0.5"]).render_scale == 0.5
+    assert parse_args(["--render-scale", "1"]).render_scale == 1.0
+    for bad in ("0.1", "1.5", "half"):
+        with pytest.raises(SystemExit) as e:
+            parse_args(["--render-scale", bad])
+        assert e.value.code == 2
+        assert "--render-scale" in capsys.readouterr().err
 
 
 def test_headless_run_paces_the_default_model():

@@ -109,3 +109,113 @@ def test_every_decoration_draws(ctx):
     opts = SceneOptions(geoms=False, tendons=False, perturbation=True)
     _, img = _render(ctx, m, d, opts, perturb_line=(d.xpos[1], d.xpos[1] + [0, 0, 0.3]))
     assert _differs(img).sum() > 20
+
+
+@pytest.mark.parametrize("name", ["sphere", "capsule", "cylinder", "box"])
+def test_closed_unit_meshes_face_outwards(name):
+    """Back faces of these shapes are culled: every triangle must be wound counter-clockwise
+    seen from outside (its normal points away from the shape's axis or centre)."""
+    from studio import meshes
+    from studio.renderer import CLOSED_SHAPES
+    assert name in CLOSED_SHAPES
+    verts, idx = getattr(meshes, name)()
+    pos = verts[:, :3] + np.outer(verts[:, 6], [0.0, 0.0, 1.0])    # capsule: half-length 1
+    tri = pos[idx.reshape(-1, 3)]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    area = np.linalg.norm(normal, axis=1)
+    keep = area > 1e-9                                # degenerate triangles at the poles
+    centroid = tri.mean(axis=1)
+    # outward direction: from the nearest point of the shape's core (centre, or axis segment)
+    core = np.zeros_like(centroid)
+    if name == "capsule":
+        core[:, 2] = np.clip(centroid[:, 2], -1.0, 1.0)
+    outward = np.einsum("ij,ij->i", normal[keep], centroid[keep] - core[keep]) / area[keep]
+    assert keep.sum() > 10 and np.all(outward > 0), outward.min()
+
+
+# three bodies of distinct colours, no floor: silhouettes compared across render scales
+THREE = """<mujoco model="three">
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <body name="red" pos="-0.6 0 0"><geom type="box" size="0.2 0.2 0.2" rgba="0.9 0.1 0.1 1"/></body>
+    <body name="green" pos="0 0 0.1"><geom type="sphere" size="0.25" rgba="0.1 0.9 0.1 1"/></body>
+    <body name="blue" pos="0.6 0 0" euler="30 0 0">
+      <geom type="capsule" size="0.1 0.2" rgba="0.1 0.1 0.9 1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def classify(img):
+    """Per pixel: 0, 1, 2 for a red, green or blue dominated colour, -1 for anything else."""
+    img = img.astype(float)
+    c = img.argmax(axis=2)
+    top = img.max(axis=2)
+    rest = np.sort(img, axis=2)[:, :, 1]
+    return np.where(top > 1.6 * rest + 20, c, -1)
+
+
+def dilate(mask, r):
+    out = mask.copy()
+    for dy in range(-r, r + 1):
+        for dx in range(-r, r + 1):
+            out |= np.roll(np.roll(mask, dy, axis=0), dx, axis=1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    import engine
+    p = tmp_path_factory.mktemp("three") / "three.xml"
+    p.write_text(THREE)
+    m = engine.load_model(str(p))
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    return m, d
+
+
+def _viewport_image(ctx, r, d, size, scale, msaa):
+    """What the window shows: the scene drawn through SceneViewport into a window-sized target."""
+    from studio.viewport import SceneViewport
+    w, h = size
+    screen = ctx.framebuffer(color_attachments=[ctx.renderbuffer((w, h), 4)])
+    vp = SceneViewport(ctx)
+    try:
+        vp.draw(r, screen, w, h, d, scale=scale, msaa=msaa)
+        raw = screen.read(components=3, alignment=1)
+    finally:
+        vp.release()
+        screen.color_attachments[0].release()
+        screen.release()
+    return np.frombuffer(raw, np.uint8).reshape(h, w, 3)[::-1].copy()
+
+
+@pytest.mark.parametrize("scale,msaa", [(0.5, 0), (0.5, 4), (0.37, 0), (1.0, 4)])
+def test_scaled_viewport_keeps_the_silhouettes(ctx, three, scale, msaa):
+    """A render at a reduced scale (odd window size: the scaled target's aspect differs by a
+    rounding) shows each geom where the full-resolution render does, within a few pixels."""
+    from studio.renderer import Renderer
+    m, d = three
+    size = (481, 359)
+    r = Renderer(ctx, m)
+    r.frame_model(d)
+    ref = classify(_viewport_image(ctx, r, d, size, 1.0, 0))
+    img = classify(_viewport_image(ctx, r, d, size, scale, msaa))
+    tol = max(2, int(np.ceil(1.0 / scale)))
+    for c in range(3):
+        a, b = ref == c, img == c
+        assert a.sum() > 800, f"colour {c}: the reference shows almost nothing"
+        assert abs(int(b.sum()) - int(a.sum())) < 0.12 * a.sum(), (c, a.sum(), b.sum())
+        assert not (b & ~dilate(a, tol)).any(), f"colour {c} drawn where the reference has none"
+        assert not (a & ~dilate(b, tol)).any(), f"colour {c} missing where the reference has it"
+        ya, xa = np.nonzero(a)
+        yb, xb = np.nonzero(b)
+        assert abs(xa.mean() - xb.mean()) < 1.0 and abs(ya.mean() - yb.mean()) < 1.0
+    r.release()
+
+
+def test_shadow_map_follows_the_render_scale():
+    from studio.renderer import SHADOW_SIZE, Renderer
+    assert Renderer.shadow_size(1.0) == SHADOW_SIZE
+    assert Renderer.shadow_size(0.5) == SHADOW_SIZE // 2
+    assert Renderer.shadow_size(0.25) == SHADOW_SIZE // 4

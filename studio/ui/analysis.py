@@ -143,9 +143,25 @@ def _plot(label, t, ref, got, height) -> None:
         implot.end_plot()
 
 
+def _number(s, key) -> float:
+    """A summary statistic; engine.analysis writes None where it is undefined (no samples, or
+    max_rel of a signal whose reference is zero throughout)."""
+    v = s.get(key)
+    return np.nan if v is None else float(v)
+
+
+def _badness(s) -> float:
+    """Sort key, worst first: the relative error; a non-finite one is the worst; where it is
+    undefined (zero reference), any absolute error is the worst and none is perfect."""
+    rel, err = _number(s, "max_rel"), _number(s, "max_abs")
+    if s.get("max_rel") is None:
+        return 0.0 if not err or np.isnan(err) else np.inf
+    return np.nan_to_num(rel, nan=np.inf)
+
+
 def _table(summary) -> None:
     sig = summary.get("signals", {})
-    rows = sorted(sig.items(), key=lambda kv: -np.nan_to_num(kv[1].get("max_rel", 0.0), nan=np.inf))
+    rows = sorted(sig.items(), key=lambda kv: -_badness(kv[1]))
     flags = (imgui.TableFlags_.borders | imgui.TableFlags_.row_bg | imgui.TableFlags_.scroll_y
              | imgui.TableFlags_.resizable)
     if imgui.begin_table("errors", 4, flags, imgui.ImVec2(0, 180)):
@@ -155,9 +171,9 @@ def _table(summary) -> None:
         imgui.table_headers_row()
         for label, s in rows[:TABLE_ROWS]:
             imgui.table_next_row()
-            for col, text in enumerate((label, f"{s.get('max_abs', np.nan):.3g}",
-                                        f"{s.get('rms', np.nan):.3g}",
-                                        f"{s.get('max_rel', np.nan):.3g}")):
+            for col, text in enumerate((label, f"{_number(s, 'max_abs'):.3g}",
+                                        f"{_number(s, 'rms'):.3g}",
+                                        f"{_number(s, 'max_rel'):.3g}")):
                 imgui.table_set_column_index(col)
                 imgui.text(text)
         imgui.end_table()

@@ -25,7 +25,11 @@ def draw(app) -> None:
              | imgui.WindowFlags_.no_move)
     vp = imgui.get_main_viewport()
     pad = 10.0 * app.ui_scale
-    imgui.set_next_window_pos(imgui.ImVec2(vp.work_pos.x + pad, vp.work_pos.y + vp.work_size.y - pad),
+    left = vp.work_pos.x
+    panel = getattr(app, "panel_rect", None)
+    if panel is not None and panel[0] <= left + 0.5:     # bottom left of the 3D view, not the panel
+        left = panel[2]
+    imgui.set_next_window_pos(imgui.ImVec2(left + pad, vp.work_pos.y + vp.work_size.y - pad),
                               imgui.Cond_.always, imgui.ImVec2(0.0, 1.0))
     imgui.set_next_window_bg_alpha(0.55)
     if imgui.begin("info", None, flags)[0]:

@@ -1,4 +1,5 @@
-"""Rendering panel: what to draw (each decoration a toggle), geom groups, camera choice."""
+"""Rendering panel: what to draw (each decoration a toggle), geom groups, camera choice, and the
+3D view's render scale and multisampling (``studio.viewport``)."""
 from __future__ import annotations
 
 from imgui_bundle import imgui
@@ -17,6 +18,47 @@ def camera_names(m) -> list[str]:
     for i in range(m.ncam):
         names.append(cams[i] if i < len(cams) and cams[i] else f"camera {i}")
     return names
+
+
+MSAA_CHOICES = (0, 2, 4, 8)
+
+
+def set_render_scale(app, value) -> None:
+    """None: auto; else clamped to [MIN_SCALE, MAX_SCALE]."""
+    from ..viewport import MAX_SCALE, MIN_SCALE
+    app.render_scale_setting = None if value is None else min(max(float(value), MIN_SCALE),
+                                                              MAX_SCALE)
+
+
+def draw_quality(app) -> None:
+    """Render scale of the 3D view (slider, or auto) and its multisampling."""
+    from ..viewport import MAX_SCALE, MIN_SCALE, scaled_size
+    auto = app.render_scale_setting is None
+    imgui.set_next_item_width(150 * app.ui_scale)
+    imgui.begin_disabled(auto)
+    changed, v = imgui.slider_float("##scale", app.render_scale, MIN_SCALE, MAX_SCALE, "%.2f")
+    imgui.end_disabled()
+    if changed and not auto:
+        set_render_scale(app, v)
+    imgui.same_line()
+    changed, v = imgui.checkbox("auto##scale", auto)
+    if changed:
+        set_render_scale(app, None if v else app.render_scale)
+    imgui.same_line()
+    imgui.text("render scale")
+    w, h = app.window.get_framebuffer_size()
+    sw, sh = scaled_size(w, h, app.render_scale)
+    gl = app.gl_renderer.split(" (")[0]
+    imgui.text_disabled(f"3D view {sw}x{sh} of {w}x{h} ({gl})")
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("auto: 0.5 with a software renderer (llvmpipe, softpipe, swrast), 1 "
+                          "otherwise.\nScreenshots (Ctrl+P) and video are drawn at full resolution.")
+    choices = sorted(set(MSAA_CHOICES) | {app.msaa})
+    labels = [f"{n}x" if n else "off" for n in choices]
+    imgui.set_next_item_width(150 * app.ui_scale)
+    changed, idx = imgui.combo("multisampling", choices.index(app.msaa), labels)
+    if changed:
+        app.msaa = choices[idx]
 
 
 def draw(app) -> None:
@@ -42,3 +84,4 @@ def draw(app) -> None:
     changed, v = imgui.checkbox("track the selected body (T)", app.tracking)
     if changed:
         app.set_tracking(v)
+    draw_quality(app)
