@@ -52,7 +52,7 @@ def analysis(out):
         runner.step_n(10)
     runner.close_recorder()
     engine.forward(m, d)
-    app = create_app(runner, str(model), SIZE[0], SIZE[1], msaa=0)
+    app = create_app(runner, str(model), SIZE[0], SIZE[1], render_scale=1.0, msaa=0)
     app.last_recording = str(traj)
     app.analysis.start(str(traj), str(model))
     app.analysis.wait()

@@ -24,7 +24,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help=f"model file (default: {os.path.relpath(DEFAULT_MODEL)})")
     p.add_argument("--paused", action="store_true", help="start with the simulation paused")
     p.add_argument("--record", metavar="FILE",
-                   help="record the trajectory to FILE (needs engine.Recorder)")
+                   help="record the trajectory to FILE (engine.Recorder)")
     p.add_argument("--duration", type=float, metavar="S",
                    help="quit after S seconds of wall time")
     p.add_argument("--headless", action="store_true",
@@ -94,13 +94,7 @@ def open_recorder(m, d, path):
         return None
     import engine
 
-    try:
-        recorder_cls = engine.Recorder
-    except AttributeError:
-        print("studio: --record needs engine.Recorder, which this version does not have",
-              file=sys.stderr)
-        raise SystemExit(EXIT_MODEL_ERROR)
-    return recorder_cls(m, path, d=d)            # d: the state before the first recorded step
+    return engine.Recorder(m, path, d=d)         # d: the state before the first recorded step
 
 
 def main(argv=None) -> int:

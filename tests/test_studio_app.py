@@ -301,13 +301,8 @@ def test_fake_spacenavd_moves_the_selected_body(xdisplay, float_model, tmp_path,
         srv.close()
 
 
-@pytest.mark.skipif(not hasattr(__import__("engine"), "Recorder"),
-                    reason="engine.Recorder is not in this engine yet")
 def test_record_then_analysis_panel_plots(xdisplay, tmp_path):
-    from studio.ui.analysis import available
     from studio.ui.simulation import toggle_recording
-    if available():
-        pytest.skip(available())
     model = tmp_path / "single_joint.xml"
     model.write_text((ROOT / "assets" / "single_joint.xml").read_text())
     a = make_app(model)

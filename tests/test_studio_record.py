@@ -9,14 +9,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import engine
 from studio.runner import Runner
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(not hasattr(engine, "Recorder"),
-                                reason="engine.Recorder is not in this engine yet")
 
 
 def newton_single_joint(tmp_path) -> Path:
@@ -92,9 +89,7 @@ def test_record_option_headless(tmp_path):
 
 
 def test_analysis_panel_worker_recovers_the_controls(tmp_path):
-    from studio.ui.analysis import AnalysisState, available
-    if available():
-        pytest.skip(available())
+    from studio.ui.analysis import AnalysisState
     model = newton_single_joint(tmp_path)
     path = tmp_path / "run.traj"
     record_in_thread(model, path)

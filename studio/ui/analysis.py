@@ -10,7 +10,6 @@ from engine.analysis; this module only runs it and draws.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 import time
@@ -24,17 +23,6 @@ import engine
 from .file_browser import FileBrowser
 
 TABLE_ROWS = 200                     # error table rows shown (worst max_rel first)
-
-
-def available() -> str:
-    """'' when the engine has recording and analysis, else what is missing."""
-    if not hasattr(engine, "load_trajectory"):
-        return "engine.load_trajectory is missing"
-    try:
-        importlib.import_module("engine.analysis")
-    except ImportError:
-        return "engine.analysis is missing"
-    return ""
 
 
 class AnalysisState:
@@ -185,10 +173,6 @@ def draw(app) -> None:
         imgui.set_next_item_open(True)
         st.reveal = False
     if not imgui.collapsing_header("Analysis"):
-        return
-    missing = available()
-    if missing:
-        imgui.text_disabled(f"not available: {missing}")
         return
     last = getattr(app, "last_recording", None)
     imgui.begin_disabled(st.running or not last)

@@ -9,6 +9,7 @@ import engine
 INTEGRATORS = [e.name for e in engine.Integrator]
 SOLVERS = [e.name for e in engine.Solver]
 CONES = [e.name for e in engine.Cone]
+STABILIZATIONS = [e.name for e in engine.Stabilization]
 DISABLE_BITS = [e for e in engine.DisableBit]
 
 
@@ -60,6 +61,7 @@ def draw(app) -> None:
     _enum_combo(app, "integrator", "integrator", engine.Integrator, INTEGRATORS)
     _enum_combo(app, "solver", "solver", engine.Solver, SOLVERS)
     _enum_combo(app, "cone", "cone", engine.Cone, CONES)
+    _enum_combo(app, "stabilization", "stabilization", engine.Stabilization, STABILIZATIONS)
     changed, v = imgui.slider_int("iterations", int(opt.iterations), 1, 1000)
     if changed:
         set_option(app, "iterations", int(v))

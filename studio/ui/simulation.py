@@ -6,8 +6,6 @@ import time
 import numpy as np
 from imgui_bundle import imgui
 
-import engine
-
 SPEED_MIN, SPEED_MAX = 0.01, 1.0
 
 
@@ -86,13 +84,8 @@ def draw(app) -> None:
         imgui.text_wrapped(r.warning_message)
         imgui.pop_style_color()
     imgui.separator()
-    has_recorder = hasattr(engine, "Recorder")
-    imgui.begin_disabled(not has_recorder)
     if imgui.button("Stop recording" if r.recording else "Record"):
         toggle_recording(app)
-    imgui.end_disabled()
-    if not has_recorder and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
-        imgui.set_tooltip("Recording needs engine.Recorder, which this version does not have yet")
     imgui.same_line()
     if imgui.button("Screenshot"):
         app.request_screenshot()
