@@ -2,7 +2,7 @@
 
     python docs/make_pictures.py
 
-docs/studio-humanoid.png: ``python -m studio humanoid.xml --screenshot`` after 1.5 s of simulation
+docs/studio-humanoid.png: ``python -m studio humanoid.xml --screenshot`` after 3.3 s of simulation
 (the dm_control humanoid lying on the floor: contact points and contact-force arrows).
 docs/studio-analysis.png: the window drawn offscreen with the Analysis panel showing the inverse
 analysis of 3 s of the single-joint mechanism recorded under random torques.
@@ -19,14 +19,14 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT))
-SIZE = (960, 540)
+SIZE = (1280, 720)
 
 
 def humanoid(out):
     import dm_control
     model = Path(dm_control.__file__).parent / "suite" / "humanoid.xml"
     subprocess.run([sys.executable, "-m", "studio", str(model), "--screenshot", str(out),
-                    "--frames", "90", "--size", f"{SIZE[0]}x{SIZE[1]}"], cwd=ROOT, check=True)
+                    "--frames", "200", "--size", f"{SIZE[0]}x{SIZE[1]}"], cwd=ROOT, check=True)
 
 
 def analysis(out):

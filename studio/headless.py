@@ -69,7 +69,8 @@ def render_offscreen(ctx, renderer, d, width: int, height: int, msaa: int = 4) -
 
 def screenshot(runner: Runner, path: str, frames: int, width: int, height: int,
                msaa: int = 4) -> None:
-    """Simulate ``frames`` frames (1/60 s each, as fast as possible), then save a PNG of the scene."""
+    """Simulate ``frames`` frames (1/60 s each, as fast as possible), then save a PNG of the scene
+    with the camera framing the geoms where they are then."""
     from PIL import Image
 
     from .renderer import Renderer
@@ -78,12 +79,12 @@ def screenshot(runner: Runner, path: str, frames: int, width: int, height: int,
     ctx = create_egl_context()
     try:
         renderer = Renderer(ctx, m)
-        renderer.frame_model(d)
         n = steps_per_frame(m)
         for _ in range(max(0, frames)):
             if not runner.paused:
                 runner.step_n(n)
             runner.frames += 1
+        renderer.frame_model(d)
         img = render_offscreen(ctx, renderer, d, width, height, msaa)
         Image.fromarray(img, "RGB").save(path)
         renderer.release()
