@@ -369,7 +369,9 @@ def pgs(m, d, f, iterations, tolerance):
 
     The gradient of a row, ((A + R) f + b)_i = J_i (M^-1 J' f) + R_i f_i + b_i, is computed
     from w = M^-1 J' f, kept current as impulses change: a sweep costs the nonzeros of J, not
-    the square of the number of rows."""
+    the square of the number of rows. The residual of a sweep is the largest natural residual
+    of its objects (natural_residual) relative to the largest impulse: the sweeps stop when it
+    falls below tolerance (tolerance 0 runs every iteration)."""
     nefc = d.nefc[0]
     z = np.empty(6)
     out = np.empty(6)
@@ -378,14 +380,13 @@ def pgs(m, d, f, iterations, tolerance):
     old = np.empty(6)
     w = d.solver_w
     impulse_velocity(d, f, w)
-    cost = dual_cost(d, f)
     it = 0
     residual = 0.0
     for it in range(1, iterations + 1):
-        change = 0.0
-        improvement = 0.0
         if it % 16 == 0:
             impulse_velocity(d, f, w)      # rebuild w: incremental updates accumulate rounding
+        emax = 0.0
+        fmax = 0.0
         i = 0
         while i < nefc:
             if d.efc_hard[i]:
@@ -397,54 +398,66 @@ def pgs(m, d, f, iterations, tolerance):
                 g[k] = d.efc_b[i + k] + d.efc_R[i + k] * f[i + k] + row_dot(d, i + k,
                                                                             d.efc_J, w)
                 old[k] = f[i + k]
+            emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
             if n == 1:
                 # exact minimisation along the row, then projection
                 h = max(d.efc_A[i, 0] + d.efc_R[i], MINVAL)
                 z[0] = f[i] - g[0] / h
                 wt[0] = h
                 project_object(d, i, 1, z, out, wt)
-                change = max(change, abs(out[0] - f[i]) * h)
                 f[i] = out[0]
-            elif it <= SPLIT_SWEEPS:
-                change = max(change, _cone_split(d, i, n, f, g, z, out, wt))
+            elif it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
+                _cone_split(d, i, n, f, g, z, out)
             else:
-                change = max(change, _cone_block(d, i, n, f, g, z, out, wt))
-            # cost decrease of the object: -(g' delta + 1/2 delta' H delta)
+                # later sweeps; and a contact without normal impulse that the normal alone would
+                # not push (g_0 >= 0), which the split update would leave at zero although
+                # friction may make pushing pay: the exact block step decides (it returns at
+                # once when zero is the block's optimum)
+                _cone_block(d, i, n, f, g, z, out, wt)
             for k in range(n):
                 delta = f[i + k] - old[k]
                 if delta != 0.0:
                     row_axpy(d, i + k, d.efc_MinvJT, delta, w)
-                    hd = d.efc_R[i + k] * delta
-                    for j in range(n):
-                        hd += d.efc_A[i + k, j] * (f[i + j] - old[j])
-                    improvement -= delta * (g[k] + 0.5 * hd) if n == 1 else 0.0
-            if n > 1:
-                # g was kept current by the block update: decrease = -(g_old + g_new)' delta / 2
-                for k in range(n):
-                    delta = f[i + k] - old[k]
-                    hd = d.efc_R[i + k] * delta
-                    for j in range(n):
-                        hd += d.efc_A[i + k, j] * (f[i + j] - old[j])
-                    improvement -= delta * (g[k] - 0.5 * hd)
+                fmax = max(fmax, abs(f[i + k]))
             i += n
-        cost -= improvement
-        # stop when a sweep lowers the cost by less than tolerance (relative to the cost);
-        # tolerance 0 runs every iteration
-        residual = improvement / max(abs(cost), MINVAL)
-        if tolerance > 0.0 and residual < tolerance:
+        residual = emax / max(fmax, MINVAL)
+        if residual < tolerance:
             break
     return it, residual
 
 
 @jit
-def _cone_split(d, i, n, f, g, z, out, w):
+def natural_residual(d, i, n, f, g, z, out, wt):
+    """max_k |e_k| of e = f - Proj^W(f - W^-1 g) for the object at rows i..i+n-1, g its
+    gradient: the step of a projected gradient in the metric W, zero exactly at the object's
+    optimum with the other impulses fixed. W = diag(A + R) for a scalar row (the exact
+    coordinate step); alpha R for a cone, alpha = max_k (A_kk + R_k) / R_k, which keeps the
+    structure (17) so that the projection is exact (Algorithm 5)."""
+    if n == 1:
+        wt[0] = max(d.efc_A[i, 0] + d.efc_R[i], MINVAL)
+    else:
+        alpha = 0.0
+        for k in range(n):
+            alpha = max(alpha, (d.efc_A[i + k, k] + d.efc_R[i + k]) / d.efc_R[i + k])
+        for k in range(n):
+            wt[k] = alpha * d.efc_R[i + k]
+    for k in range(n):
+        z[k] = f[i + k] - g[k] / wt[k]
+    project_object(d, i, n, z, out, wt)
+    e = 0.0
+    for k in range(n):
+        e = max(e, abs(out[k] - f[i + k]))
+    return e
+
+
+@jit
+def _cone_split(d, i, n, f, g, z, out):
     """A contact visited in two parts, as MuJoCo's PGS does: the best multiple of the current
     impulse (or the normal impulse alone when it is zero), then the friction impulses alone
     within the ellipse ||f_j / mu_j|| <= f_0.
     Each part is minimised exactly, so the cost decreases, and the impulses of early sweeps
     stay bounded by the normal one (an exact block solve may first raise the normal impulse
     to afford more friction, which makes the first sweeps overshoot)."""
-    change = 0.0
     if f[i] <= MINVAL:
         # normal update with the friction cleared
         h = d.efc_A[i, 0] + d.efc_R[i]
@@ -471,7 +484,6 @@ def _cone_split(d, i, n, f, g, z, out, w):
             for j in range(n):
                 g[j] += (d.efc_A[i + j, a] + (d.efc_R[i + a] if j == a else 0.0)) * delta
             f[i + a] += delta
-            change = max(change, abs(delta) * (d.efc_A[i + a, a] + d.efc_R[i + a]))
     fn = f[i]
     # friction: min 1/2 x' H x + c' x over sum (x_j / mu_j)^2 <= fn^2, H = (A + R) friction
     m = n - 1
@@ -532,9 +544,6 @@ def _cone_split(d, i, n, f, g, z, out, w):
                 g[j] += (d.efc_A[i + j, 1 + a]
                          + (d.efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
             f[i + 1 + a] = xf[a]
-            change = max(change, abs(delta) * (d.efc_A[i + 1 + a, 1 + a]
-                                               + d.efc_R[i + 1 + a]))
-    return change
 
 
 SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
@@ -560,7 +569,7 @@ def _cone_block(d, i, n, f, g, z, out, w):
     Semismooth Newton on the natural map F(x) = x - Proj^R(x - R^-1 (H x + c)) (zero at the
     block optimum; Proj^R is exact by Algorithm 5 because R has the structure (17)); a step that
     does not lower the block cost is replaced by a majoriser step in the metric alpha R >= H,
-    which always does. Returns the largest change, weighted by the diagonal of H."""
+    which always does."""
     R = d.efc_R[i:i + n]
     x = np.empty(6)
     c = np.empty(6)
@@ -626,11 +635,8 @@ def _cone_block(d, i, n, f, g, z, out, w):
             for b in range(n):
                 hx += d.efc_A[i + a, b] * x[b]
             g[a] = hx
-    change = 0.0
     for a in range(n):
-        change = max(change, abs(x[a] - f[i + a]) * (R[a] + d.efc_A[i + a, a]))
         f[i + a] = x[a]
-    return change
 
 
 @jit

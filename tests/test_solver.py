@@ -174,3 +174,60 @@ def test_cone_projection(dim):
                             method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
             if cons["fun"](best.x) >= -1e-12:          # SLSQP may stop slightly outside
                 assert np.sum(r * (x - y) ** 2) <= np.sum(r * (best.x - y) ** 2) * (1 + 1e-9) + 1e-14
+
+
+def test_pgs_with_default_options_agrees_with_newton_along_a_run():
+    """The paper's single-joint mechanism driven by random torques, stick and slip at the tip
+    and in the joint: at every state the PGS impulses at the default iterations and tolerance
+    equal the NEWTON optimum of the same problem. (The contact there is often at zero normal
+    impulse with a gradient that the normal alone would not lower but normal and friction
+    together do: PGS must not stop at zero.)"""
+    path = "assets/single_joint.xml"
+    m, m_newton = engine.load_model(path), engine.load_model(path)
+    m_newton.opt.solver = engine.Solver.NEWTON
+    m_newton.opt.tolerance = 1e-14
+    assert m.opt.solver == engine.Solver.PGS
+    d, d_newton = engine.make_data(m), engine.make_data(m_newton)
+    rng = np.random.default_rng(3)
+    worst, pushing = 0.0, 0
+    for _ in range(400):
+        d.ctrl[:] = rng.uniform(-6.0, 6.0)
+        d_newton.qpos[:], d_newton.qvel[:], d_newton.ctrl[:] = d.qpos, d.qvel, d.ctrl
+        engine.forward(m_newton, d_newton)
+        engine.forward(m, d)
+        n = d.nefc[0]
+        assert n == d_newton.nefc[0]
+        f, f_ref = d.efc_force[:n], d_newton.efc_force[:n]
+        worst = max(worst, np.abs(f - f_ref).max() / np.abs(f_ref).max())
+        contact = d.efc_type[:n] == CT.CONTACT_ELLIPTIC
+        pushing += bool(contact.any() and f_ref[contact][0] > 0.0)
+        engine.step(m, d)
+    assert pushing > 50
+    assert worst < 1e-4
+
+
+def test_pgs_residual_measures_the_distance_to_the_optimum():
+    """With few sweeps the reported residual is large where the impulses are far from the
+    optimum; with many sweeps both vanish together."""
+    m, d, vhat = random_problem(np.random.default_rng(7))
+    n = d.nefc[0]
+    M = dense_M(m, d)
+    vnext = vhat.copy()
+    f_opt = np.zeros(n)
+    solver.newton(m._struct, d._struct, vnext, vhat, M, f_opt, 200, 1e-15)
+    solver.compute_A(m._struct, d._struct)
+    scale = np.abs(f_opt).max()
+    for sweeps in (2, 20000):
+        f = np.zeros(n)
+        it, residual = solver.pgs(m._struct, d._struct, f, sweeps, 0.0)
+        assert it == sweeps
+        err = np.abs(f - f_opt).max() / scale
+        if sweeps == 2:
+            assert err > 1e-3 and residual > 1e-4
+        else:
+            assert err < 1e-8 and residual < 1e-8
+    # a tolerance stops the sweeps as soon as the residual is below it
+    f = np.zeros(n)
+    it, residual = solver.pgs(m._struct, d._struct, f, 20000, 1e-6)
+    assert residual < 1e-6 and it < 20000
+    assert np.abs(f - f_opt).max() / scale < 1e-4
