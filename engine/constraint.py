@@ -5,21 +5,30 @@ unconstrained impulses, eq. 5-7), then friction loss (impulse in [-eta, eta]), l
 >= 0) and contacts (normal then friction dimensions, impulse in the friction cone, eq. 9).
 
 Softness (paper section V), per row i with the object's epsilon and kappa:
-    R_ii = max(A_ii eps, rmin)                      (27)  A_ii from the invweight0 approximation
+    R_ii = max(A_ii eps, rmin)                      (27)  A_ii approximated at qpos0
     B_ii = 2 (1 + eps) / kappa, K_ii = (1 + eps) / kappa^2   (28)  K = 0 on friction rows
     v*   = J v - h B J v - h K x                    (24)  x: violation (pos - margin)
 Friction rows of a contact get r_j = r_F mu_j^-2 / <mu^-2> (22), which makes the cone circular
 in the metric of R so that it can be projected analytically (Algorithm 5).
+A_ii is approximated, as in the paper (section IV), from the mean inverse inertias of the
+bodies at qpos0 (MuJoCo's invweight0), so that the inverse dynamics computes the same R without
+the inertia matrix. The normal row of an elliptic or frictionless contact includes the lever arm
+of the contact point (_normal_weight: exact for a free body with an isotropic inertia), so that
+a body sinks as deep on several contacts as on one. Friction rows keep the translational
+(sliding) or rotational (torsion, rolling) weight alone: it is smaller than the exact diagonal
+when the point has a lever arm, and a smaller friction regulariser makes a sticking contact
+creep less (the soft model creeps at a speed proportional to R).
 kappa is kept >= 2 h: a shorter time constant cannot be resolved by the step and would reverse
 velocities (MuJoCo's refsafe rule).
 
 Pyramidal cones (m.opt.cone): a contact of condim n > 1 has 2 (n - 1) rows, the pyramid edges
 J_normal +- mu_j J_j (j = 1..n-1), each a non-negative impulse, as MuJoCo. Their common
 regulariser is MuJoCo's: r = max(eps A_ii, rmin) of the first edge (27), A_ii ~ (1 + mu_1^2)
-times the normal's, then R = 2 mu_1^2 r. The factor matches the elliptic friction regulariser:
+times the translational weight, then R = 2 mu_1^2 r. The factor matches the elliptic friction regulariser:
 with edge impulses e+-, f_n = e+ + e-, f_j = mu_j (e+ - e-), the edges cost
 R/4 (f_n^2 + (f_j / mu_j)^2), i.e. r f_j^2 / 2 for R = 2 mu_j^2 r. At mu_1 = 1, condim 3 a
-resting body sinks exactly as deep as with the elliptic cone.
+body resting on one contact sinks exactly as deep as with the elliptic cone; on several it sinks
+less (as in MuJoCo): the edges have no lever-arm term.
 
 Hard equality constraints (m.eq_hard): R_E -> 0 and, from (28) in the limit eps -> 0,
 B = 2 / kappa, K = 1 / kappa^2; the solvers satisfy J_E v' = v*_E exactly (section II.C).
@@ -306,6 +315,40 @@ def _limit_rows(m, d):
 
 
 @jit
+def _normal_weight(m, d, b1, b2, p, n):
+    """A_ii of the normal row of a contact at p with normal n, approximated from the bodies'
+    mean inverse inertias at qpos0 (body_invweight0: translational t_b, rotational r_b) and
+    the lever arms of the point.
+
+    The normal row is [n; (p - c_b) x n] on body b in its centre-of-mass velocity coordinates
+    (c_b = xipos), so with the inverse inertia of b taken as diag(t_b I, r_b I)
+        A_ii ~ sum_b t_b + r_b |(p - c_b) x n|^2,
+    the exact diagonal of A for a free body with an isotropic inertia. The lever arm makes a
+    box resting on its corners as stiff per contact as a sphere on one point, so that the
+    resting penetration of section V does not depend on the number of contacts."""
+    total = 0.0
+    for b in (b1, b2):
+        if b == 0:
+            continue
+        rx = p[0] - d.xipos[b, 0]
+        ry = p[1] - d.xipos[b, 1]
+        rz = p[2] - d.xipos[b, 2]
+        wx = ry * n[2] - rz * n[1]                  # w = (p - c) x n
+        wy = rz * n[0] - rx * n[2]
+        wz = rx * n[1] - ry * n[0]
+        total += m.body_invweight0[b, 0] + m.body_invweight0[b, 1] * (wx * wx + wy * wy
+                                                                      + wz * wz)
+    return total
+
+
+@jit
+def _frame_axis(d, c, k):
+    """Row k % 3 of the frame of contact c: the normal (0) or a tangent (1, 2)."""
+    r = 3 * (k % 3)
+    return (d.contact_frame[c, r], d.contact_frame[c, r + 1], d.contact_frame[c, r + 2])
+
+
+@jit
 def _contact_rows(m, d):
     pyramidal = m.opt_cone[0] == PYRAMIDAL
     for c in range(d.ncon[0]):
@@ -317,8 +360,6 @@ def _contact_rows(m, d):
         b1 = m.geom_bodyid[d.contact_geom1[c]]
         b2 = m.geom_bodyid[d.contact_geom2[c]]
         eps, kappa = softness(m, d.contact_epsilon[c], d.contact_kappa[c])
-        tran = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
-        rot = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
         dim = d.contact_dim[c]
         ctype = CONTACT_FRICTIONLESS if dim == 1 else CONTACT_ELLIPTIC
         nrows = dim
@@ -331,32 +372,21 @@ def _contact_rows(m, d):
             d.nefc_overflow[0] = 1
             return
         d.contact_efc_address[c] = first
-        # mean friction regulariser r_F and mean of mu^-2 over the friction dimensions (22)
-        rf = 0.0
-        mu2inv = 0.0
-        for k in range(1, dim):
-            approx = tran if k < 3 else rot
-            rf += max(approx * eps, m.opt_rmin[0])
-            mu = _friction_of_dim(d, c, k)
-            mu2inv += 1.0 / (mu * mu)
-        if dim > 1:
-            rf /= dim - 1
-            mu2inv /= dim - 1
+        n_axis = _frame_axis(d, c, 0)
+        tran = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
+        rot = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
         if ctype == CONTACT_PYRAMIDAL:
             # edges J_n +- mu_k J_k; one R for all, as MuJoCo: (27) on the first edge,
-            # A_ii ~ (1 + mu_1^2) A_normal, times 2 mu_1^2 (the friction match)
+            # A_ii ~ (1 + mu_1^2) tran, times 2 mu_1^2 (the friction match)
             mu1 = _friction_of_dim(d, c, 1)
-            rpy = 2.0 * mu1 * mu1 * max((tran + mu1 * mu1 * tran) * eps, m.opt_rmin[0])
-            n_axis = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+            rpy = 2.0 * mu1 * mu1 * max((1.0 + mu1 * mu1) * tran * eps, m.opt_rmin[0])
             for k in range(1, dim):
                 mu = _friction_of_dim(d, c, k)
-                axis = (d.contact_frame[c, 3 * (k % 3)], d.contact_frame[c, 3 * (k % 3) + 1],
-                        d.contact_frame[c, 3 * (k % 3) + 2])
+                axis = _frame_axis(d, c, k)
                 rotational = k >= 3
                 for side in range(2):
                     sgn = mu if side == 0 else -mu
-                    approx = tran + mu * mu * (tran if k < 3 else rot)
-                    i = _add_row(m, d, ctype, c, dist, margin, approx, eps, kappa, False, b1, b2)
+                    i = _add_row(m, d, ctype, c, dist, margin, 0.0, eps, kappa, False, b1, b2)
                     _jac_dot(m, d, i, b2, p, n_axis, False, 1.0)
                     _jac_dot(m, d, i, b1, p, n_axis, False, -1.0)
                     _jac_dot(m, d, i, b2, p, axis, rotational, sgn)
@@ -364,13 +394,25 @@ def _contact_rows(m, d):
                     d.efc_mu[i] = mu
                     d.efc_R[i] = rpy
             continue
+        # mean friction regulariser r_F and mean of mu^-2 over the friction dimensions (22)
+        rf = 0.0
+        mu2inv = 0.0
+        for k in range(1, dim):
+            rf += max((tran if k < 3 else rot) * eps, m.opt_rmin[0])
+            mu = _friction_of_dim(d, c, k)
+            mu2inv += 1.0 / (mu * mu)
+        if dim > 1:
+            rf /= dim - 1
+            mu2inv /= dim - 1
+        # (27) with A_ii ~ the normal's weight with its lever arms; the friction rows' R is set
+        # by (22) from r_F
         for k in range(dim):
+            approx = _normal_weight(m, d, b1, b2, p, n_axis) if k == 0 else 0.0
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
-                         tran if k < 3 else rot, eps, kappa, k > 0, b1, b2)
+                         approx, eps, kappa, k > 0, b1, b2)
             # rows: normal and tangents translate along frame rows 0..2; torsion about the
             # normal and rolling about the tangents rotate (frame rows 0, 1, 2)
-            axis = (d.contact_frame[c, 3 * (k % 3)], d.contact_frame[c, 3 * (k % 3) + 1],
-                    d.contact_frame[c, 3 * (k % 3) + 2])
+            axis = _frame_axis(d, c, k)
             rotational = k >= 3
             _jac_dot(m, d, i, b2, p, axis, rotational, 1.0)
             _jac_dot(m, d, i, b1, p, axis, rotational, -1.0)

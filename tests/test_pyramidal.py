@@ -51,8 +51,9 @@ def rest_mujoco(cone, geom, size, mu, mass=1.0):
 @pytest.mark.parametrize("mu", [1.0, 0.5])
 def test_resting_contact_as_mujoco(solver, geom, size, mu):
     """2 (condim - 1) edge rows per contact with MuJoCo's regulariser: the resting penetration
-    equals MuJoCo's with the pyramidal cone; at mu = 1 (condim 3) also our elliptic one; the
-    contact forces carry the weight."""
+    equals MuJoCo's with the pyramidal cone; at mu = 1 (condim 3) on a single contact also our
+    elliptic one (on several the elliptic normal includes the lever arms, the edges do not);
+    the contact forces carry the weight."""
     m, d, depth = rest("pyramidal", solver, geom, size, mu)
     mm, md, depth_mj = rest_mujoco("pyramidal", geom, size, mu)
     assert d.ncon[0] == md.ncon
@@ -63,7 +64,7 @@ def test_resting_contact_as_mujoco(solver, geom, size, mu):
     assert depth == pytest.approx(depth_mj, rel=0.01)
     normal = sum(engine.contact_force(m, d, c)[0] for c in range(d.ncon[0]))
     assert normal == pytest.approx(G, rel=1e-3)
-    if mu == 1.0:
+    if mu == 1.0 and geom == "sphere":
         _, _, depth_el = rest("elliptic", solver, geom, size, mu)
         assert depth == pytest.approx(depth_el, rel=0.01)
 
