@@ -9,7 +9,9 @@ Softness (paper section V), per row i with the object's epsilon and kappa:
     B_ii = 2 (1 + eps) / kappa, K_ii = (1 + eps) / kappa^2   (28)  K = 0 on friction rows
     v*   = J v - h B J v - h K x                    (24)  x: violation (pos - margin)
 Friction rows of a contact get r_j = r_F mu_j^-2 / <mu^-2> (22), which makes the cone circular
-in the metric of R so that it can be projected analytically (Algorithm 5).
+in the metric of R so that it can be projected analytically (Algorithm 5); r_F, the mean of
+(27) over the friction rows, is divided by MuJoCo's impratio (m.opt.impratio, default 1), the
+ratio of the normal to the friction regulariser that MuJoCo applies the same way.
 A_ii is approximated, as in the paper (section IV), from the mean inverse inertias of the
 bodies at qpos0 (MuJoCo's invweight0), so that the inverse dynamics computes the same R without
 the inertia matrix. The normal row of an elliptic or frictionless contact includes the lever arm
@@ -24,7 +26,7 @@ velocities (MuJoCo's refsafe rule).
 Pyramidal cones (m.opt.cone): a contact of condim n > 1 has 2 (n - 1) rows, the pyramid edges
 J_normal +- mu_j J_j (j = 1..n-1), each a non-negative impulse, as MuJoCo. Their common
 regulariser is MuJoCo's: r = max(eps A_ii, rmin) of the first edge (27), A_ii ~ (1 + mu_1^2)
-times the translational weight, then R = 2 mu_1^2 r. The factor matches the elliptic friction regulariser:
+times the translational weight, then R = 2 mu_1^2 r / impratio. The factor matches the elliptic friction regulariser:
 with edge impulses e+-, f_n = e+ + e-, f_j = mu_j (e+ - e-), the edges cost
 R/4 (f_n^2 + (f_j / mu_j)^2), i.e. r f_j^2 / 2 for R = 2 mu_j^2 r. At mu_1 = 1, condim 3 a
 body resting on one contact sinks exactly as deep as with the elliptic cone; on several it sinks
@@ -379,7 +381,8 @@ def _contact_rows(m, d):
             # edges J_n +- mu_k J_k; one R for all, as MuJoCo: (27) on the first edge,
             # A_ii ~ (1 + mu_1^2) tran, times 2 mu_1^2 (the friction match)
             mu1 = _friction_of_dim(d, c, 1)
-            rpy = 2.0 * mu1 * mu1 * max((1.0 + mu1 * mu1) * tran * eps, m.opt_rmin[0])
+            rpy = (2.0 * mu1 * mu1 * max((1.0 + mu1 * mu1) * tran * eps, m.opt_rmin[0])
+                   / m.opt_impratio[0])
             for k in range(1, dim):
                 mu = _friction_of_dim(d, c, k)
                 axis = _frame_axis(d, c, k)
@@ -402,7 +405,7 @@ def _contact_rows(m, d):
             mu = _friction_of_dim(d, c, k)
             mu2inv += 1.0 / (mu * mu)
         if dim > 1:
-            rf /= dim - 1
+            rf /= (dim - 1) * m.opt_impratio[0]
             mu2inv /= dim - 1
         # (27) with A_ii ~ the normal's weight with its lever arms; the friction rows' R is set
         # by (22) from r_F

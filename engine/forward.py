@@ -268,8 +268,10 @@ def midpoint(m, d):
     d.qvel[:] = d.rk_qvel[0]
     d.time[0] = time + 0.5 * h
     forward_kernel(m, d)
+    overflow = d.nefc_overflow[0]
     _restore_state(d, time)
     advance(m, d, d.act_dot, d.qacc, d.rk_qvel[0], h)
+    d.nefc_overflow[0] = overflow
 
 
 RK4_A = (0.5, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0)
@@ -319,6 +321,7 @@ def runge_kutta4(m, d):
     d.rk_act_dot[0, :] = d.act_dot
     dvel = d.scratch_nv[0]
     dacc = d.scratch_nv[1]
+    overflow = 0
     for i in range(1, 4):
         # dX = sum_j A(i, j) F(j); X(i) = X(0) (+) h dX
         dvel[:] = 0.0
@@ -341,6 +344,7 @@ def runge_kutta4(m, d):
             d.act[k] = d.act_save[k] + h * s
         d.time[0] = time + c * h
         forward_kernel(m, d)
+        overflow |= d.nefc_overflow[0]
         d.rk_qvel[i, :] = d.qvel
         _rotation_stage_rates(m, d.rk_qvel[i], dvel, h)
         d.rk_qacc[i, :] = d.qacc
@@ -358,6 +362,7 @@ def runge_kutta4(m, d):
         d.act_dot[k] = s
     _restore_state(d, time)
     advance(m, d, d.act_dot, dacc, dvel, h)
+    d.nefc_overflow[0] = overflow
 
 
 @inlined
@@ -379,12 +384,12 @@ def interleave(m, d):
     m.opt_disableflags[0] = flags
     # remember the smooth result, go back to the start of the step (act keeps its RK4 value)
     d.rk_qvel[0, :] = d.qvel                 # smooth velocity v^
-    qpos_smooth = d.qpos.copy()
+    d.qpos_stage[:] = d.qpos
+    d.act_stage[:] = d.act
     d.qpos[:] = d.qpos_save
     q0[:] = d.qvel_save
     d.qvel[:] = q0
     d.time[0] = time
-    act = d.act.copy()
     d.act[:] = d.act_save
     # impulses at the start configuration with v^ = the smooth step's velocity
     fwd_position(m, d)
@@ -398,9 +403,9 @@ def interleave(m, d):
     for k in range(nv):
         d.rk_qvel[1, k] = d.qvel[k] + h * d.qacc[k] - d.rk_qvel[0, k]
         d.qvel[k] += h * d.qacc[k]
-    d.qpos[:] = qpos_smooth
+    d.qpos[:] = d.qpos_stage
     integrate_pos(m, d.qpos, d.rk_qvel[1], 0.5 * h)
-    d.act[:] = act
+    d.act[:] = d.act_stage
     d.time[0] = time + h
     d.qacc_warmstart[:] = d.qacc
 
@@ -436,11 +441,20 @@ def reset_state(m, d):
 
 
 @jit
+def _bad_acceleration(d):
+    """qacc, the smooth acceleration or the constraint forces are not finite or run away (a
+    solver fed with NaN may return a finite qacc from its warm start)."""
+    return _is_bad(d.qacc) or _is_bad(d.qacc_smooth) or _is_bad(d.efc_force[:d.nefc[0]])
+
+
+@jit
 def step_kernel(m, d, n):
     """n steps: check the state, forward, check qacc, integrate. Bad values are counted in
-    d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset).
-    Stops before integrating when the contacts or constraint rows did not fit
-    (d.nefc_overflow); returns the number of steps taken."""
+    d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset); if
+    the reset state is bad too (a NaN option), the step is not integrated and the state stays
+    at the reset. Stops when the contacts or constraint rows did not fit (d.nefc_overflow), in
+    the first forward or in a stage of a multi-stage integrator (the step is then undone);
+    returns the number of steps taken."""
     for k in range(n):
         if _is_bad(d.qpos):
             d.warning[Warning.BADQPOS] += 1
@@ -451,10 +465,15 @@ def step_kernel(m, d, n):
         forward_kernel(m, d)
         if d.nefc_overflow[0]:
             return k
-        if _is_bad(d.qacc):
+        if _bad_acceleration(d):
             d.warning[Warning.BADQACC] += 1
             reset_state(m, d)
             forward_kernel(m, d)
+            if d.nefc_overflow[0]:
+                return k
+            if _bad_acceleration(d):
+                continue
+        time = d.time[0]
         integ = m.opt_integrator[0]
         if integ == Integrator.RK4:
             runge_kutta4(m, d)
@@ -466,6 +485,9 @@ def step_kernel(m, d, n):
             midpoint(m, d)
         else:
             euler(m, d)
+        if d.nefc_overflow[0]:
+            _restore_state(d, time)      # every multi-stage integrator saved the start state
+            return k
     return n
 
 

@@ -796,6 +796,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         # gradient component relative to the largest of its two terms (force balance, eq. 6)
         gmax = 0.0
         scale = MINVAL
+        finite = True
         for a in range(nv):
             s = 0.0
             for b in range(nv):
@@ -804,9 +805,13 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             for r in range(nefc):
                 c += d.efc_J[r, a] * f[r]
             grad[a] = s - c
+            finite = finite and math.isfinite(grad[a])
             gmax = max(gmax, abs(grad[a]))
             scale = max(scale, abs(s), abs(c))
         residual = gmax / scale
+        if not finite:
+            residual = math.nan            # NaN input: report it, do not iterate on it
+            break
         if nh == 0 and residual < tolerance:
             break
         H = d.newton_H

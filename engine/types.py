@@ -389,6 +389,8 @@ act_save            f na
 rk_qvel             f 4 nv       # Runge-Kutta stage velocities
 rk_qacc             f 4 nv       # Runge-Kutta stage accelerations
 rk_act_dot          f 4 na       # Runge-Kutta stage activation derivatives
+qpos_stage          f nq         # interleaved integrator: positions after the smooth step
+act_stage           f na         # interleaved integrator: activations after the smooth step
 scratch_nv          f 6 nv       # scratch vectors: 0-1 Runge-Kutta, 2 energy and hard rows, 3-5 constraints
 scratch_M           f nM         # scratch sparse matrix
 """
@@ -511,10 +513,21 @@ class Option:
             return int(v) if a.dtype.kind == "i" else float(v)
         return a
 
+    # admissible values: the solvers divide by R >= rmin, kappa and impratio; NaN is refused
+    _POSITIVE = ("timestep", "kappa", "rmin", "impratio")
+    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity")
+
     def __setattr__(self, name, value):
         key = "opt_" + name
         if key not in self._arrays:
             raise AttributeError(f"unknown option {name!r}")
+        v = np.asarray(value, dtype=float)
+        if name in self._POSITIVE and not np.all(v > 0):
+            raise ValueError(f"option {name} must be positive, got {value!r}")
+        if name in self._NONNEGATIVE and not np.all(v >= 0):
+            raise ValueError(f"option {name} must be non-negative, got {value!r}")
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"option {name} must be finite, got {value!r}")
         self._arrays[key][...] = value
 
     def __repr__(self):

@@ -470,3 +470,25 @@ def test_inverse_refuses_hard_equality():
     m.opt.disableflags = DisableBit.EQUALITY            # no active hard rows: allowed
     engine.inverse(m, d)
     assert np.all(np.isfinite(d.qfrc_inverse))
+
+
+@pytest.mark.parametrize("cone", ["elliptic", "pyramidal"])
+@pytest.mark.parametrize("impratio", [1.0, 3.0])
+def test_impratio_scales_the_friction_regulariser_as_mujoco(cone, impratio):
+    """MuJoCo's impratio divides the friction rows' regulariser (elliptic) or that of every
+    pyramid edge: on a sphere (no lever arm) both engines give the same R row by row."""
+    xml = REST.format(ref="0.03 1", imp="0.95 0.95 0.001 0.5 2").replace(
+        'cone="elliptic"', f'cone="{cone}" impratio="{impratio}"')
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    m = engine.load_model_from_string(xml)
+    assert m.opt.impratio == impratio
+    d = engine.make_data(m)
+    for _ in range(50):
+        mujoco.mj_step(mm, md)
+    d.qpos[:], d.qvel[:] = md.qpos, md.qvel
+    mujoco.mj_forward(mm, md)
+    engine.forward(m, d)
+    n = d.nefc[0]
+    assert n == md.nefc == (3 if cone == "elliptic" else 4)
+    np.testing.assert_allclose(d.efc_R[:n], md.efc_R[:n], rtol=1e-9)
