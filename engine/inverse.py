@@ -15,6 +15,9 @@ that produced the step are recovered without computing or factoring the inertia 
    so u = RNE + D qacc - passive - J' f / h.
 
 The cost is O(n + m) beyond collision detection: one RNE pass and one sparse product per row.
+One option departs from this: the exact-critical-damping stabilization
+(m.opt.stabilization = EXACT) defines v* through the full A = J M^-1 J', so with it the
+inverse, like the forward, builds and factors the inertia and solves a dense nefc x nefc system.
 """
 import math
 
