@@ -369,22 +369,26 @@ def pgs(m, d, f, iterations, tolerance):
 
     The gradient of a row, ((A + R) f + b)_i = J_i (M^-1 J' f) + R_i f_i + b_i, is computed
     from w = M^-1 J' f, kept current as impulses change: a sweep costs the nonzeros of J, not
-    the square of the number of rows. The residual of a sweep is the largest natural residual
-    of its objects (natural_residual) relative to the largest impulse: the sweeps stop when it
-    falls below tolerance (tolerance 0 runs every iteration)."""
+    the square of the number of rows. The sweeps stop when one lowers the cost by less than
+    tolerance relative to the cost (as MuJoCo's PGS; tolerance 0 runs every iteration). The
+    residual returned is the distance to the optimum: the largest natural residual of an object
+    in the last sweep (natural_residual) relative to the largest impulse."""
     nefc = d.nefc[0]
     z = np.empty(6)
     out = np.empty(6)
     wt = np.empty(6)
     g = np.empty(6)
+    gold = np.empty(6)
     old = np.empty(6)
     w = d.solver_w
     impulse_velocity(d, f, w)
+    cost = dual_cost(d, f)
     it = 0
     residual = 0.0
     for it in range(1, iterations + 1):
         if it % 16 == 0:
             impulse_velocity(d, f, w)      # rebuild w: incremental updates accumulate rounding
+        improvement = 0.0
         emax = 0.0
         fmax = 0.0
         i = 0
@@ -397,6 +401,7 @@ def pgs(m, d, f, iterations, tolerance):
             for k in range(n):
                 g[k] = d.efc_b[i + k] + d.efc_R[i + k] * f[i + k] + row_dot(d, i + k,
                                                                             d.efc_J, w)
+                gold[k] = g[k]
                 old[k] = f[i + k]
             emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
             if n == 1:
@@ -414,14 +419,20 @@ def pgs(m, d, f, iterations, tolerance):
                 # friction may make pushing pay: the exact block step decides (it returns at
                 # once when zero is the block's optimum)
                 _cone_block(d, i, n, f, g, z, out, wt)
+            # cost decrease of the object: -(g' delta + 1/2 delta' H delta), H = (A + R)_block
             for k in range(n):
                 delta = f[i + k] - old[k]
                 if delta != 0.0:
                     row_axpy(d, i + k, d.efc_MinvJT, delta, w)
+                    hd = d.efc_R[i + k] * delta
+                    for j in range(n):
+                        hd += d.efc_A[i + k, j] * (f[i + j] - old[j])
+                    improvement -= delta * (gold[k] + 0.5 * hd)
                 fmax = max(fmax, abs(f[i + k]))
             i += n
+        cost -= improvement
         residual = emax / max(fmax, MINVAL)
-        if residual < tolerance:
+        if tolerance > 0.0 and improvement < tolerance * max(abs(cost), MINVAL):
             break
     return it, residual
 

@@ -179,9 +179,11 @@ def test_cone_projection(dim):
 def test_pgs_with_default_options_agrees_with_newton_along_a_run():
     """The paper's single-joint mechanism driven by random torques, stick and slip at the tip
     and in the joint: at every state the PGS impulses at the default iterations and tolerance
-    equal the NEWTON optimum of the same problem. (The contact there is often at zero normal
-    impulse with a gradient that the normal alone would not lower but normal and friction
-    together do: PGS must not stop at zero.)"""
+    are within 0.5% of the NEWTON optimum of the same problem (the default tolerance stops
+    the sweeps when they barely lower the cost: a few 1e-4 here), and the residual PGS reports
+    says how far it stopped. (The contact there is often at zero normal impulse with a
+    gradient that the normal alone would not lower but normal and friction together do: PGS
+    must not stop at zero.)"""
     path = "assets/single_joint.xml"
     m, m_newton = engine.load_model(path), engine.load_model(path)
     m_newton.opt.solver = engine.Solver.NEWTON
@@ -198,12 +200,15 @@ def test_pgs_with_default_options_agrees_with_newton_along_a_run():
         n = d.nefc[0]
         assert n == d_newton.nefc[0]
         f, f_ref = d.efc_force[:n], d_newton.efc_force[:n]
-        worst = max(worst, np.abs(f - f_ref).max() / np.abs(f_ref).max())
+        err = np.abs(f - f_ref).max() / np.abs(f_ref).max()
+        worst = max(worst, err)
+        if err > 1e-6:
+            assert d.solver_residual[0] > 1e-4 * err
         contact = d.efc_type[:n] == CT.CONTACT_ELLIPTIC
         pushing += bool(contact.any() and f_ref[contact][0] > 0.0)
         engine.step(m, d)
     assert pushing > 50
-    assert worst < 1e-4
+    assert worst < 5e-3
 
 
 def test_pgs_residual_measures_the_distance_to_the_optimum():
@@ -226,8 +231,14 @@ def test_pgs_residual_measures_the_distance_to_the_optimum():
             assert err > 1e-3 and residual > 1e-4
         else:
             assert err < 1e-8 and residual < 1e-8
-    # a tolerance stops the sweeps as soon as the residual is below it
-    f = np.zeros(n)
-    it, residual = solver.pgs(m._struct, d._struct, f, 20000, 1e-6)
-    assert residual < 1e-6 and it < 20000
-    assert np.abs(f - f_opt).max() / scale < 1e-4
+    # the tolerance stops the sweeps once they barely lower the cost; the residual then tells
+    # how far from the optimum they stopped
+    stops = []
+    for tolerance, bound in ((1e-8, 1e-3), (1e-14, 1e-6)):
+        f = np.zeros(n)
+        it, residual = solver.pgs(m._struct, d._struct, f, 20000, tolerance)
+        err = np.abs(f - f_opt).max() / scale
+        assert it < 20000 and err < bound
+        stops.append((it, residual, err))
+    (it1, res1, err1), (it2, res2, err2) = stops
+    assert it2 > it1 and res2 < 1e-2 * res1 and err2 < 1e-2 * err1
