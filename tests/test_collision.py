@@ -46,7 +46,8 @@ def run_mj(mm, dd, qpos):
     mujoco.mj_forward(mm, dd)
     return [dict(geom=(int(c.geom[0]), int(c.geom[1])), dist=c.dist, pos=c.pos.copy(),
                  frame=c.frame.copy(), dim=int(c.dim), friction=c.friction.copy(),
-                 includemargin=c.includemargin) for c in dd.contact[:dd.ncon]]
+                 includemargin=c.includemargin, exclude=bool(c.exclude))
+            for c in dd.contact[:dd.ncon]]
 
 
 def match(ours, theirs, tol_pos, tol_dist, tol_normal, full_frame=False, msg=""):
@@ -72,12 +73,16 @@ def match(ours, theirs, tol_pos, tol_dist, tol_normal, full_frame=False, msg="")
             assert np.allclose(o["frame"], c["frame"], atol=tol_normal), f"{msg}: frame"
 
 
-def pair_xml(t1, t2, margin=0.0):
-    g1 = (f'<geom type="plane" size="5 5 .1" margin="{margin}"/>' if t1 == "plane" else
-          f'<body name="b1"><freejoint/><geom type="{t1}" size="{SIZES[t1]}" '
-          f'margin="{margin}"/></body>')
+def pair_xml(t1, t2, margin=0.0, gap=0.0, margin2=None, gap2=None):
+    """Two geoms, each on a free body (a plane in the world); geom 2 takes margin2 and gap2
+    when given, otherwise the same margin and gap as geom 1."""
+    margin2 = margin if margin2 is None else margin2
+    gap2 = gap if gap2 is None else gap2
+    a1 = f'margin="{margin}" gap="{gap}"'
+    g1 = (f'<geom type="plane" size="5 5 .1" {a1}/>' if t1 == "plane" else
+          f'<body name="b1"><freejoint/><geom type="{t1}" size="{SIZES[t1]}" {a1}/></body>')
     g2 = (f'<body name="b2"><freejoint/><geom type="{t2}" size="{SIZES[t2]}" '
-          f'margin="{margin}"/></body>')
+          f'margin="{margin2}" gap="{gap2}"/></body>')
     return f'<mujoco><option gravity="0 0 0"/><worldbody>{g1}{g2}</worldbody></mujoco>'
 
 
@@ -125,28 +130,46 @@ CONVEX = {
 }
 
 
-@pytest.mark.parametrize("pair", list(PAIRS))
-@pytest.mark.parametrize("margin", [0.0, 0.05])
-def test_primitive_pairs(pair, margin):
+# (margin, gap) of geom 1 and of geom 2: none, equal margins, and unequal margins and gaps
+# (MuJoCo 4 detects within the summed margin + gap and makes rows within the summed margin)
+MARGINS = [(0.0, 0.0, 0.0, 0.0), (0.05, 0.0, 0.05, 0.0), (0.03, 0.02, 0.01, 0.045)]
+
+
+@pytest.mark.parametrize("pair", list(PAIRS), ids="-".join)
+@pytest.mark.parametrize("margins", MARGINS, ids=lambda g: "m{}-g{}-m{}-g{}".format(*g))
+def test_primitive_pairs(pair, margins):
     t1, t2 = pair
-    xml = pair_xml(t1, t2, margin)
+    xml = pair_xml(t1, t2, *margins)
     m = engine.load_model_from_string(xml)
     d = engine.make_data(m)
     mm = mujoco.MjModel.from_xml_string(xml)
     dd = mujoco.MjData(mm)
     tol_pos, tol_dist, tol_n, full = PAIRS[pair]
-    rng = np.random.default_rng(zlib.crc32(repr(pair).encode()) + int(margin * 100))
+    rng = np.random.default_rng(zlib.crc32(repr((pair, margins)).encode()))
     scale = sum(float(x) for x in (SIZES.get(t1, "0").split()[:1] + SIZES[t2].split()[:1])) * 1.6
-    ncontact = 0
+    ncontact = nactive = ngap = 0
     for trial in range(300):
         q = random_qpos(rng, t1, m.nq, scale)
         theirs = run_mj(mm, dd, q)
         ours = run_ours(m, d, q)
         ncontact += len(theirs)
         match(ours, theirs, tol_pos, tol_dist, tol_n, full, f"{pair} trial {trial}")
-        for o, c in zip(ours, theirs):
-            assert abs(o["includemargin"] - c["includemargin"]) < 1e-12
-    assert ncontact > 30
+        # the same includemargin (MuJoCo's: the summed margins), and constraint rows for the
+        # same number of contacts (those in the gap have none)
+        for o in ours:
+            assert abs(o["includemargin"] - theirs[0]["includemargin"]) < 1e-15
+        for c in theirs:
+            assert abs(c["includemargin"] - (margins[0] + margins[2])) < 1e-15
+        ngap += sum(c["exclude"] for c in theirs)
+        d.qpos[:] = q
+        engine.forward(m, d)
+        active = int(np.sum(d.contact_efc_address[:d.ncon[0]] >= 0))
+        mj_active = int(np.sum(dd.contact.efc_address[:dd.ncon] >= 0))
+        assert active == mj_active == sum(not c["exclude"] for c in theirs), \
+            f"{pair} trial {trial}: {active} contacts with rows, MuJoCo {mj_active}"
+        nactive += active
+    assert ncontact > 30 and nactive > 30
+    assert (ngap > 5) == (margins[1] + margins[3] > 0)
 
 
 def _support_np(t, size, R, p, u):
@@ -320,7 +343,7 @@ def test_filters(flags, ct, ca, contact):
         c = [c for c in theirs if c["geom"] == o["geom"]][0]
         assert o["dim"] == c["dim"]
         assert np.allclose(o["friction"], c["friction"])
-        assert abs(o["includemargin"] - c["includemargin"]) < 1e-12 or contact.count("gap")
+        assert abs(o["includemargin"] - c["includemargin"]) < 1e-12
 
 
 MIX_XML = """<mujoco><worldbody>
