@@ -259,6 +259,114 @@ def test_convex_pairs(pair):
     assert nshallow >= 3 and ndeep >= 3
 
 
+# ------------------------------------------------------------------------------------------------
+# plane-mesh
+# ------------------------------------------------------------------------------------------------
+def _ellipsoid_points(n, size, seed):
+    u = np.random.default_rng(seed).normal(size=(n, 3))
+    return u / np.linalg.norm(u, axis=1)[:, None] * size
+
+
+MESH_VERTS = {
+    "cube": np.array([(x, y, z) for x in (-.1, .1) for y in (-.1, .1) for z in (-.1, .1)]),
+    "prism16": np.array([(0.1 * np.cos(a), 0.1 * np.sin(a), z) for z in (-.05, .05)
+                         for a in np.arange(16) * 2 * np.pi / 16]),
+    "ellipsoid30": _ellipsoid_points(30, (0.1, 0.07, 0.05), 5),
+}
+
+
+def mesh_xml(name, other):
+    """A free mesh body and `other` (geom elements placed in the world)."""
+    verts = " ".join(f"{x:.9f} {y:.9f} {z:.9f}" for x, y, z in MESH_VERTS[name])
+    return (f'<mujoco><option gravity="0 0 0"/><asset><mesh name="m" vertex="{verts}"/></asset>'
+            f'<worldbody>{other}<body name="b2"><freejoint/><geom type="mesh" mesh="m"/></body>'
+            f'</worldbody></mujoco>')
+
+
+def _polygon_area(points):
+    """Area of the convex hull of the points projected on the xy plane."""
+    from scipy.spatial import ConvexHull, QhullError
+    try:
+        return ConvexHull(np.asarray(points)[:, :2]).volume if len(points) > 2 else 0.0
+    except QhullError:
+        return 0.0
+
+
+@pytest.mark.parametrize("name", list(MESH_VERTS))
+def test_plane_mesh(name):
+    """Plane-mesh on random poses, margin 0.01 and gap 0.01. Oracle: the mesh vertices below
+    margin + gap (numpy). Every contact is one of them (point midway, its own depth, the
+    plane's normal) and the first is the deepest; with at most 4 such vertices all of them
+    are contacts, otherwise 4 spanning at least the area of MuJoCo's. MuJoCo 4 reports the
+    deepest vertex first and a subset of the same vertices (its selection may leave some
+    out): with at most 4, each of its contacts is one of ours, with the same depth and
+    normal."""
+    xml = mesh_xml(name, '<geom type="plane" size="5 5 .1" margin="0.01" gap="0.01"/>')
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    dd = mujoco.MjData(mm)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    nsmall = nlarge = 0
+    for trial in range(300):
+        q = np.zeros(7)
+        q[:3] = [*rng.uniform(-1, 1, 2), rng.uniform(-0.06, 0.19)]
+        # half the poses nearly flat (face contacts), half random
+        q[3:] = random_quat(rng) if trial % 2 else [1, 0, 0, 0] + rng.normal(size=4) * 0.02
+        q[3:] /= np.linalg.norm(q[3:])
+        theirs = run_mj(mm, dd, q)
+        ours = run_ours(m, d, q)
+        msg = f"{name} trial {trial}"
+        world = m.mesh_vert[:m.mesh_vertnum[0]] @ d.geom_xmat[1].reshape(3, 3).T + d.geom_xpos[1]
+        below = world[world[:, 2] < 0.02]
+        assert (len(ours) > 0) == (len(below) > 0) == (len(theirs) > 0), msg
+        if not len(below):
+            continue
+        for o in ours:
+            k = np.argmin(np.linalg.norm(below - (o["pos"] + [0, 0, 0.5 * o["dist"]]), axis=1))
+            v = below[k]
+            assert np.linalg.norm(o["pos"] - (v - [0, 0, 0.5 * v[2]])) < 1e-12, msg
+            assert abs(o["dist"] - v[2]) < 1e-12, msg
+            assert np.array_equal(o["frame"][:3], [0, 0, 1]), msg
+        assert abs(ours[0]["dist"] - below[:, 2].min()) < 1e-12, msg
+        # MuJoCo stores mesh vertices as float32: 1e-8 relative
+        assert np.linalg.norm(ours[0]["pos"] - theirs[0]["pos"]) < 1e-8, msg
+        if len(below) <= 4:
+            nsmall += 1
+            assert len(ours) == len(below), msg
+            match([min(ours, key=lambda o: np.linalg.norm(o["pos"] - c["pos"])) for c in theirs],
+                  theirs, 1e-8, 1e-8, 1e-12, True, msg)
+        else:
+            nlarge += 1
+            assert len(ours) == 4, msg
+            area = _polygon_area([c["pos"] for c in theirs])
+            assert _polygon_area([o["pos"] for o in ours]) >= area * (1 - 1e-6), msg
+    assert nsmall > 10 and nlarge > 10
+
+
+def test_mesh_cube_rests_flat():
+    """A mesh cube set down flat on the floor rests on its 4 corners: no rocking, the same
+    height as a box geom of the same size (each corner carries a quarter of the weight)."""
+    verts = " ".join(f"{x} {y} {z}" for x, y, z in MESH_VERTS["cube"])
+    xml = f"""<mujoco><option timestep="0.005"/><asset><mesh name="m" vertex="{verts}"/></asset>
+    <worldbody><geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 .1"><freejoint/><geom type="mesh" mesh="m" mass="1"/></body>
+    <body pos="1 0 .1"><freejoint/><geom type="box" size=".1 .1 .1" mass="1"/></body>
+    </worldbody></mujoco>"""
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    m.opt.solver = engine.Solver.NEWTON
+    m.opt.tolerance = 1e-12
+    tilt = 0.0
+    for _ in range(400):          # 2 s
+        engine.step(m, d)
+        tilt = max(tilt, np.linalg.norm(d.qpos[4:7]), np.linalg.norm(d.qvel[3:6]))
+    assert d.ncon[0] == 8
+    assert tilt < 1e-9
+    assert abs(d.qpos[2] - d.qpos[9]) < 1e-9
+    assert np.linalg.norm(d.qvel) < 1e-6
+
+
 @pytest.mark.parametrize("margin", [0.0, 0.03])
 def test_box_box(margin):
     """MuJoCo 4 collides boxes with its GJK/EPA polytope multi-contact; the engine uses the
