@@ -367,42 +367,89 @@ def test_mesh_cube_rests_flat():
     assert np.linalg.norm(d.qvel) < 1e-6
 
 
+def box_sat(R1, p1, s1, R2, p2, s2):
+    """Exact separating-axis test of two boxes: (overlap, axis from box 1 to box 2) over the
+    15 axes (3 + 3 face normals, 9 edge cross products). For overlapping boxes the least
+    overlap is the penetration depth (minimum translation distance) and its axis the normal;
+    for separated boxes minus the least overlap is a lower bound of the distance."""
+    axes = [R1[:, i] for i in range(3)] + [R2[:, j] for j in range(3)]
+    for i in range(3):
+        for j in range(3):
+            c = np.cross(R1[:, i], R2[:, j])
+            if np.linalg.norm(c) > 1e-6:
+                axes.append(c / np.linalg.norm(c))
+    return min((box_overlap(R1, p1, s1, R2, p2, s2, a) for a in axes), key=lambda t: t[0])
+
+
+def box_overlap(R1, p1, s1, R2, p2, s2, a):
+    """(overlap of the two boxes' projections on unit axis a, a oriented from box 1 to 2)."""
+    dp = (p2 - p1) @ a
+    return (np.sum(s1 * np.abs(R1.T @ a)) + np.sum(s2 * np.abs(R2.T @ a)) - abs(dp),
+            a if dp >= 0 else -a)
+
+
+def box_signed_distance(x, R, p, s):
+    """Signed distance from point x to a box (negative inside)."""
+    q = np.abs(R.T @ (x - p)) - s
+    return np.linalg.norm(np.maximum(q, 0)) + min(q.max(), 0)
+
+
 @pytest.mark.parametrize("margin", [0.0, 0.03])
 def test_box_box(margin):
-    """MuJoCo 4 collides boxes with its GJK/EPA polytope multi-contact; the engine uses the
-    dedicated box-box algorithm of earlier MuJoCo versions (engine_collision_box.c). The two
-    agree on whether the boxes touch and, in face contacts (same normal), on the depth."""
+    """Box-box (the dedicated algorithm of MuJoCo's engine_collision_box.c) in every trial
+    against the exact separating-axis test: contact exactly when the least overlap exceeds
+    -margin; every contact's normal has the least overlap (the SAT axis); the deepest depth
+    is the penetration depth; each contact's own depth is consistent with both boxes: the
+    points pos -+ normal * dist / 2 lie on the surfaces of box 1 and box 2 (penetrating), or
+    one of them on its box's surface and the other within dist of its box (separated, where
+    the depth is the SAT separation, a lower bound of the distance). MuJoCo 4 (GJK/EPA with
+    polygon clipping) is exact when its normal is the SAT axis: then the depths agree (and
+    in separation its GJK distance is the true one, at least ours)."""
     xml = pair_xml("box", "box", margin)
     m = engine.load_model_from_string(xml)
     d = engine.make_data(m)
     mm = mujoco.MjModel.from_xml_string(xml)
     dd = mujoco.MjData(mm)
     rng = np.random.default_rng(7 + int(100 * margin))
-    same, total = 0, 0
+    s1, s2 = m.geom_size[0], m.geom_size[1]
+    total = compared = 0
     for trial in range(300):
         q = random_qpos(rng, "box", m.nq, 0.35)
         theirs = run_mj(mm, dd, q)
         ours = run_ours(m, d, q)
-        assert (len(theirs) > 0) == (len(ours) > 0), f"trial {trial}"
-        if not theirs:
+        msg = f"trial {trial}"
+        R1, R2 = d.geom_xmat[0].reshape(3, 3), d.geom_xmat[1].reshape(3, 3)
+        p1, p2 = d.geom_xpos[0], d.geom_xpos[1]
+        overlap, axis = box_sat(R1, p1, s1, R2, p2, s2)
+        if abs(overlap + 2 * margin) < 1e-9:
+            continue  # at the margin's edge
+        assert (len(ours) > 0) == (overlap > -2 * margin), msg
+        if overlap > 0:
+            assert len(theirs) > 0, msg
+        if not ours:
             continue
         total += 1
+        assert abs(min(o["dist"] for o in ours) + overlap) < 1e-9, msg
         for o in ours:
-            # MuJoCo's rule: no contact outside one (margin-inflated) box unless inside the other
-            out, inside = [], []
-            for g in (0, 1):
-                local = np.abs(d.geom_xmat[g].reshape(3, 3).T @ (o["pos"] - d.geom_xpos[g]))
-                size = m.geom_size[g] + margin
-                out.append(np.any(local > 1.01 * size))
-                inside.append(np.all(local < size / 1.01))
-            assert not ((out[0] and not inside[1]) or (out[1] and not inside[0]))
-        a = min(theirs, key=lambda c: c["dist"])
-        b = min(ours, key=lambda c: c["dist"])
-        if np.linalg.norm(a["frame"][:3] - b["frame"][:3]) < 1e-9:
-            # with a margin MuJoCo's EPA on inflated boxes is accurate to its 1e-6 tolerance
-            assert abs(a["dist"] - b["dist"]) < (1e-9 if margin == 0 else 5e-4), f"trial {trial}"
-            same += 1
-    assert total > 50 and same > 0.7 * total
+            n, dist = o["frame"][:3], o["dist"]
+            along, nrm = box_overlap(R1, p1, s1, R2, p2, s2, n)
+            assert abs(along - overlap) < 1e-9 and np.allclose(nrm, n, atol=1e-12), msg
+            assert dist >= -overlap - 1e-9, msg
+            e1 = box_signed_distance(o["pos"] - 0.5 * dist * n, R1, p1, s1)
+            e2 = box_signed_distance(o["pos"] + 0.5 * dist * n, R2, p2, s2)
+            if dist <= 0:
+                assert abs(e1) < 1e-9 and abs(e2) < 1e-9, msg
+            else:
+                assert min(abs(e1), abs(e2)) < 1e-9 and max(e1, e2) <= dist + 1e-9, msg
+        if theirs:
+            c = min(theirs, key=lambda c: c["dist"])
+            if np.linalg.norm(c["frame"][:3] - axis) < 1e-9:
+                compared += 1
+                if overlap > 0:
+                    assert abs(c["dist"] + overlap) < 1e-9, msg
+                else:
+                    assert -overlap <= c["dist"] + 1e-9, msg
+    assert total > 150 and compared > 0.6 * total
 
 
 # ------------------------------------------------------------------------------------------------
