@@ -581,13 +581,25 @@ def convex_contact(m, d, g1, g2, margin, tol):
 
 @jit
 def convex_convex(m, d, g1, g2, margin):
-    """Contacts of two convex geoms: convex_contact, plus flat-face points for polytopes."""
-    found, dist, pos, normal = convex_contact(m, d, g1, g2, margin, EPA_TOL)
-    if not found:
-        return 0
-    put(d.col_dist, d.col_pos, d.col_frame, 0, dist, pos, normal)
+    """Contacts of two convex geoms: convex_contact, plus flat-face points for polytopes.
+
+    A sphere or capsule (always geom 1: the lowest types) is collided as its core (centre
+    or axis segment) with the margin grown by its radius, and the radius taken off the
+    distance: GJK then ends exactly on the core's distance, and EPA is needed only when the
+    core itself penetrates (against a box or mesh both are then polytopes, which EPA
+    resolves exactly, where it converges slowly on a curved surface)."""
     t1 = m.geom_type[g1]
     t2 = m.geom_type[g2]
+    rad = m.geom_size[g1, 0] if t1 == SPHERE or t1 == CAPSULE else 0.0
+    gc = g1 + m.geom_type.shape[0] if rad > 0.0 else g1
+    found, dist, pos, normal = convex_contact(m, d, gc, g2, margin + rad, EPA_TOL)
+    if not found:
+        return 0
+    if rad > 0.0:
+        # the midpoint moves by half the radius towards geom 2
+        dist -= rad
+        pos = add3(pos, scl3(normal, 0.5 * rad))
+    put(d.col_dist, d.col_pos, d.col_frame, 0, dist, pos, normal)
     if (t1 == BOX or t1 == MESH) and (t2 == BOX or t2 == MESH):
         return polytope_contacts(m, d, g1, g2, margin, dist, normal)
     return 1
