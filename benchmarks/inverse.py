@@ -97,28 +97,32 @@ def collect(steps, seed=0):
             md.qpos[:], md.qvel[:], md.qacc[:] = qpos, qvel, qacc
             mujoco.mj_inverse(mm, md)
 
+        # MuJoCo's calls go by its own number of rows (its contacts can differ from ours)
+        mj_forward()
+        mj_bucket = 10 * (int(md.nefc) // 10)
         for it in (5, 50):
             m.opt.iterations = mm.opt.iterations = it
             times[f"ours PGS {it}"].setdefault(bucket, []).append(best_time(ours_forward))
-            times[f"MuJoCo PGS {it}"].setdefault(bucket, []).append(best_time(mj_forward))
+            times[f"MuJoCo PGS {it}"].setdefault(mj_bucket, []).append(best_time(mj_forward))
         times["ours inverse"].setdefault(bucket, []).append(best_time(ours_inverse))
-        times["MuJoCo inverse"].setdefault(bucket, []).append(best_time(mj_inverse))
+        times["MuJoCo inverse"].setdefault(mj_bucket, []).append(best_time(mj_inverse))
         d.qpos[:], d.qvel[:], d.qacc_warmstart[:] = qpos, qvel, warm
     return times
 
 
 def report(times):
     names = list(times)
-    buckets = sorted(times["ours inverse"])
+    buckets = sorted(set().union(*times.values()))
     print("\nhumanoid (condim 6) at dt = 10 ms, pushed around; median time per call (us) by "
-          "constraint rows")
-    print(f"  {'rows':>6s}{'n':>5s}" + "".join(f"{n:>16s}" for n in names)
+          "constraint rows (ours by our rows, MuJoCo's by its own; n: states of each)")
+    print(f"  {'rows':>6s}{'n':>5s}{'n MJ':>5s}" + "".join(f"{n:>16s}" for n in names)
           + f"{'fwd5/inv':>10s}{'fwd50/inv':>10s}{'inv/MuJoCo':>11s}")
     medians = {}
     for b in buckets:
         med = {n: np.median(times[n].get(b, [np.nan])) * 1e6 for n in names}
         medians[b] = med
-        print(f"  {b:4d}+ {len(times['ours inverse'][b]):5d}"
+        print(f"  {b:4d}+ {len(times['ours inverse'].get(b, [])):5d}"
+              f"{len(times['MuJoCo inverse'].get(b, [])):5d}"
               + "".join(f"{med[n]:16.1f}" for n in names)
               + f"{med['ours PGS 5'] / med['ours inverse']:10.1f}"
               + f"{med['ours PGS 50'] / med['ours inverse']:10.1f}"

@@ -33,7 +33,9 @@ time does not advance by one timestep from the previous record (a reset or a gap
 bad-value warning fired (the step reset the state), when the integrator is not SEMIIMPLICIT (the
 discrete inverse matches that integrator only), when the state was edited between records (the
 recorded velocities and scalar positions do not follow from the previous record by one step), or
-when the inverse finds other constraint rows than the forward recorded.
+when the inverse finds other constraint rows than the forward recorded. A model with active hard
+equality constraints cannot be analysed at all (their impulses are not determined by the
+motion): ``analyse`` raises AnalysisError before the first step.
 """
 from __future__ import annotations
 
@@ -52,8 +54,13 @@ from .inverse import inverse
 from .trajectory import Trajectory, apply_options, options_dict
 
 ROW_NAMES = ("normal", "tangent1", "tangent2", "spin", "roll1", "roll2")
+IMPULSE_PANELS = 16     # constraint objects drawn in impulses.png
 FAMILIES = {CT.EQUALITY: "equality", CT.FRICTION_DOF: "friction", CT.FRICTION_TENDON: "friction",
             CT.LIMIT_JOINT: "limit", CT.LIMIT_TENDON: "limit"}
+
+
+class AnalysisError(ValueError):
+    """The recording cannot be analysed with this model (hard equality constraints)."""
 
 
 class Progress:
@@ -233,6 +240,7 @@ class Analysis:
             fam["efc_" + family] = _stats(np.concatenate([s.forward for s in ss]),
                                           np.concatenate([s.inverse for s in ss]))
         n_an = int(self.analysed.sum())
+        nobj = len({s.group for s in self.efc_signals.values()})
         return {
             "trajectory": self.traj.path, "model_path": self.traj.model_path,
             "model_sha256": self.traj.model_sha256,
@@ -243,6 +251,8 @@ class Analysis:
             "actuators": [{"name": act_names[i], "recovered": k, "model": why}
                           for i, (k, why) in enumerate(self.kinds)],
             "families": fam, "signals": sig,
+            # impulses.png draws the objects present in the most steps (impulses.csv: all)
+            "impulses_png": {"objects": nobj, "shown": min(nobj, IMPULSE_PANELS)},
             "errors": "max_abs = max |inverse - forward|, rms = root mean square of the "
                       "difference, scale = max |forward|, max_rel = max_abs / scale",
         }
@@ -268,6 +278,12 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
     """Inverse dynamics over every step of traj with model m (checked against the recording's
     hash; TrajectoryModelMismatch otherwise). See the module docstring."""
     traj.check_model(m)
+    hard = [_name(traj.names, "equality", i) for i in range(m.neq)
+            if m.eq_hard[i] and m.eq_active0[i]]
+    if hard:
+        raise AnalysisError(f"the model has hard equality constraints ({', '.join(hard)}): "
+                            f"their forces are not determined by the motion, so the recording "
+                            f"cannot be inverted (make them soft to analyse it)")
     out = Analysis(traj, m)
     n = len(traj)
     d = make_data(m)
@@ -507,9 +523,12 @@ def plot_controls(a: Analysis, path):
     plot_panels(path, panels, "recorded (colour) and recovered by inverse dynamics (black)")
 
 
-def plot_impulses(a: Analysis, path, max_panels=16):
+def plot_impulses(a: Analysis, path, max_panels=None):
     """The paper's Fig. 2: forward (thick, coloured) and inverse (thin, black) constraint forces,
-    one panel per friction object, limit, equality and contact (its rows overlaid)."""
+    one panel per friction object, limit, equality and contact (its rows overlaid). At most
+    max_panels (default IMPULSE_PANELS) objects, those present in the most steps (the title
+    says how many of how many; impulses.csv has them all)."""
+    max_panels = IMPULSE_PANELS if max_panels is None else max_panels
     groups = {}
     for s in a.efc_signals.values():
         groups.setdefault(s.group, []).append(s)
@@ -527,7 +546,11 @@ def plot_impulses(a: Analysis, path, max_panels=16):
         panels.append((g, traces))
     if not panels:
         panels = [("no constraint rows in the recording", [])]
-    plot_panels(path, panels, "constraint forces: forward (colour) and inverse (black)")
+    title = "constraint forces: forward (colour) and inverse (black)"
+    if len(order) > max_panels:
+        title += (f"; the {max_panels} of {len(order)} objects present in the most steps "
+                  f"(all in impulses.csv)")
+    plot_panels(path, panels, title)
 
 
 COLOURS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),

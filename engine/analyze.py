@@ -6,13 +6,16 @@ Loads the recording, the model it names (or MODEL; its hash must match the recor
 inverse dynamics over every step (engine.analysis) and writes into DIR (default: TRAJ without its
 extension + "_analysis"): controls.csv, qfrc.csv, impulses.csv, summary.json, controls.png,
 impulses.png. Prints one line per signal family (max and RMS error) on stdout and a progress bar
-on stderr. Exit code 2 on a bad recording, a missing model or a model mismatch.
+on stderr. Exit code 2 on a bad recording, a missing model, a model mismatch or a model that
+cannot be inverted (hard equality constraints); exit code 1 when no step could be analysed (every
+step skipped, e.g. a recording made with another integrator than SEMIIMPLICIT): the outputs are
+written, and the reasons printed.
 """
 import argparse
 import os
 import sys
 
-from .analysis import analyse, write_outputs
+from .analysis import AnalysisError, analyse, write_outputs
 from .trajectory import TrajectoryError, TrajectoryModelMismatch, load_trajectory
 from .types import ModelError
 
@@ -36,7 +39,8 @@ def main(argv=None):
             raise FileNotFoundError(f"model file {model_path} not found: pass --model")
         m = load_model(model_path)
         result = analyse(traj, m, progress=not args.quiet)
-    except (TrajectoryError, TrajectoryModelMismatch, ModelError, FileNotFoundError) as e:
+    except (TrajectoryError, TrajectoryModelMismatch, ModelError, FileNotFoundError,
+            AnalysisError) as e:
         print(f"analyze: error: {e}", file=sys.stderr)
         return 2
     out = args.out or os.path.splitext(args.traj)[0] + "_analysis"
@@ -55,6 +59,14 @@ def main(argv=None):
             rel = "n/a" if st["max_rel"] is None else f"{st['max_rel']:.2e}"
             print(f"  {fam:<22}{st['max_abs']:>15.3e}{st['rms']:>13.3e}{st['scale']:>13.3e}"
                   f"{rel:>11}")
+    png = s["impulses_png"]
+    if png["shown"] < png["objects"]:
+        print(f"  impulses.png shows {png['shown']} of {png['objects']} constraint objects "
+              f"(those present in the most steps); impulses.csv has them all")
+    if s["analysed"] == 0:
+        print(f"analyze: error: none of the {s['steps']} steps could be analysed (reasons "
+              f"above)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -31,8 +31,7 @@ MESH = int(GeomType.MESH)
 
 GJK_ITER = 100
 EPA_TOL = 1e-10      # EPA stops when a new support point improves the face distance by less
-MAXPLANEMESH = 3     # MuJoCo's plane-mesh contact count and spacing (fraction of rbound)
-TOLPLANEMESH = 0.3
+TOLPLANEMESH = 1e-3  # least spacing of plane-mesh contacts (fraction of rbound)
 FACE_TOL = 1e-6      # relative tolerance for the vertices of a flat contact face
 
 
@@ -112,8 +111,16 @@ def support(m, d, g, u):
 # ------------------------------------------------------------------------------------------------
 @jit
 def plane_convex(m, d, g1, g2, margin):
-    """Deepest point of geom 2 below the plane; for meshes up to 2 more vertices below the
-    margin, away from the first by TOLPLANEMESH * rbound (MuJoCo's mjc_PlaneConvex)."""
+    """Contacts of a plane and an ellipsoid (its deepest point) or a mesh (up to 4 vertices
+    below the margin, spread over the contact patch, as many as MuJoCo 4 reports).
+
+    The first contact is the deepest point (the support along -normal), as MuJoCo's
+    mjc_PlaneConvex. For a mesh the others are vertices below the margin (distinct from
+    those already chosen), picked greedily to span a large quadrilateral: the vertex
+    farthest from the first; the one making the largest triangle with those two; the one
+    farthest outside that triangle (or, when none is outside, the one farthest from the
+    three). A flat face thus rests on its outermost corners (a cube face on its 4 corners),
+    and a patch with at most 4 vertices below the margin gives all of them."""
     cd = d.col_dist
     cp = d.col_pos
     cf = d.col_frame
@@ -123,37 +130,73 @@ def plane_convex(m, d, g1, g2, margin):
     dist = dot3(n, sub3(s, pos1))
     if dist > margin:
         return 0
-    first = add3(s, scl3(n, -0.5 * dist))
-    put(cd, cp, cf, 0, dist, first, n)
+    put(cd, cp, cf, 0, dist, add3(s, scl3(n, -0.5 * dist)), n)
     if m.geom_type[g2] != MESH:
         return 1
-    count = 1
+    count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 1, 0)
+    if count == 2:
+        count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 2, 1)
+    if count == 3:
+        count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 3, 2)
+    if count == 3:
+        count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 3, 3)
+    return count
+
+
+@jit
+def _plane_mesh_pick(m, d, g2, n, pos1, margin, count, mode):
+    """Add contact `count` at the best vertex of mesh g2 below the margin and distinct from
+    the contacts already in d.col_* (TOLPLANEMESH * rbound apart in the plane); returns the
+    new count (unchanged when no vertex qualifies). The best vertex, by mode: 0 farthest from
+    contact 0; 1 largest triangle with contacts 0 and 1; 2 largest triangle outside an edge
+    of triangle 0, 1, 2; 3 farthest from all the contacts."""
+    cp = d.col_pos
     r2 = mat9(d.geom_xmat, g2)
     p2 = vec3(d.geom_xpos, g2)
-    rb = m.geom_rbound[g2]
+    tol = TOLPLANEMESH * m.geom_rbound[g2]
+    c0 = (cp[0, 0], cp[0, 1], cp[0, 2])
+    c1 = (cp[1, 0], cp[1, 1], cp[1, 2])
+    c2 = (cp[2, 0], cp[2, 1], cp[2, 2])
+    # orientation of triangle 0, 1, 2 about n (mode 2: outward areas are positive)
+    orient = 1.0 if dot3(cross3(sub3(c1, c0), sub3(c2, c0)), n) > 0 else -1.0
     k = m.geom_dataid[g2]
     a = m.mesh_vertadr[k]
+    best = 1e-12 * m.geom_rbound[g2] ** 2      # below: the same point or a straight line
+    bpos = (0.0, 0.0, 0.0)
+    bdist = 0.0
+    found = False
     for i in range(a, a + m.mesh_vertnum[k]):
-        if count >= MAXPLANEMESH:
-            break
         v = add3(mulmatvec3(r2, (m.mesh_vert[i, 0], m.mesh_vert[i, 1], m.mesh_vert[i, 2])), p2)
         vd = dot3(n, sub3(v, pos1))
         if vd > margin:
             continue
-        q = sub3(v, first)
-        if math.sqrt(dot3(q, q)) < TOLPLANEMESH * rb:
+        q = add3(v, scl3(n, -0.5 * vd))
+        # squared distance in the plane to the nearest contact so far
+        near = 1e300
+        for j in range(count):
+            dq = sub3(q, (cp[j, 0], cp[j, 1], cp[j, 2]))
+            near = min(near, dot3(dq, dq) - dot3(dq, n) ** 2)
+        if near < tol * tol:
             continue
-        # keep the extra contacts apart from each other too
-        close = False
-        for j in range(1, count):
-            q = sub3(add3(v, scl3(n, -0.5 * vd)), (cp[j, 0], cp[j, 1], cp[j, 2]))
-            if math.sqrt(dot3(q, q)) < TOLPLANEMESH * rb:
-                close = True
-        if close:
-            continue
-        put(cd, cp, cf, count, vd, add3(v, scl3(n, -0.5 * vd)), n)
-        count += 1
-    return count
+        if mode == 0 or mode == 3:
+            score = near
+        elif mode == 1:
+            # twice the triangle area |(c1 - c0) x (q - c0) . n|
+            score = abs(dot3(cross3(sub3(c1, c0), sub3(q, c0)), n))
+        else:
+            # outside edge (a, b): orient * ((b - a) x (q - a)) . n < 0
+            score = -min(orient * dot3(cross3(sub3(c1, c0), sub3(q, c0)), n),
+                         orient * dot3(cross3(sub3(c2, c1), sub3(q, c1)), n),
+                         orient * dot3(cross3(sub3(c0, c2), sub3(q, c2)), n))
+        if score > best:
+            best = score
+            bpos = q
+            bdist = vd
+            found = True
+    if not found:
+        return count
+    put(d.col_dist, cp, d.col_frame, count, bdist, bpos, n)
+    return count + 1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -538,13 +581,25 @@ def convex_contact(m, d, g1, g2, margin, tol):
 
 @jit
 def convex_convex(m, d, g1, g2, margin):
-    """Contacts of two convex geoms: convex_contact, plus flat-face points for polytopes."""
-    found, dist, pos, normal = convex_contact(m, d, g1, g2, margin, EPA_TOL)
-    if not found:
-        return 0
-    put(d.col_dist, d.col_pos, d.col_frame, 0, dist, pos, normal)
+    """Contacts of two convex geoms: convex_contact, plus flat-face points for polytopes.
+
+    A sphere or capsule (always geom 1: the lowest types) is collided as its core (centre
+    or axis segment) with the margin grown by its radius, and the radius taken off the
+    distance: GJK then ends exactly on the core's distance, and EPA is needed only when the
+    core itself penetrates (against a box or mesh both are then polytopes, which EPA
+    resolves exactly, where it converges slowly on a curved surface)."""
     t1 = m.geom_type[g1]
     t2 = m.geom_type[g2]
+    rad = m.geom_size[g1, 0] if t1 == SPHERE or t1 == CAPSULE else 0.0
+    gc = g1 + m.geom_type.shape[0] if rad > 0.0 else g1
+    found, dist, pos, normal = convex_contact(m, d, gc, g2, margin + rad, EPA_TOL)
+    if not found:
+        return 0
+    if rad > 0.0:
+        # the midpoint moves by half the radius towards geom 2
+        dist -= rad
+        pos = add3(pos, scl3(normal, 0.5 * rad))
+    put(d.col_dist, d.col_pos, d.col_frame, 0, dist, pos, normal)
     if (t1 == BOX or t1 == MESH) and (t2 == BOX or t2 == MESH):
         return polytope_contacts(m, d, g1, g2, margin, dist, normal)
     return 1

@@ -14,9 +14,13 @@ mj_collision:
   ``<exclude>`` body pairs; geom pairs named by a ``<pair>`` are left to the pair;
 * explicit ``<pair>`` elements are always tested (no bit-mask, weld or exclude filter) with
   their own condim, friction, margin, gap and softness;
-* a contact exists when the signed distance is below the margin: as in MuJoCo 4 the margins of
-  the two geoms add up (each geom's box is inflated by its own margin in the broadphase), the
-  gaps too, or the pair's own; ``contact_includemargin = margin - gap``.
+* margin and gap as MuJoCo 4 (engine_collision_driver.c, getMargin/getGap, collisionTask,
+  mj_setContact): the margins of the two geoms add up, and so do their gaps (a ``<pair>`` has
+  its own). A contact is detected when the signed distance is below ``margin + gap`` (each
+  geom's broadphase box is inflated by its own margin + gap) and reports
+  ``contact_includemargin = margin``: it becomes constraint rows only when
+  ``dist < includemargin`` (MuJoCo's ``exclude`` flag, ``dist >= includemargin``, is the
+  complement), so a contact in the gap is listed in ``d.contact`` but exerts no force.
 
 Contact parameters of dynamic pairs (MuJoCo's mj_contactParam): the higher geom_priority wins
 condim, friction and softness; equal priorities take condim = max, friction = elementwise max
@@ -206,16 +210,15 @@ def _mix_soft(a, b, opt):
 
 @jit
 def add_contacts(m, d, num, g1, g2, ipair, margin):
-    """Append the num contacts of d.col_* for geoms g1, g2 with their mixed parameters."""
+    """Append the num contacts of d.col_* for geoms g1, g2 with their mixed parameters;
+    margin: the pair's includemargin."""
     if ipair >= 0:
         condim = m.pair_condim[ipair]
-        gap = m.pair_gap[ipair]
         fr = (m.pair_friction[ipair, 0], m.pair_friction[ipair, 1], m.pair_friction[ipair, 2],
               m.pair_friction[ipair, 3], m.pair_friction[ipair, 4])
         eps = m.pair_epsilon[ipair]
         kap = m.pair_kappa[ipair]
     else:
-        gap = m.geom_gap[g1] + m.geom_gap[g2]
         p1 = m.geom_priority[g1]
         p2 = m.geom_priority[g2]
         if p1 != p2:
@@ -246,7 +249,7 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
         for k in range(9):
             d.contact_frame[n, k] = d.col_frame[i, k]
         make_frame(d.contact_frame, n)
-        d.contact_includemargin[n] = margin - gap
+        d.contact_includemargin[n] = margin
         for k in range(5):
             d.contact_friction[n, k] = fr[k]
         d.contact_epsilon[n] = eps
@@ -294,12 +297,15 @@ def collide_geoms(m, d, g1, g2, ipair):
         return
     if ipair >= 0:
         margin = m.pair_margin[ipair]
+        gap = m.pair_gap[ipair]
     else:
-        # MuJoCo 4: the margins (and gaps) of the two geoms add up
+        # MuJoCo 4: the margins and the gaps of the two geoms add up
         margin = m.geom_margin[g1] + m.geom_margin[g2]
-    if _filter_sphere(m, d, g1, g2, margin):
+        gap = m.geom_gap[g1] + m.geom_gap[g2]
+    # detected within margin + gap; rows only within margin (includemargin)
+    if _filter_sphere(m, d, g1, g2, margin + gap):
         return
-    num = narrowphase(m, d, code, g1, g2, margin)
+    num = narrowphase(m, d, code, g1, g2, margin + gap)
     if num > 0:
         add_contacts(m, d, num, g1, g2, ipair, margin)
 
@@ -362,7 +368,7 @@ def dynamic_filtered(m, g1, g2, filterparent):
 # ------------------------------------------------------------------------------------------------
 @jit
 def geom_aabb_world(m, d):
-    """geom_aabb_world: world boxes (lo, hi) of the geoms, inflated by their margins."""
+    """geom_aabb_world: world boxes (lo, hi) of the geoms, inflated by margin + gap."""
     for g in range(m.geom_type.shape[0]):
         if m.geom_type[g] == PLANE:
             for k in range(3):
@@ -372,9 +378,9 @@ def geom_aabb_world(m, d):
         r = mat9(d.geom_xmat, g)
         c = (m.geom_aabb[g, 0], m.geom_aabb[g, 1], m.geom_aabb[g, 2])
         h = (m.geom_aabb[g, 3], m.geom_aabb[g, 4], m.geom_aabb[g, 5])
-        mg = m.geom_margin[g]
+        mg = m.geom_margin[g] + m.geom_gap[g]
         for k in range(3):
-            # centre: xpos + R c; half extent: |R| h + margin
+            # centre: xpos + R c; half extent: |R| h + margin + gap
             ck = (d.geom_xpos[g, k] + r[3 * k] * c[0] + r[3 * k + 1] * c[1]
                   + r[3 * k + 2] * c[2])
             hk = (abs(r[3 * k]) * h[0] + abs(r[3 * k + 1]) * h[1] + abs(r[3 * k + 2]) * h[2]

@@ -103,8 +103,8 @@ geom_rbound         f ngeom      # radius of the bounding sphere about geom_pos 
 geom_pos            f ngeom 3    # local position offset relative to the body
 geom_quat           f ngeom 4    # local orientation offset relative to the body
 geom_friction       f ngeom 3    # friction: sliding, torsional, rolling
-geom_margin         f ngeom      # detect contact if dist < margin
-geom_gap            f ngeom      # include in solver if dist < margin - gap
+geom_margin         f ngeom      # constraint rows if dist < margin (summed over the pair)
+geom_gap            f ngeom      # detect within margin + gap; no rows beyond margin
 geom_epsilon        f ngeom      # softness epsilon (-1: use opt)
 geom_kappa          f ngeom      # softness kappa (-1: use opt)
 geom_rgba           f ngeom 4    # colour
@@ -215,8 +215,8 @@ pair_geom1          i npair      # id of geom 1
 pair_geom2          i npair      # id of geom 2
 pair_condim         i npair      # contact dimensionality
 pair_friction       f npair 5    # tangent1, tangent2, spin, roll1, roll2
-pair_margin         f npair      # detect contact if dist < margin
-pair_gap            f npair      # include in solver if dist < margin - gap
+pair_margin         f npair      # constraint rows if dist < margin
+pair_gap            f npair      # detect within margin + gap; no rows beyond margin
 pair_epsilon        f npair      # softness epsilon (-1: use opt)
 pair_kappa          f npair      # softness kappa (-1: use opt)
 exclude_body1       i nexclude   # id of body 1
@@ -317,7 +317,7 @@ ncon                i 1          # number of detected contacts
 contact_dist        f nconmax    # signed distance between the surfaces (negative: penetration)
 contact_pos         f nconmax 3  # point midway between the two surfaces
 contact_frame       f nconmax 9  # contact frame, rows: normal (from geom1 to geom2), tangents
-contact_includemargin f nconmax  # include in the solver if dist < includemargin (margin - gap)
+contact_includemargin f nconmax  # include in the solver if dist < includemargin (margin)
 contact_friction    f nconmax 5  # tangent1, tangent2, spin, roll1, roll2
 contact_epsilon     f nconmax    # softness epsilon of the contact
 contact_kappa       f nconmax    # softness kappa of the contact

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 import engine
-from engine.analysis import analyse
+from engine.analysis import AnalysisError, analyse
 from engine.trajectory import TrajectoryModelMismatch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -171,3 +171,54 @@ def test_model_mismatch(recording, tmp_path):
     assert r.returncode == 2
     assert "trajectory_arm.xml" in r.stderr and "longer_arm.xml" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def run_cli(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "engine.analyze", *map(str, args), "--quiet"],
+                          capture_output=True, text=True, env=env, timeout=900)
+
+
+def test_hard_equality_is_refused(tmp_path):
+    """A model with an active hard equality cannot be inverted: analyse raises AnalysisError
+    before the first step, and the command line says so and exits with code 2 (no
+    traceback, no outputs)."""
+    path = tmp_path / "hard_arm.xml"
+    path.write_text(open(ARM).read().replace(
+        "</actuator>", '</actuator><equality><joint name="lock" joint1="wrist" hard="true"/>'
+                       '</equality>'))
+    m = converged(engine.load_model(path))
+    record(m, tmp_path / "hard.traj", 5)
+    with pytest.raises(AnalysisError, match="hard equality constraints \\(lock\\)"):
+        analyse(engine.load_trajectory(tmp_path / "hard.traj"), m)
+    r = run_cli(tmp_path / "hard.traj", "--out", tmp_path / "out")
+    assert r.returncode == 2, r.stderr
+    assert "hard equality constraints (lock)" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_nothing_analysed_fails(tmp_path):
+    """A recording made with RK4 (no step can be inverted): the command line writes the
+    outputs, gives the reason and exits with code 1."""
+    m = converged(engine.load_model(ARM))
+    m.opt.integrator = engine.Integrator.RK4
+    record(m, tmp_path / "rk4.traj", 10)
+    r = run_cli(tmp_path / "rk4.traj", "--out", tmp_path / "out")
+    assert r.returncode == 1, r.stderr
+    assert "none of the 10 steps could be analysed" in r.stderr
+    assert "skipped 10: integrator is not SEMIIMPLICIT" in r.stdout
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["analysed"] == 0
+
+
+def test_impulse_panels_limit_is_reported(recording, tmp_path, monkeypatch, capsys):
+    """impulses.png draws at most IMPULSE_PANELS objects: the summary and the command line
+    say how many of how many (here with the limit lowered to 2)."""
+    from engine import analysis, analyze
+    monkeypatch.setattr(analysis, "IMPULSE_PANELS", 2)
+    assert analyze.main([str(recording), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    groups = {s.rsplit(" ", 2)[0] for s in summary["signals"] if s.startswith("contact ")}
+    assert summary["impulses_png"]["shown"] == 2
+    assert summary["impulses_png"]["objects"] > len(groups) >= 2
+    assert (f"impulses.png shows 2 of {summary['impulses_png']['objects']} constraint objects"
+            in capsys.readouterr().out)
