@@ -131,12 +131,15 @@ class App:
         self._fps_frames, self._fps_t = 0, time.perf_counter()
         self._title_t = 0.0
         self._press = {}                         # button -> (time, x, y) of the last press
+        self.widgets = {}                        # name -> rect of some widgets (studio.ui.track)
         # ImGui
         self.imgui_ctx = imgui.create_context()
         self.implot_ctx = implot.create_context()
         io = imgui.get_io()
         io.set_ini_filename(None)
-        io.config_flags |= imgui.ConfigFlags_.nav_enable_keyboard
+        # no keyboard navigation: Space, the arrows and Backspace are the studio's shortcuts (with
+        # navigation on, Space would also press the focused button)
+        io.config_flags &= ~imgui.ConfigFlags_.nav_enable_keyboard
         ratio = float(window.get_pixel_ratio()) if hasattr(window, "get_pixel_ratio") else 1.0
         env = os.environ.get("STUDIO_UI_SCALE")
         self.ui_scale = float(env) if env else (ui_scale or max(ratio, 1.0))
@@ -265,8 +268,7 @@ class App:
         p.mode = mode
         p.active = True
         self.perturbation = p
-        if not r.paused:
-            r.perturb = p.apply
+        r.set_perturb(p.apply)           # the spring acts whenever the simulation runs
 
     def drag_perturbation(self, dx, dy) -> None:
         p = self.perturbation
@@ -296,8 +298,7 @@ class App:
             return
         p.active = False
         if not np.any(p.extra_force) and not np.any(p.extra_torque):
-            self.runner.perturb = None
-            self.runner.submit(p.release)
+            self.runner.set_perturb(None, release=p.release)
         self.perturbation = None
 
     def update_spacenav(self) -> None:
@@ -311,9 +312,7 @@ class App:
         if p is not None and (p.body != b or not np.any(motion) or r.paused):
             p.extra_force[:] = 0.0
             p.extra_torque[:] = 0.0
-            if r.perturb == p.apply:
-                r.perturb = None
-            r.submit(p.release)
+            r.set_perturb(None, release=p.release)
             self._spacenav_pert = p = None
         if b is None or b <= 0 or not np.any(motion) or r.paused:
             return
@@ -328,7 +327,7 @@ class App:
         weight = float(m.body_subtreemass[b]) * max(float(np.linalg.norm(m.opt.gravity)), 9.81)
         p.extra_force = 2.0 * weight * t
         p.extra_torque = 2.0 * weight * self.renderer.extent * 0.2 * rot
-        r.perturb = p.apply
+        r.set_perturb(p.apply)
 
     def perturb_line(self, snap):
         p = self.perturbation
@@ -569,7 +568,7 @@ class App:
         @win.event
         def on_key_press(symbol, modifiers):
             self.input.key(symbol, modifiers, True)
-            if io.want_text_input:
+            if io.want_capture_keyboard:     # a text field (or a widget being edited) has it
                 return pyglet.event.EVENT_HANDLED
             self.shortcut(symbol, modifiers)
             return pyglet.event.EVENT_HANDLED

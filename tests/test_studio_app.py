@@ -103,6 +103,32 @@ def pump_until(app, cond, timeout=10.0):
     return cond()
 
 
+def widget_point(app, name, fx=0.5, fy=0.5):
+    """Window coordinates (pyglet: y up) of a point of a widget the panels drew (studio.ui.track)."""
+    x0, y0, x1, y1 = app.widgets[name]
+    return x0 + fx * (x1 - x0), app.window.height - (y0 + fy * (y1 - y0))
+
+
+def click(app, name, fx=0.5, fy=0.5):
+    """Move the mouse onto a widget and click it with the left button, a frame per event."""
+    from pyglet.window import mouse
+    x, y = widget_point(app, name, fx, fy)
+    w = app.window
+    w.dispatch_event("on_mouse_motion", x, y, 0, 0)
+    app.pump(2)
+    w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+    app.pump(2)
+    w.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+    app.pump(2)
+
+
+def press_key(app, symbol, modifiers=0):
+    app.window.dispatch_event("on_key_press", symbol, modifiers)
+    app.pump(2)
+    app.window.dispatch_event("on_key_release", symbol, modifiers)
+    app.pump(2)
+
+
 def project(app, point):
     """Window coordinates (pyglet: y up) of a world point."""
     w, h = app.window.width, app.window.height
@@ -116,6 +142,24 @@ def body_pos(app, name):
     import engine
     b = engine.name2id(app.m, "body", name)
     return app.runner.snapshot.xpos[b].copy(), b
+
+
+def test_space_toggles_once_when_a_button_has_the_focus(app):
+    """Clicking Pause leaves the button focused; Space must then toggle the simulation once
+    (not also press the focused button)."""
+    from pyglet.window import key
+    r = app.runner
+    assert not r.paused
+    click(app, "run")
+    assert r.paused
+    # arrow keys (the history shortcuts) are also ImGui's keyboard navigation keys: with it on,
+    # they would make the focus visible and move it to Step and back to Pause
+    press_key(app, key.RIGHT)
+    press_key(app, key.LEFT)
+    for expected in (False, True, False):
+        press_key(app, key.SPACE)
+        app.pump(2)
+        assert r.paused is expected
 
 
 def test_double_click_selects_and_ctrl_drag_pulls_the_body(app):

@@ -52,13 +52,23 @@ def wait_for(cond, timeout=5.0):
 
 
 def test_thread_paces_real_time_and_speed(runner):
+    """The published simulated time follows the wall clock: never ahead of it (by more than
+    one chunk of PUBLISH_MAX), and not far behind (the pendulum steps much faster than real
+    time, so only a starved thread would lag; the lower bound leaves room for that)."""
+    from studio.runner import PUBLISH_MAX
+    wall0 = time.perf_counter()
     runner.start_thread()
     time.sleep(0.6)
+    sim, wall = runner.snapshot.time, time.perf_counter() - wall0
+    assert 0.7 * wall - 0.05 <= sim <= wall + PUBLISH_MAX, (sim, wall)
     assert runner.realtime_factor == pytest.approx(1.0, abs=0.15)
     runner.speed = 0.1
+    time.sleep(0.1)
+    sim0, wall0 = runner.snapshot.time, time.perf_counter()
     time.sleep(0.8)
+    sim, wall = runner.snapshot.time - sim0, time.perf_counter() - wall0
+    assert 0.07 * wall - 0.01 <= sim <= 0.1 * wall + PUBLISH_MAX, (sim, wall)
     assert runner.realtime_factor == pytest.approx(0.1, abs=0.03)
-    assert runner.snapshot.time > 0
 
 
 def test_commands_apply_between_steps(runner):
@@ -94,12 +104,94 @@ def test_pause_single_step_history_and_reset(runner):
     assert runner.d.qpos[0] == pytest.approx(1.0, abs=0.1)
 
 
-def test_divergence_pauses_with_a_message(runner):
+def test_divergence_pauses_with_the_time_before_the_reset(runner):
+    """The engine resets a diverged state (time 0): the message names the time at which it
+    diverged, the summary counts the simulated time before and after the reset, and resuming
+    clears the message."""
+    import re
     runner.start_thread()
-    assert wait_for(lambda: runner.snapshot.time > 0.05)
-    runner.submit(lambda m, d: d.qvel.fill(np.nan))
+    assert wait_for(lambda: runner.snapshot.time > 0.3)
+    when = []
+
+    def blow_up(m, d):
+        when.append(d.time)
+        d.qvel.fill(np.nan)
+    runner.submit(blow_up)
     assert wait_for(lambda: runner.paused and runner.warning_message)
     assert "BADQVEL" in runner.warning_message
+    t = float(re.search(r"diverged at t=([0-9.]+)", runner.warning_message).group(1))
+    assert t == pytest.approx(when[0], abs=1e-4)
+    assert runner.d.time < when[0]                     # reset by the engine
+    dt = runner.m.opt.timestep
+    assert runner.sim_time == pytest.approx(runner.steps * dt, rel=1e-12)
+    assert runner.sim_time >= when[0]
+    assert "sim_time=-" not in runner.summary()
+    runner.set_paused(False)
+    assert runner.warning_message == ""
+    t1 = runner.snapshot.time
+    assert wait_for(lambda: runner.snapshot.time > t1 + 0.05)
+
+
+def test_an_error_in_a_command_pauses_and_keeps_the_thread(runner, capsys):
+    runner.start_thread()
+    assert wait_for(lambda: runner.snapshot.time > 0.05)
+
+    def broken(m, d):
+        raise ValueError("broken command")
+    runner.submit(broken)
+    assert wait_for(lambda: runner.paused and runner.error_message)
+    assert "ValueError: broken command" in runner.error_message
+    assert runner._thread.is_alive()
+    assert "broken command" in capsys.readouterr().err       # the traceback, for the console
+    runner.set_paused(False)                                   # Run resumes and clears it
+    assert runner.error_message == ""
+    t = runner.snapshot.time
+    assert wait_for(lambda: runner.snapshot.time > t + 0.05)
+    runner.set_option("kappa", 0.0456)                         # commands still apply
+    assert wait_for(lambda: runner.m.opt.kappa == 0.0456)
+
+
+def test_step_reads_the_perturbation_once(runner):
+    """The UI may clear the perturbation at any time: a chunk of steps uses the value it read
+    at its start (a runner whose attribute is cleared after each read, as by the UI thread)."""
+    class Cleared(Runner):
+        @property
+        def perturb(self):
+            value = self.__dict__.get("_p")
+            self.__dict__["_p"] = None
+            return value
+
+        @perturb.setter
+        def perturb(self, value):
+            self.__dict__["_p"] = value
+
+    r = Cleared(runner.m, runner.d)
+    calls = []
+    r.perturb = lambda m, d: calls.append(d.time)
+    r.step_n(5)
+    assert len(calls) == 5
+
+
+def test_set_perturb_goes_through_the_queue(runner):
+    """The UI changes the perturbation only through the queue: applied by the thread."""
+    runner.start_thread()
+    calls = []
+
+    def push(m, d):
+        calls.append(d.time)
+    runner.set_perturb(push)
+    assert wait_for(lambda: len(calls) > 10)
+    assert runner.perturb is push
+
+    def release(m, d):
+        d.xfrc_applied[:] = 0.0
+        calls.clear()
+    runner.set_perturb(None, release=release)
+    assert wait_for(lambda: runner.perturb is None)
+    n = len(calls)
+    t = runner.snapshot.time
+    assert wait_for(lambda: runner.snapshot.time > t + 0.05)
+    assert len(calls) == n                          # no longer called
 
 
 def test_scene_lists_geoms_tendons_and_sites(runner):

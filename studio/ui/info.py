@@ -37,6 +37,8 @@ def draw(app) -> None:
             imgui.text(ln)
         if app.runner.warning_message:
             imgui.text_colored(imgui.ImVec4(1.0, 0.45, 0.3, 1.0), "diverged: paused")
+        if app.runner.error_message:
+            imgui.text_colored(imgui.ImVec4(1.0, 0.45, 0.3, 1.0), "error: paused")
         if app.selected_body is not None and app.selected_body > 0:
             names = app.m.names["body"]
             b = app.selected_body

@@ -6,6 +6,8 @@ import time
 import numpy as np
 from imgui_bundle import imgui
 
+from . import track
+
 SPEED_MIN, SPEED_MAX = 0.01, 1.0
 
 
@@ -50,6 +52,7 @@ def draw(app) -> None:
         return
     if imgui.button("Run" if r.paused else "Pause"):
         r.toggle_pause()
+    track(app, "run")
     imgui.same_line()
     imgui.begin_disabled(not r.paused)
     if imgui.button("Step"):
@@ -79,10 +82,13 @@ def draw(app) -> None:
         imgui.text_disabled("no keyframes in the model")
     h = r.history
     imgui.text(f"history: {h.count} frames, {r.history_back} back (left/right arrows)")
-    if r.warning_message:
-        imgui.push_style_color(imgui.Col_.text, imgui.ImVec4(1.0, 0.45, 0.3, 1.0))
-        imgui.text_wrapped(r.warning_message)
-        imgui.pop_style_color()
+    for message in (r.warning_message, r.error_message):
+        if message:
+            imgui.push_style_color(imgui.Col_.text, imgui.ImVec4(1.0, 0.45, 0.3, 1.0))
+            imgui.text_wrapped(message)
+            imgui.pop_style_color()
+    if r.error_message:
+        imgui.text_wrapped("The simulation thread caught this error and paused; Run resumes.")
     imgui.separator()
     if imgui.button("Stop recording" if r.recording else "Record"):
         toggle_recording(app)
