@@ -108,6 +108,7 @@ class App:
         self.render_scale_setting = render_scale     # None: auto
         self.msaa = auto_msaa(ctx) if msaa is None else max(int(msaa), 0)
         self.frame_scale = 1.0                       # the render scale of the last frame drawn
+        self.force_scale = 1.0                       # contact-force arrows, x scene.default_force_scale
         self.panel_rect = None                       # (x0, y0, x1, y1) of the open side panel
         # UI state
         self.selected_body = None
@@ -437,9 +438,11 @@ class App:
         # drawn at full resolution and whole
         snap = self.runner.snapshot
         self._update_camera(snap)
+        extent = self.renderer.extent
         sc = scene.build(self.m, snap, self.renderer.options, colors=self.renderer.colors,
                          selected_body=self.selected_body, perturb_line=self.perturb_line(snap),
-                         extent=self.renderer.extent)
+                         extent=extent,
+                         force_scale=self.force_scale * scene.default_force_scale(self.m, extent))
         full = self._screenshot_requested or self.video is not None
         self.frame_scale = 1.0 if full else self.render_scale
         self.viewport.draw(self.renderer, self.ctx.screen, w, h, snap, scene=sc,

@@ -69,6 +69,7 @@ class Snapshot:
         self.efc_force = d.efc_force[:self.nefc].copy()
         self.efc_type = d.efc_type[:self.nefc].copy()
         self.efc_id = d.efc_id[:self.nefc].copy()
+        self.efc_mu = d.efc_mu[:self.nefc].copy()
         self.step_seconds = step_seconds
 
 

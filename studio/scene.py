@@ -247,37 +247,92 @@ def _tendons(m, d, out, extent):
         out.add("cylinder", "decor", segments(xyz[i], xyz[i + 1], width[ten], col[ten]))
 
 
-def contact_forces(d) -> np.ndarray:
-    """World-frame force on geom2 of each contact from d.efc_force (zeros without rows): the
-    normal and (up to two) friction components in the contact frame, rotated to the world;
-    pyramidal contacts sum their 2(dim-1) edge forces into the normal."""
-    n = int(d.ncon if isinstance(d.ncon, (int, np.integer)) else d.ncon[0])
-    nefc = int(d.nefc if isinstance(d.nefc, (int, np.integer)) else d.nefc[0])
-    f = np.zeros((n, 3))
+def _count(x) -> int:
+    """d.ncon / d.nefc of a Data (a 1-element array) or of a Snapshot (an int)."""
+    return int(x if isinstance(x, (int, np.integer)) else x[0])
+
+
+def contact_local_forces(d) -> np.ndarray:
+    """Force of each contact in its frame (ncon, 3): normal, tangent 1, tangent 2, from
+    d.efc_force as MuJoCo's mj_contactForce (engine.contact_force): an elliptic contact's rows
+    directly; a pyramidal one's edges (e+, e-) per tangent j give f_n = sum of the edges and
+    f_j = mu_j (e+ - e-). Zeros for a contact without rows."""
+    n, nefc = _count(d.ncon), _count(d.nefc)
+    local = np.zeros((n, 3))
     if n == 0 or nefc == 0:
-        return f
+        return local
     adr = np.asarray(d.contact_efc_address[:n], int)
     dim = np.asarray(d.contact_dim[:n], int)
     efc = np.asarray(d.efc_force[:nefc], float)
     ok = (adr >= 0) & (adr < nefc)
-    local = np.zeros((n, 3))
     a = np.where(ok, adr, 0)
     pyr = ok & (np.asarray(d.efc_type)[a] == CONTACT_PYRAMIDAL) & (dim > 1)
     ell = ok & ~pyr
     local[ell, 0] = efc[a[ell]]
-    for k in (1, 2):                                   # friction components along the tangents
+    for k in (1, 2):                                   # friction along the tangents
         s = ell & (dim - 1 >= k) & (a + k < nefc)
         local[s, k] = efc[a[s] + k]
+        s = pyr & (dim - 1 >= k) & (a + 2 * k - 1 < nefc)
+        plus, minus = efc[a[s] + 2 * (k - 1)], efc[a[s] + 2 * k - 1]
+        local[s, k] = np.asarray(d.efc_mu[:nefc])[a[s] + 2 * (k - 1)] * (plus - minus)
     if np.any(pyr):
         csum = np.concatenate([[0.0], np.cumsum(efc)])
-        npyr = 2 * (dim[pyr] - 1)
-        local[pyr, 0] = csum[np.minimum(a[pyr] + npyr, nefc)] - csum[a[pyr]]
-    frame = np.asarray(d.contact_frame[:n], float).reshape(n, 3, 3)
-    return np.einsum("nij,ni->nj", frame, local)
+        local[pyr, 0] = csum[np.minimum(a[pyr] + 2 * (dim[pyr] - 1), nefc)] - csum[a[pyr]]
+    return local
 
 
-def _contacts(m, d, opts, out, extent, force_scale):
-    n = int(d.ncon if isinstance(d.ncon, (int, np.integer)) else d.ncon[0])
+def contact_force_parts(d) -> tuple[np.ndarray, np.ndarray]:
+    """World-frame normal and friction forces on geom2 of each contact, (ncon, 3) each."""
+    local = contact_local_forces(d)
+    frame = np.asarray(d.contact_frame[:local.shape[0]], float).reshape(-1, 3, 3)
+    normal = frame[:, 0] * local[:, :1]
+    friction = np.einsum("nij,ni->nj", frame[:, 1:], local[:, 1:])
+    return normal, friction
+
+
+def contact_forces(d) -> np.ndarray:
+    """World-frame contact force on geom2 of each contact (normal plus friction), (ncon, 3)."""
+    normal, friction = contact_force_parts(d)
+    return normal + friction
+
+
+def model_weight(m) -> float:
+    """The model's weight m g (with |g| at least 1, so that zero gravity keeps a force scale)."""
+    return float(np.sum(m.body_mass)) * max(float(np.linalg.norm(m.opt.gravity)), 1.0)
+
+
+def default_force_scale(m, extent) -> float:
+    """Metres of arrow per newton: the model's weight is drawn about half the model's size."""
+    return 0.5 * extent / max(model_weight(m), 1e-9)
+
+
+def arrow_lengths(force, scale, reference) -> np.ndarray:
+    """Arrow length of a force |f|: ``scale F ln(1 + |f| / F)`` with F = ``reference``. Linear
+    (``scale |f|``) for forces well below F, logarithmic above it: an impact a hundred times the
+    weight draws an arrow about 4.6 times as long as the weight's, not a hundred times."""
+    f = np.linalg.norm(force, axis=-1)
+    ref = max(float(reference), 1e-12)
+    return scale * ref * np.log1p(f / ref)
+
+
+def _arrows(out, pos, force, scale, reference, radius, rgba) -> None:
+    """Force arrows from ``pos`` along ``force``: a shaft and a ball at the tip (arrow_lengths)."""
+    length = arrow_lengths(force, scale, reference)
+    keep = length > 1e-9
+    if not np.any(keep):
+        return
+    direction = force[keep] / np.linalg.norm(force[keep], axis=1, keepdims=True)
+    tip = pos[keep] + length[keep, None] * direction
+    out.add("cylinder", "decor", segments(pos[keep], tip, radius, rgba))
+    out.add("sphere", "decor", spheres(tip, 2.0 * radius, rgba))
+
+
+NORMAL_RGBA = (0.95, 0.75, 0.1, 1.0)      # contact normal force arrows
+FRICTION_RGBA = (0.2, 0.8, 0.95, 1.0)     # contact friction force arrows
+
+
+def _contacts(m, d, opts, out, extent, force_scale, force_reference):
+    n = _count(d.ncon)
     if n == 0:
         return
     pos = np.asarray(d.contact_pos[:n], float)
@@ -289,13 +344,9 @@ def _contacts(m, d, opts, out, extent, force_scale):
             out.add("cylinder", "decor",
                     segments(pos, pos + 0.1 * extent * frame[:, axis], 0.003 * extent, col))
     if opts.contact_forces:
-        f = contact_forces(d)
-        keep = np.linalg.norm(f, axis=1) > 1e-9
-        if np.any(keep):
-            tip = pos[keep] + force_scale * f[keep]
-            out.add("cylinder", "decor",
-                    segments(pos[keep], tip, 0.006 * extent, (0.95, 0.75, 0.1, 1.0)))
-            out.add("sphere", "decor", spheres(tip, 0.012 * extent, (0.95, 0.75, 0.1, 1.0)))
+        normal, friction = contact_force_parts(d)
+        _arrows(out, pos, normal, force_scale, force_reference, 0.006 * extent, NORMAL_RGBA)
+        _arrows(out, pos, friction, force_scale, force_reference, 0.005 * extent, FRICTION_RGBA)
 
 
 def _joints(m, d, out, extent):
@@ -334,7 +385,9 @@ def _inertia(m, d, out):
 
 def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=None,
           perturb_line=None, extent=None, force_scale=None) -> Scene:
-    """Instance lists for one frame of ``d`` (a Data or a runner Snapshot)."""
+    """Instance lists for one frame of ``d`` (a Data or a runner Snapshot). ``force_scale``:
+    metres of contact-force arrow per newton below the model's weight (default_force_scale
+    when None; longer arrows grow logarithmically, see arrow_lengths)."""
     opts = opts or SceneOptions()
     colors = geom_colors(m) if colors is None else colors
     extent = model_extent(m, d) if extent is None else extent
@@ -346,9 +399,8 @@ def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=Non
     if opts.tendons:
         _tendons(m, d, out, extent)
     if force_scale is None:
-        weight = float(np.sum(m.body_mass)) * max(float(np.linalg.norm(m.opt.gravity)), 1.0)
-        force_scale = 0.5 * extent / max(weight, 1e-9)
-    _contacts(m, d, opts, out, extent, force_scale)
+        force_scale = default_force_scale(m, extent)
+    _contacts(m, d, opts, out, extent, force_scale, model_weight(m))
     if opts.joints:
         _joints(m, d, out, extent)
     if opts.com:

@@ -219,3 +219,95 @@ def test_shadow_map_follows_the_render_scale():
     assert Renderer.shadow_size(1.0) == SHADOW_SIZE
     assert Renderer.shadow_size(0.5) == SHADOW_SIZE // 2
     assert Renderer.shadow_size(0.25) == SHADOW_SIZE // 4
+
+
+# a box held by static friction on a plane tilted by 15 degrees (mu = 1 > tan 15 deg)
+SLOPE = """<mujoco model="slope">
+  <option timestep="0.002" cone="{cone}"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="slope" type="plane" size="2 2 0.1" euler="0 15 0" rgba="0.5 0.5 0.5 1"/>
+    <body name="box" pos="0 0 0.2" euler="0 15 0">
+      <freejoint/>
+      <geom type="box" size="0.2 0.2 0.1" mass="2" rgba="0.4 0.4 0.45 1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def settled_slope(cone):
+    import engine
+    m = engine.load_model_from_string(SLOPE.format(cone=cone))
+    d = engine.make_data(m)
+    engine.step(m, d, 1000)                   # 2 s: at rest on the slope
+    engine.forward(m, d)
+    assert np.linalg.norm(d.qvel) < 5e-3            # (soft friction creeps slowly)
+    return m, d
+
+
+@pytest.mark.parametrize("cone", ["elliptic", "pyramidal"])
+def test_contact_force_parts_on_a_slope(cone):
+    """Static friction on a 15 degree slope: the normal forces add up to m g cos(15 deg) along
+    the slope's normal, the friction forces to m g sin(15 deg) up the slope (analytic); per
+    contact, the local forces are engine.contact_force's (MuJoCo's mj_contactForce)."""
+    import engine
+    from studio import scene
+    m, d = settled_slope(cone)
+    n = int(d.ncon[0])
+    assert n >= 3
+    local = scene.contact_local_forces(d)
+    for i in range(n):
+        np.testing.assert_allclose(local[i], engine.contact_force(m, d, i)[:3], atol=1e-9)
+    normal, friction = scene.contact_force_parts(d)
+    weight = 2.0 * 9.81
+    th = np.radians(15.0)
+    slope_normal = np.array([np.sin(th), 0.0, np.cos(th)])    # plane normal after euler y 15
+    up_slope = np.array([-np.cos(th), 0.0, np.sin(th)])
+    np.testing.assert_allclose(normal.sum(axis=0), weight * np.cos(th) * slope_normal,
+                               atol=0.01 * weight)
+    np.testing.assert_allclose(friction.sum(axis=0), weight * np.sin(th) * up_slope,
+                               atol=0.01 * weight)
+    np.testing.assert_allclose(scene.contact_forces(d).sum(axis=0), [0, 0, weight],
+                               atol=0.01 * weight)
+
+
+def test_arrow_length_is_linear_then_logarithmic():
+    from studio.scene import arrow_lengths
+    f = np.array([[0.0, 0.0, 0.01], [0.0, 3.0, 4.0], [0.0, 0.0, 1000.0]])
+    length = arrow_lengths(f, 0.1, 10.0)
+    assert length[0] == pytest.approx(0.1 * 0.01, rel=1e-3)          # |f| << F: scale |f|
+    assert length[1] == pytest.approx(0.1 * 10.0 * np.log(1.5))
+    # an impact 100 times the reference: 4.6 times the reference's arrow, not 100 times
+    assert length[2] / arrow_lengths(np.array([[10.0, 0, 0]]), 0.1, 10.0)[0] == pytest.approx(
+        np.log(101.0) / np.log(2.0))
+
+
+def test_contact_force_arrows_are_drawn_in_their_colours(ctx):
+    """On the slope: with the force arrows on, pixels in the normal arrows' colour and in the
+    friction arrows' colour appear (contact points off); their number grows with the scale."""
+    from studio.scene import FRICTION_RGBA, NORMAL_RGBA, SceneOptions, default_force_scale
+    m, d = settled_slope("elliptic")
+    off = SceneOptions(contact_points=False, contact_forces=False, shadows=False)
+    on = SceneOptions(contact_points=False, contact_forces=True, shadows=False)
+    r, bare = _render(ctx, m, d, off)
+    extent = r.extent
+    r.release()
+
+    def coloured(img, rgba):
+        """Pixels whose colour points the way of rgba (any shading) and that the arrows added."""
+        c = img.astype(float)
+        ref = np.array(rgba[:3])
+        cos = (c @ ref) / np.maximum(np.linalg.norm(c, axis=2) * np.linalg.norm(ref), 1e-9)
+        return (cos > 0.97) & (np.abs(c - bare).max(axis=2) > 30) & (c.max(axis=2) > 60)
+
+    counts = []
+    for factor in (2.0, 6.0):
+        r, img = _render(ctx, m, d, on,
+                         force_scale=factor * default_force_scale(m, extent))
+        r.release()
+        counts.append((coloured(img, NORMAL_RGBA).sum(), coloured(img, FRICTION_RGBA).sum()))
+    (n1, f1), (n2, f2) = counts
+    assert n1 > 30 and f1 > 10, counts
+    assert n2 > 1.5 * n1 and f2 > 1.5 * f1, counts
+    assert not coloured(bare, NORMAL_RGBA).any() and not coloured(bare, FRICTION_RGBA).any()

@@ -216,10 +216,15 @@ def test_contact_forces_in_world_frame():
         contact_efc_address=np.array([0, 3]),
         contact_frame=np.array([[0, 0, 1, 1, 0, 0, 0, 1, 0]] * 2, float),
         efc_type=np.array([7, 7, 7, 6, 6, 6, 6]),
-        efc_force=np.array([10.0, 1.0, -2.0, 1.0, 2.0, 3.0, 4.0]))
+        efc_force=np.array([10.0, 1.0, -2.0, 1.0, 2.0, 3.0, 4.0]),
+        efc_mu=np.array([0.0, 0.9, 0.9, 0.5, 0.5, 0.3, 0.3]))
     f = scene.contact_forces(snap)
     np.testing.assert_allclose(f[0], [1.0, -2.0, 10.0])
-    np.testing.assert_allclose(f[1], [0.0, 0.0, 10.0])
+    # pyramidal edges (e+, e-) per tangent: f_n = sum = 10, f_j = mu_j (e+ - e-)
+    np.testing.assert_allclose(f[1], [0.5 * (1 - 2), 0.3 * (3 - 4), 10.0])
+    normal, friction = scene.contact_force_parts(snap)
+    np.testing.assert_allclose(normal, [[0, 0, 10], [0, 0, 10]])
+    np.testing.assert_allclose(friction, [[1, -2, 0], [-0.5, -0.3, 0]])
 
 
 def test_inertia_box_matches_a_box():

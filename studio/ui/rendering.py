@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
+from . import track
+
 TOGGLES = [("geoms", "geoms"), ("sites", "sites"), ("tendons", "tendons"),
            ("contact_points", "contact points"), ("contact_frames", "contact frames"),
            ("contact_forces", "contact forces"), ("joints", "joint axes"),
@@ -21,6 +23,29 @@ def camera_names(m) -> list[str]:
 
 
 MSAA_CHOICES = (0, 2, 4, 8)
+FORCE_SCALE_MIN, FORCE_SCALE_MAX = 0.01, 100.0
+
+
+def draw_force_scale(app) -> None:
+    """Contact-force arrows: the colours of the normal and friction arrows and the length scale
+    (log slider, a factor of the default: the model's weight about half the model's size)."""
+    from ..scene import FRICTION_RGBA, NORMAL_RGBA, default_force_scale, model_weight
+    imgui.text("contact forces:")
+    imgui.same_line()
+    imgui.text_colored(imgui.ImVec4(*NORMAL_RGBA), "normal")
+    imgui.same_line()
+    imgui.text_colored(imgui.ImVec4(*FRICTION_RGBA), "friction")
+    imgui.set_next_item_width(150 * app.ui_scale)
+    changed, v = imgui.slider_float("arrow scale", app.force_scale, FORCE_SCALE_MIN,
+                                    FORCE_SCALE_MAX, "%.3gx", imgui.SliderFlags_.logarithmic)
+    track(app, "force_scale")
+    if changed:
+        app.force_scale = min(max(float(v), FORCE_SCALE_MIN), FORCE_SCALE_MAX)
+    if imgui.is_item_hovered():
+        weight = model_weight(app.m)
+        per_newton = app.force_scale * default_force_scale(app.m, app.renderer.extent)
+        imgui.set_tooltip(f"{per_newton * 1000:.3g} mm per N up to the model's weight "
+                          f"({weight:.3g} N),\nlogarithmic above it (impacts stay readable).")
 
 
 def set_render_scale(app, value) -> None:
@@ -72,6 +97,7 @@ def draw(app) -> None:
         if i % 2 == 0:
             imgui.same_line(170 * app.ui_scale)
     imgui.new_line()
+    draw_force_scale(app)
     imgui.text("geom groups")
     for g in range(6):
         imgui.same_line()
