@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .loader import load_model_file
 from .runner import Runner
 
 TITLE_EVERY = 0.5            # seconds between window-title status updates
@@ -63,31 +64,14 @@ def make_window(width, height, title):
     raise last
 
 
-def load_model_file(path):
-    """(m, d, None) or (None, None, message): never raises for a bad or missing file."""
-    import engine
-    try:
-        m = engine.load_model(path)
-        d = engine.make_data(m)
-        engine.forward(m, d)
-        engine.step(m, engine.make_data(m))       # compile or load the step kernel now
-        return m, d, None
-    except engine.ModelError as e:
-        msg = str(e)
-        if os.path.basename(str(path)) not in msg:
-            msg = f"{path}: {msg}"
-        return None, None, msg
-    except OSError as e:
-        return None, None, f"cannot read model {path}: {e.strerror or e}"
-    except Exception as e:                        # a compiler bug must not take the studio down
-        return None, None, f"{path}: {type(e).__name__}: {e}"
-
-
 class App:
     """One studio window: input handling, per-frame drawing, model (re)loading."""
 
     def __init__(self, window, ctx, runner: Runner, model_path: str, ui_scale: float | None = None,
-                 render_scale: float | None = None, msaa: int | None = None):
+                 render_scale: float | None = None, msaa: int | None = None,
+                 error_message: str = ""):
+        """``error_message``: the model file ``model_path`` failed to load and ``runner`` holds
+        an empty world (studio.loader.empty_world) shown with the message; Ctrl+L retries."""
         from imgui_bundle import imgui, implot
 
         from .imgui_renderer import ImGuiInput, ImGuiRenderer
@@ -118,7 +102,8 @@ class App:
         self.keyframe = 0
         self.show_help = False
         self.show_panels = True
-        self.error_message = ""
+        self.error_message = error_message
+        self.empty_world = bool(error_message)      # the runner holds the placeholder world
         self.status = ""
         self.video = None
         self._video_next = 0.0
@@ -172,6 +157,8 @@ class App:
         m, d, err = load_model_file(path)
         if err is not None:
             self.error_message = err
+            if self.empty_world:                 # nothing loaded yet: Ctrl+L retries this file
+                self.model_path = str(path)
             print(f"studio: {err}", file=sys.stderr, flush=True)
             return False
         old = self.runner
@@ -209,6 +196,7 @@ class App:
         self.keyframe = 0
         self.plots.clear()
         self.error_message = ""
+        self.empty_world = False
         self.model_path = str(path)
         runner.start_thread()
         self.status = f"loaded {path}"
@@ -470,6 +458,8 @@ class App:
 
     def _draw_error(self) -> None:
         from imgui_bundle import imgui
+
+        from .ui import track
         if not self.error_message:
             return
         vp = imgui.get_main_viewport()
@@ -480,9 +470,14 @@ class App:
         if imgui.begin("Model error", None, imgui.WindowFlags_.no_collapse)[0]:
             imgui.text_colored(imgui.ImVec4(1.0, 0.5, 0.4, 1.0), "The model could not be loaded:")
             imgui.text_wrapped(self.error_message)
-            imgui.text("The previous model keeps running.")
+            if self.empty_world:
+                imgui.text_wrapped("An empty world is shown. Fix the file and reload it (Ctrl+L), "
+                                   "or open another model (Ctrl+O).")
+            else:
+                imgui.text("The previous model keeps running.")
             if imgui.button("Dismiss"):
                 self.error_message = ""
+            track(self, "dismiss")
         imgui.end()
 
     def _count_fps(self) -> None:
@@ -576,6 +571,11 @@ class App:
             self.shortcut(symbol, modifiers)
             return pyglet.event.EVENT_HANDLED
 
+        @win.event
+        def on_close():
+            self.close()
+            return pyglet.event.EVENT_HANDLED
+
         def on_file_drop(x, y, paths):
             if paths:
                 self.open_model(paths[0])
@@ -603,7 +603,7 @@ class App:
                 self.selected_body = None
                 self.tracking = False
             else:
-                self.window.close()
+                self.close()
         elif symbol == key.F1:
             self.show_help = not self.show_help
         elif symbol == key.SPACE:
@@ -641,40 +641,56 @@ class App:
             self.window.flip()
 
     def close(self) -> None:
+        """Stop the simulation, release the GPU resources while the window's GL context is
+        current, then close the window (every way of quitting ends here; safe to call twice)."""
         from imgui_bundle import imgui, implot
+        if self.imgui_ctx is None:
+            return
         self.runner.stop_thread()
         self.runner.close_recorder()
         self.spacenav.close()
         if self.video is not None:
             self.toggle_video()
-        self.gui.release()
-        self.viewport.release()
-        self.renderer.release()
+        win = self.window
+        if win.context is not None:
+            win.switch_to()
+            self.gui.release()
+            self.viewport.release()
+            self.renderer.release()
+            # pyglet's own default program: deleted now, not by the garbage collector once its
+            # context is gone (a GL error raised in ShaderProgram.__del__)
+            program = getattr(win, "_default_program", None)
+            if program is not None and program.id is not None:
+                program.delete()
         implot.destroy_context(self.implot_ctx)
         imgui.destroy_context(self.imgui_ctx)
+        self.imgui_ctx = self.implot_ctx = None
+        win.close()
 
 
 def create_app(runner: Runner, model_path, width=1280, height=720, msaa=None,
-               render_scale=None) -> App:
+               render_scale=None, error_message="") -> App:
     """Window, GL context and App for ``runner`` (the simulation thread is started).
-    ``msaa`` (samples) and ``render_scale`` (0.25..1) of the 3D viewport: None for auto."""
+    ``msaa`` (samples) and ``render_scale`` (0.25..1) of the 3D viewport: None for auto;
+    ``error_message``: see App."""
     configure_pyglet()
     import moderngl
 
     window = make_window(width, height, f"studio - {os.path.basename(str(model_path))}")
     ctx = moderngl.create_context()
-    app = App(window, ctx, runner, model_path, render_scale=render_scale, msaa=msaa)
+    app = App(window, ctx, runner, model_path, render_scale=render_scale, msaa=msaa,
+              error_message=error_message)
     runner.start_thread()
     return app
 
 
-def run_window(runner: Runner, args) -> Runner:
+def run_window(runner: Runner, args, error_message="") -> Runner:
     import pyglet
 
     app = create_app(runner, args.model, args.width, args.height, args.msaa,
-                     getattr(args, "render_scale", None))
+                     getattr(args, "render_scale", None), error_message)
     if args.duration is not None:
-        pyglet.clock.schedule_once(lambda dt: app.window.close(), args.duration)
+        pyglet.clock.schedule_once(lambda dt: app.close(), args.duration)
     app.runner.start_time = app.runner.start = time.perf_counter()
     try:
         fps = getattr(args, "max_fps", 60.0) or 0.0

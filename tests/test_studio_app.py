@@ -119,7 +119,7 @@ def click(app, name, fx=0.5, fy=0.5):
     w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
     app.pump(2)
     w.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
-    app.pump(2)
+    app.pump(3)                       # ImGui takes queued input events one per frame
 
 
 def press_key(app, symbol, modifiers=0):
@@ -250,19 +250,75 @@ def test_kappa_edit_reaches_the_running_engine(app):
         0.0123 ** 2 * app.m.opt.epsilon * 0.0 / (1 + app.m.opt.epsilon))
 
 
+def drawn_window(title):
+    """The ImGui window of this title if it was drawn in the last frame, else None."""
+    from imgui_bundle import imgui
+    w = imgui.internal.find_window_by_name(title)
+    if w is None or w.last_frame_active != imgui.get_frame_count() or w.hidden:
+        return None
+    return w
+
+
+BROKEN = ('<mujoco>\n  <worldbody>\n    <geom type="sphere" size="abc"/>\n'
+          '  </worldbody>\n</mujoco>\n')
+
+
 def test_bad_model_shows_the_message_and_keeps_running(app, tmp_path):
     bad = tmp_path / "broken.xml"
-    bad.write_text("<mujoco>\n  <worldbody>\n    <geom type=\"sphere\" size=\"abc\"/>\n"
-                   "  </worldbody>\n</mujoco>\n")
+    bad.write_text(BROKEN)
     m_before = app.m
+    assert drawn_window("Model error") is None
     assert app.open_model(str(bad)) is False
-    assert "broken.xml" in app.error_message
+    app.pump(2)
+    assert drawn_window("Model error") is not None        # the message is on the screen
+    assert "broken.xml" in app.error_message and "line 3" in app.error_message
     t0 = app.runner.snapshot.time
     frames0 = app.runner.frames
     assert pump_until(app, lambda: app.runner.snapshot.time > t0 + 0.05)
     assert app.runner.frames > frames0 and app.m is m_before
+    click(app, "dismiss")
+    assert app.error_message == "" and drawn_window("Model error") is None
     assert app.open_model(str(tmp_path / "missing.xml")) is False
-    assert "missing.xml" in app.error_message
+    app.pump(2)
+    assert "missing.xml" in app.error_message and drawn_window("Model error") is not None
+
+
+def test_bad_model_on_the_command_line_opens_the_window_with_the_message(
+        xdisplay, tmp_path, monkeypatch, capsys):
+    """``python -m studio broken.xml``: the window opens on an empty world with the message
+    drawn (exit code 0, the summary line); fixing the file and Ctrl+L loads it."""
+    import pyglet
+    from pyglet.window import key
+
+    import studio.__main__ as cli
+    bad = tmp_path / "broken.xml"
+    bad.write_text(BROKEN)
+    seen = {}
+
+    def event_loop(*args, **kwargs):              # stands for pyglet.app.run: a few frames
+        (win,) = list(pyglet.app.windows)
+
+        def frames(n):
+            for _ in range(n):
+                win.switch_to()
+                win.dispatch_events()
+                win.dispatch_event("on_draw")
+                win.flip()
+        frames(3)
+        seen["error window"] = drawn_window("Model error") is not None
+        bad.write_text(FLOAT)                     # the user fixes the file and reloads
+        win.dispatch_event("on_key_press", key.L, key.MOD_CTRL)
+        frames(3)
+        seen["after reload"] = drawn_window("Model error") is not None
+        win.dispatch_event("on_key_press", key.ESCAPE, 0)      # quits
+
+    monkeypatch.setattr(pyglet.app, "run", event_loop)
+    code = cli.main([str(bad), "--size", "640x360", "--msaa", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert seen == {"error window": True, "after reload": False}
+    assert "broken.xml" in err and "line 3" in err and "Traceback" not in err
+    assert out.count("studio: frames=") == 1
 
 
 def test_reload_keeps_the_state(app):
