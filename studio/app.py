@@ -118,6 +118,7 @@ class App:
         self._title_t = 0.0
         self._press = {}                         # button -> (time, x, y) of the last press
         self.widgets = {}                        # name -> rect of some widgets (studio.ui.track)
+        self.open_panels = set()                 # panel headers to open on the next frame
         # ImGui
         self.imgui_ctx = imgui.create_context()
         self.implot_ctx = implot.create_context()
@@ -144,6 +145,13 @@ class App:
     @property
     def m(self):
         return self.runner.m
+
+    PANELS = ("Simulation", "Physics options", "Joints", "Controls", "Equality constraints",
+              "Rendering", "Plots", "Analysis")
+
+    def open_panel(self, *names) -> None:
+        """Open these headers of the side panel (all of them when none is named)."""
+        self.open_panels.update(names or self.PANELS)
 
     @property
     def render_scale(self) -> float:

@@ -331,6 +331,47 @@ def test_reload_keeps_the_state(app):
     assert app.runner.d.time == pytest.approx(t, abs=0.05)
 
 
+def humanoid_or_arm():
+    try:
+        import dm_control
+    except ImportError:
+        return ROOT / "assets" / "tendon_arm.xml"
+    return Path(dm_control.__file__).parent / "suite" / "humanoid.xml"
+
+
+@pytest.mark.parametrize("scale", ["1", "2"])
+def test_panels_fit_at_1280x720(xdisplay, monkeypatch, scale):
+    """Every header of the side panel open, a body selected, the help overlay shown: nothing
+    drawn wider than the panel (ImGui's ideal content width within the panel's work area),
+    and the help overlay inside the window; at UI scale 1 and 2 (a 2x DPI screen)."""
+    monkeypatch.setenv("STUDIO_UI_SCALE", scale)
+    model = humanoid_or_arm()
+    app = make_app(model, size=(1280, 720))
+    try:
+        import engine
+        app.open_panel()
+        app.show_help = True
+        app.selected_body = max(engine.name2id(app.m, "body", "torso"), 1)
+        app.pump(4)
+        panel = drawn_window("Studio")
+        assert panel is not None
+        assert panel.size.x == pytest.approx(380 * float(scale))
+        work = panel.work_rect.get_width()
+        assert panel.content_size_ideal.x <= work + 0.5, (panel.content_size_ideal.x, work)
+        help_window = drawn_window("Help (F1)")
+        assert help_window is not None
+        r = help_window.rect()
+        assert r.min.x >= 0 and r.min.y >= 0 and r.max.x <= 1280 and r.max.y <= 720
+        assert help_window.content_size_ideal.x <= help_window.work_rect.get_width() + 0.5
+        app.show_help = False
+        app.pump(2)
+        info = drawn_window("info")                         # the overlay beside the panel
+        r = info.rect()
+        assert r.min.x >= panel.rect().max.x and r.max.x <= 1280 and r.max.y <= 720
+    finally:
+        app.close()
+
+
 class FakeSpacenavd:
     """Serves the spacenavd v0 protocol: pushes motion events to every client."""
 

@@ -20,6 +20,7 @@ from imgui_bundle import imgui, implot
 
 import engine
 
+from . import header
 from .file_browser import FileBrowser
 
 TABLE_ROWS = 200                     # error table rows shown (worst max_rel first)
@@ -172,7 +173,7 @@ def draw(app) -> None:
     if st.reveal:
         imgui.set_next_item_open(True)
         st.reveal = False
-    if not imgui.collapsing_header("Analysis"):
+    if not header(app, "Analysis"):
         return
     last = getattr(app, "last_recording", None)
     imgui.begin_disabled(st.running or not last)

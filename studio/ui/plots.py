@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from . import header
+
 SIGNALS = ["joint positions", "joint velocities", "controls", "contact forces", "energy"]
 CAPACITY = 600                     # samples kept per signal (about 10 s at 60 FPS)
 MAX_LINES = 8
@@ -75,7 +77,7 @@ LABELS = {"energy": ["potential", "kinetic", "total"], "contact forces": ["sum |
 def draw(app) -> None:
     st = app.plots
     st.sample(app)
-    if not imgui.collapsing_header("Plots"):
+    if not header(app, "Plots"):
         return
     for name in SIGNALS:
         changed, v = imgui.checkbox(name, bool(st.enabled.get(name)))
@@ -108,7 +110,7 @@ def draw_consistency(app, height) -> None:
     """Checkbox and log-scale plot of the per-step inverse residuals (off by default)."""
     r = app.runner
     check = r.inverse_check
-    changed, on = imgui.checkbox("forward vs inverse (inverse on every step)", check is not None)
+    changed, on = imgui.checkbox("forward vs inverse check", check is not None)
     if imgui.is_item_hovered():
         imgui.set_tooltip("Runs engine.inverse at each pre-step state with qacc = (v' - v)/h on a\n"
                           "copy of the state and plots the relative residuals of the recovered\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from . import track
+from . import checkbox_grid, header, track
 
 TOGGLES = [("geoms", "geoms"), ("sites", "sites"), ("tendons", "tendons"),
            ("contact_points", "contact points"), ("contact_frames", "contact frames"),
@@ -87,16 +87,11 @@ def draw_quality(app) -> None:
 
 
 def draw(app) -> None:
-    if not imgui.collapsing_header("Rendering"):
+    if not header(app, "Rendering"):
         return
     opts = app.renderer.options
-    for i, (attr, label) in enumerate(TOGGLES):
-        changed, v = imgui.checkbox(label, getattr(opts, attr))
-        if changed:
-            setattr(opts, attr, v)
-        if i % 2 == 0:
-            imgui.same_line(170 * app.ui_scale)
-    imgui.new_line()
+    for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES]):
+        setattr(opts, TOGGLES[i][0], v)
     draw_force_scale(app)
     imgui.text("geom groups")
     for g in range(6):

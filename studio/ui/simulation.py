@@ -6,7 +6,7 @@ import time
 import numpy as np
 from imgui_bundle import imgui
 
-from . import track
+from . import header, track
 
 SPEED_MIN, SPEED_MAX = 0.01, 1.0
 
@@ -48,7 +48,7 @@ def toggle_recording(app, path=None) -> None:
 
 def draw(app) -> None:
     r = app.runner
-    if not imgui.collapsing_header("Simulation", imgui.TreeNodeFlags_.default_open):
+    if not header(app, "Simulation", True):
         return
     if imgui.button("Run" if r.paused else "Pause"):
         r.toggle_pause()
@@ -81,7 +81,7 @@ def draw(app) -> None:
     else:
         imgui.text_disabled("no keyframes in the model")
     h = r.history
-    imgui.text(f"history: {h.count} frames, {r.history_back} back (left/right arrows)")
+    imgui.text_wrapped(f"history: {h.count} frames, {r.history_back} back (arrow keys)")
     for message in (r.warning_message, r.error_message):
         if message:
             imgui.push_style_color(imgui.Col_.text, imgui.ImVec4(1.0, 0.45, 0.3, 1.0))
