@@ -93,6 +93,7 @@ class App:
         self.msaa = auto_msaa(ctx) if msaa is None else max(int(msaa), 0)
         self.frame_scale = 1.0                       # the render scale of the last frame drawn
         self.force_scale = 1.0                       # contact-force arrows, x scene.default_force_scale
+        self.tendon_reference = None                 # N drawn fully red (None: the model's weight)
         self.panel_rect = None                       # (x0, y0, x1, y1) of the open side panel
         # UI state
         self.selected_body = None
@@ -203,6 +204,8 @@ class App:
         self.tracking = False
         self.keyframe = 0
         self.plots.clear()
+        if not keep_state:
+            self.tendon_reference = None
         self.error_message = ""
         self.empty_world = False
         self.model_path = str(path)
@@ -438,7 +441,8 @@ class App:
         sc = scene.build(self.m, snap, self.renderer.options, colors=self.renderer.colors,
                          selected_body=self.selected_body, perturb_line=self.perturb_line(snap),
                          extent=extent,
-                         force_scale=self.force_scale * scene.default_force_scale(self.m, extent))
+                         force_scale=self.force_scale * scene.default_force_scale(self.m, extent),
+                         tendon_reference=self.tendon_reference)
         full = self._screenshot_requested or self.video is not None
         self.frame_scale = 1.0 if full else self.render_scale
         self.viewport.draw(self.renderer, self.ctx.screen, w, h, snap, scene=sc,

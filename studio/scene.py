@@ -211,24 +211,61 @@ def _sites(m, d, out, extent):
             out.add(key, "decor", instances(pos[s], mat[s], sc[s], rgba[s]))
 
 
-def tendon_tension(m, d) -> np.ndarray:
-    """Passive tendon force (spring beyond the dead band plus damping), per tendon."""
-    length = np.asarray(d.ten_length)
+# engine.enums values
+TRN_TENDON = 3                         # TrnType.TENDON
+EQ_TENDON = 3                          # EqType.TENDON
+TENDON_ROWS = (0, 2, 4)                # ConstraintType EQUALITY, FRICTION_TENDON, LIMIT_TENDON
+TENDON_RGBA_FULL = np.array([1.0, 0.15, 0.1])   # a tendon carrying the reference force
+
+
+def tendon_forces(m, d) -> np.ndarray:
+    """Force along each tendon (ntendon,), signed as MuJoCo's: the generalised force it exerts
+    is ten_J' f, so pulling (tension) is negative. The sum of
+
+    - the passive force: -stiffness (length beyond the spring's dead band) - damping velocity;
+    - actuators with a tendon transmission: gear * actuator_force;
+    - the constraint rows on tendons, efc_force along their Jacobian: friction loss and limits
+      (J = +-ten_J) and tendon equalities (J = ten_J1 - poly'(L2 - L2_0) ten_J2)."""
+    nt = m.ntendon
+    length = np.asarray(d.ten_length[:nt], float)
     lo, hi = m.tendon_lengthspring[:, 0], m.tendon_lengthspring[:, 1]
     stretch = np.where(length > hi, length - hi, np.where(length < lo, length - lo, 0.0))
-    return m.tendon_stiffness * stretch + m.tendon_damping * np.asarray(d.ten_velocity)
+    f = -m.tendon_stiffness * stretch - m.tendon_damping * np.asarray(d.ten_velocity[:nt])
+    tendon_act = np.asarray(m.actuator_trntype) == TRN_TENDON
+    np.add.at(f, np.asarray(m.actuator_trnid)[tendon_act, 0],
+              np.asarray(m.actuator_gear)[tendon_act, 0] * np.asarray(d.actuator_force)[tendon_act])
+    nefc = _count(d.nefc)
+    etype, eid = np.asarray(d.efc_type[:nefc]), np.asarray(d.efc_id[:nefc])
+    force = np.asarray(d.efc_force[:nefc], float)
+    for i in np.nonzero(np.isin(etype, TENDON_ROWS))[0]:
+        if etype[i] == TENDON_ROWS[0]:
+            e = int(eid[i])
+            if int(m.eq_type[e]) != EQ_TENDON:
+                continue
+            o1, o2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+            f[o1] += force[i]
+            if o2 >= 0:
+                c = m.eq_data[e]
+                x = length[o2] - m.tendon_length0[o2]
+                f[o2] -= (c[1] + 2 * c[2] * x + 3 * c[3] * x ** 2 + 4 * c[4] * x ** 3) * force[i]
+        elif etype[i] == TENDON_ROWS[1]:                        # friction loss: J = ten_J
+            f[int(eid[i])] += force[i]
+        else:                                                   # limit: J = +-ten_J
+            t = int(eid[i])
+            lower = abs(length[t] - m.tendon_range[t, 0]) <= abs(m.tendon_range[t, 1] - length[t])
+            f[t] += force[i] if lower else -force[i]
+    return f
 
 
-def _tendons(m, d, out, extent):
+def _tendons(m, d, out, extent, reference):
     """Segments between consecutive wrap points of each tendon (pulleys split the path), coloured
-    from the tendon's rgba towards red with its passive tension."""
+    from the tendon's rgba towards red as |tendon_forces| reaches ``reference`` newtons."""
     if m.ntendon == 0:
         return
-    tension = np.abs(tendon_tension(m, d))
-    mix = np.clip(tension / max(float(tension.max()), 1e-9), 0.0, 1.0)[:, None]
+    mix = np.clip(np.abs(tendon_forces(m, d)) / max(float(reference), 1e-12), 0.0, 1.0)[:, None]
     base = np.asarray(m.tendon_rgba, float).reshape(-1, 4)
     col = base.copy()
-    col[:, :3] = (1 - mix) * base[:, :3] + mix * np.array([1.0, 0.15, 0.1])
+    col[:, :3] = (1 - mix) * base[:, :3] + mix * TENDON_RGBA_FULL
     width = np.asarray(m.tendon_width, float)
     width = np.where(width > 0, width, 0.003 * extent)
     adr = np.asarray(d.ten_wrapadr[:m.ntendon], int)
@@ -384,10 +421,11 @@ def _inertia(m, d, out):
 
 
 def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=None,
-          perturb_line=None, extent=None, force_scale=None) -> Scene:
+          perturb_line=None, extent=None, force_scale=None, tendon_reference=None) -> Scene:
     """Instance lists for one frame of ``d`` (a Data or a runner Snapshot). ``force_scale``:
     metres of contact-force arrow per newton below the model's weight (default_force_scale
-    when None; longer arrows grow logarithmically, see arrow_lengths)."""
+    when None; longer arrows grow logarithmically, see arrow_lengths). ``tendon_reference``:
+    the tendon force (N) drawn fully red (default: the model's weight)."""
     opts = opts or SceneOptions()
     colors = geom_colors(m) if colors is None else colors
     extent = model_extent(m, d) if extent is None else extent
@@ -397,7 +435,8 @@ def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=Non
     if opts.sites:
         _sites(m, d, out, extent)
     if opts.tendons:
-        _tendons(m, d, out, extent)
+        _tendons(m, d, out, extent,
+                 model_weight(m) if tendon_reference is None else tendon_reference)
     if force_scale is None:
         force_scale = default_force_scale(m, extent)
     _contacts(m, d, opts, out, extent, force_scale, model_weight(m))

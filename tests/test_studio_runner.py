@@ -232,3 +232,73 @@ def test_inertia_box_matches_a_box():
         '<mujoco><worldbody><body><freejoint/><geom type="box" size="0.1 0.2 0.3" mass="2"/>'
         '</body></worldbody></mujoco>')
     np.testing.assert_allclose(np.sort(scene.inertia_boxes(m)[1]), [0.1, 0.2, 0.3], rtol=1e-6)
+
+
+# a spatial tendon with spring, damper, friction loss, a limit and an actuator; two fixed
+# tendons tied by a tendon equality; no gravity, no contacts, no joint springs or limits
+TENDONS = """<mujoco>
+  <option gravity="0 0 0"><flag contact="disable"/></option>
+  <worldbody>
+    <site name="anchor" pos="0 0 1"/>
+    <body name="a"><joint name="j1" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 .4 0 0" size=".03"/><site name="s1" pos=".3 0 .05"/>
+      <body name="b" pos=".4 0 0"><joint name="j2" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/><site name="s2" pos=".3 0 0"/>
+      </body>
+    </body>
+    <body name="c" pos="1 0 0"><joint name="j3" type="slide" axis="1 0 0"/>
+      <geom type="sphere" size=".05"/></body>
+  </worldbody>
+  <tendon>
+    <spatial name="rope" stiffness="50" damping="2" frictionloss="0.5" limited="true" range="0 5">
+      <site site="anchor"/><site site="s1"/><site site="s2"/></spatial>
+    <fixed name="link" stiffness="10" damping="1"><joint joint="j2" coef="1"/><joint joint="j3" coef="0.5"/></fixed>
+    <fixed name="follower"><joint joint="j3" coef="1"/></fixed>
+  </tendon>
+  <equality><tendon tendon1="follower" tendon2="link" polycoef="0 0.5 0.2 0 0"/></equality>
+  <actuator><motor tendon="rope" gear="3"/></actuator>
+</mujoco>"""
+
+
+def test_tendon_forces_add_up_to_the_generalised_forces():
+    """Every generalised force of this model acts through a tendon, so ten_J' f (f: the
+    studio's per-tendon force) must equal qfrc_passive + qfrc_actuator + qfrc_constraint."""
+    m = engine.load_model_from_string(TENDONS)
+    d = engine.make_data(m)
+    d.qpos[:] = [0.4, -0.7, 0.1]
+    d.qvel[:] = [1.0, -2.0, 0.5]
+    d.ctrl[:] = [-2.0]
+    engine.forward(m, d)
+    m.tendon_range[0] = [0.0, d.ten_length[0] - 0.01]      # the rope beyond its upper limit
+    engine.forward(m, d)
+    types = set(d.efc_type[:d.nefc[0]].tolist())
+    assert {0, 2, 4} <= types                               # equality, friction loss, limit rows
+    f = scene.tendon_forces(m, d)
+    expected = d.qfrc_passive + d.qfrc_actuator + d.qfrc_constraint
+    assert np.all(np.abs(f) > 1e-3) and np.abs(d.qfrc_constraint).max() > 1e-3
+    np.testing.assert_allclose(d.ten_J[:m.ntendon].T @ f, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_tendon_colour_against_a_fixed_reference():
+    """A tendon carrying the reference force is drawn fully red whatever the other tendons
+    carry; a tiny force stays in the tendon's own colour (not normalised by the frame's
+    largest force)."""
+    m = engine.load_model(str(ROOT / "assets" / "tendon_arm.xml"))
+    d = engine.make_data(m)
+    engine.step(m, d, 100)                                 # the weight pulls on the rope
+    engine.forward(m, d)
+    f = np.abs(scene.tendon_forces(m, d))
+    assert f.max() > 1.0
+    opts = scene.SceneOptions(geoms=False, contact_points=False, contact_forces=False)
+
+    def colours(reference):
+        seg = scene.build(m, d, opts, tendon_reference=reference).instances[("cylinder", "decor")]
+        return seg[:, 15:18]
+    big = int(np.argmax(f))
+    n_big = int(d.ten_wrapnum[big]) - 1                    # segments of that tendon
+    first = int(sum(d.ten_wrapnum[t] - 1 for t in range(big)))
+    full = colours(f[big])[first:first + n_big]
+    np.testing.assert_allclose(full, np.tile(scene.TENDON_RGBA_FULL, (n_big, 1)), atol=1e-6)
+    faint = colours(1e6 * f.max())
+    base = np.repeat(m.tendon_rgba[:, :3], d.ten_wrapnum[:m.ntendon] - 1, axis=0)
+    np.testing.assert_allclose(faint, base, atol=1e-5)

@@ -86,6 +86,30 @@ def draw_quality(app) -> None:
         app.msaa = choices[idx]
 
 
+def draw_tendon_reference(app) -> None:
+    """Tendons are coloured from their own colour to red as their force (studio.scene.
+    tendon_forces) reaches a reference: a log slider (default the model's weight) and, as a
+    legend, the largest tendon force of the frame."""
+    import numpy as np
+
+    from ..scene import TENDON_RGBA_FULL, model_weight, tendon_forces
+    m = app.m
+    if m.ntendon == 0:
+        return
+    weight = model_weight(m)
+    ref = weight if app.tendon_reference is None else app.tendon_reference
+    imgui.set_next_item_width(150 * app.ui_scale)
+    changed, v = imgui.slider_float("tendon red at", ref, 1e-3 * weight, 1e3 * weight, "%.3g N",
+                                    imgui.SliderFlags_.logarithmic)
+    if changed:
+        app.tendon_reference = float(v)
+    f = np.abs(tendon_forces(m, app.runner.snapshot))
+    k = int(np.argmax(f))
+    name = m.names["tendon"][k] if k < len(m.names["tendon"]) and m.names["tendon"][k] else k
+    imgui.text_colored(imgui.ImVec4(*TENDON_RGBA_FULL, min(1.0, 0.35 + f[k] / ref)),
+                       f"largest tendon force {f[k]:.3g} N ({name})")
+
+
 def draw(app) -> None:
     if not header(app, "Rendering"):
         return
@@ -93,6 +117,7 @@ def draw(app) -> None:
     for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES]):
         setattr(opts, TOGGLES[i][0], v)
     draw_force_scale(app)
+    draw_tendon_reference(app)
     imgui.text("geom groups")
     for g in range(6):
         imgui.same_line()
