@@ -100,7 +100,9 @@ class App:
         self.perturbation = None
         self.camera_index = -1
         self.tracking = False
-        self.keyframe = 0
+        from . import keyframes
+        self.keys = keyframes.from_model(runner.m)      # studio.keyframes.Key list
+        self.keyframe = 0                               # the one chosen in the panel
         self.show_help = False
         self.show_panels = True
         self.error_message = error_message
@@ -175,15 +177,18 @@ class App:
         if old.recording:
             self.last_recording = old.record_path
         old.close_recorder()                     # a recording belongs to one model
-        if keep_state:
-            same = all(getattr(m, k) == getattr(old.m, k) for k in ("nq", "nv", "na", "nu", "nmocap"))
-            if same:
-                od = old.d
-                d.time = od.time
-                for f in ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
-                    getattr(d, f)[...] = getattr(od, f)
-                import engine
-                engine.forward(m, d)
+        # the state and the keyframes saved in the studio carry over when the sizes match
+        keep = keep_state and all(getattr(m, k) == getattr(old.m, k)
+                                  for k in ("nq", "nv", "na", "nu", "nmocap"))
+        from . import keyframes
+        self.keys = keyframes.merge(m, self.keys) if keep else keyframes.from_model(m)
+        if keep:
+            od = old.d
+            d.time = od.time
+            for f in ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
+                getattr(d, f)[...] = getattr(od, f)
+            import engine
+            engine.forward(m, d)
         runner = Runner(m, d, paused=old.paused)
         runner.speed = old.speed
         if old.inverse_check is not None:
@@ -202,7 +207,7 @@ class App:
         self.perturbation = None
         self.camera_index = -1
         self.tracking = False
-        self.keyframe = 0
+        self.keyframe = min(self.keyframe, max(len(self.keys) - 1, 0)) if keep_state else 0
         self.plots.clear()
         if not keep_state:
             self.tendon_reference = None

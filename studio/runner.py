@@ -38,6 +38,7 @@ import numpy as np
 
 import engine
 
+from . import keyframes
 from .consistency import InverseCheck
 
 WARNING_NAMES = ("BADQACC: bad acceleration", "BADQPOS: bad position", "BADQVEL: bad velocity")
@@ -299,12 +300,16 @@ class Runner:
             self.history.push(d)
         self.submit(apply)
 
-    def reset(self, key: int | None = None) -> None:
+    def reset(self, key=None) -> None:
+        """Reset to the default state, to the model's keyframe of index ``key``, or to a
+        studio.keyframes.Key."""
         def apply(m, d):
             if key is None:
                 engine.reset_data(m, d)
+            elif isinstance(key, (int, np.integer)):
+                engine.reset_keyframe(m, d, int(key))
             else:
-                engine.reset_keyframe(m, d, key)
+                keyframes.apply(m, d, key)
             engine.forward(m, d)
             self._warnings_seen[:] = d.warning
             self.warning_message = self.error_message = ""

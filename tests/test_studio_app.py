@@ -322,13 +322,58 @@ def test_bad_model_on_the_command_line_opens_the_window_with_the_message(
 
 
 def test_reload_keeps_the_state(app):
-    pump_until(app, lambda: app.runner.snapshot.time > 0.1)
-    app.runner.set_paused(True)
+    """Ctrl+L on an unchanged file: a new Model and runner with the same time, qpos and qvel."""
+    from pyglet.window import key
+    old = app.runner
+    old.submit(lambda m, d: d.qvel.__setitem__(slice(0, 6), [0.2, 0.0, 0.0, 0.0, 1.0, 0.0]))
+    assert pump_until(app, lambda: old.snapshot.time > 0.1)
+    old.set_paused(True)
     app.pump(3)
-    t = app.runner.snapshot.time
-    assert app.reload()
+    before = old.snapshot
+    assert np.any(before.qvel != 0) and np.any(before.qpos != app.m.qpos0)
+    press_key(app, key.L, key.MOD_CTRL)
+    new = app.runner
+    assert new is not old and new.m is not old.m and new.paused
     app.pump(2)
-    assert app.runner.d.time == pytest.approx(t, abs=0.05)
+    assert new.snapshot.time == before.time
+    np.testing.assert_array_equal(new.snapshot.qpos, before.qpos)
+    np.testing.assert_array_equal(new.snapshot.qvel, before.qvel)
+
+
+def test_keyframes_added_exported_and_kept_across_reload(app):
+    """In a model without keyframes: Add key saves the state, Export writes it as MJCF beside
+    the model, Ctrl+L keeps it, Load key brings the state back."""
+    from pyglet.window import key
+
+    import engine
+    r = app.runner
+    assert app.keys == []
+    r.submit(lambda m, d: d.qvel.__setitem__(slice(0, 6), [0.3, 0.0, 0.1, 0.0, 2.0, 0.0]))
+    assert pump_until(app, lambda: r.snapshot.time > 0.1)
+    r.set_paused(True)
+    app.pump(3)
+    saved = {f: getattr(r.snapshot, f).copy() for f in ("qpos", "qvel")}
+    t_saved = r.snapshot.time
+    click(app, "add_key")
+    assert pump_until(app, lambda: len(app.keys) == 1)
+    np.testing.assert_array_equal(app.keys[0].qpos, saved["qpos"])
+    click(app, "export_keys")
+    out = Path(app.model_path).with_name("float-keyframes.xml")
+    text = out.read_text()
+    pasted = FLOAT.replace("</mujoco>", text + "</mujoco>")
+    m2 = engine.load_model_from_string(pasted)
+    np.testing.assert_array_equal(m2.key_qpos[0], saved["qpos"])
+    np.testing.assert_array_equal(m2.key_qvel[0], saved["qvel"])
+    press_key(app, key.L, key.MOD_CTRL)                      # reload: the key stays
+    assert len(app.keys) == 1 and app.keys[0].edited
+    r = app.runner
+    r.set_paused(False)
+    assert pump_until(app, lambda: r.snapshot.time > t_saved + 0.2)
+    r.set_paused(True)
+    click(app, "load_key")
+    assert pump_until(app, lambda: r.snapshot.time == t_saved)
+    np.testing.assert_array_equal(r.snapshot.qpos, saved["qpos"])
+    np.testing.assert_array_equal(r.snapshot.qvel, saved["qvel"])
 
 
 def humanoid_or_arm():
