@@ -121,6 +121,7 @@ class App:
         self._title_t = 0.0
         self._press = {}                         # button -> (time, x, y) of the last press
         self.widgets = {}                        # name -> rect of some widgets (studio.ui.track)
+        self.scroll_to = None                    # a tracked widget to scroll into view
         self.open_panels = set()                 # panel headers to open on the next frame
         # ImGui
         self.imgui_ctx = imgui.create_context()
@@ -143,6 +144,7 @@ class App:
         from .spacenav import SpaceNav
         self.spacenav = SpaceNav()
         self._spacenav_pert = None
+        self._spacenav_t = None                  # time of the last poll while deflected
         self._install_handlers()
 
     @property
@@ -257,10 +259,20 @@ class App:
         w, h = self.window.get_framebuffer_size()
         return w / max(self.window.width, 1), h / max(self.window.height, 1)
 
+    def body_name(self, b) -> str:
+        names = self.m.names["body"]
+        return names[b] if b < len(names) and names[b] else f"body {b}"
+
     def begin_perturbation(self, x, y, mode) -> None:
-        from .perturb import Perturbation, pick
+        """Ctrl+drag on the selected body: a spring towards the dragged target whenever the
+        simulation runs (also after resuming a drag begun while paused); while paused the drag
+        moves the pose (studio.perturb.Perturbation.move_pose)."""
+        from .perturb import Perturbation, movable, pick
         b = self.selected_body
         if b is None or b <= 0:
+            return
+        if not movable(self.m, b):
+            self.status = f"{self.body_name(b)} is welded to the world: a drag cannot move it"
             return
         w, h = self.window.get_framebuffer_size()
         sx, sy = self._fb_scale()
@@ -307,7 +319,8 @@ class App:
         self.perturbation = None
 
     def update_spacenav(self) -> None:
-        """3D mouse: a force and torque on the selected body proportional to the deflection."""
+        """3D mouse: a force and torque on the selected body proportional to the deflection;
+        while paused, the deflection moves the body's pose."""
         from .perturb import Perturbation
         from .spacenav import to_world
         motion = self.spacenav.poll()
@@ -319,10 +332,16 @@ class App:
             p.extra_torque[:] = 0.0
             r.set_perturb(None, release=p.release)
             self._spacenav_pert = p = None
-        if b is None or b <= 0 or not np.any(motion) or r.paused:
+        now = time.perf_counter()
+        dt = min(now - self._spacenav_t, 0.1) if self._spacenav_t is not None else 1.0 / 60.0
+        self._spacenav_t = now if np.any(motion) else None
+        if b is None or b <= 0 or not np.any(motion):
             return
         if self.perturbation is not None and self.perturbation.active:
             return                              # the mouse drag has the body
+        if r.paused:
+            self._spacenav_move(b, motion, dt)
+            return
         if p is None:
             with r.lock:
                 p = Perturbation(r.m, r.d, b, r.d.xipos[b].copy())
@@ -333,6 +352,25 @@ class App:
         p.extra_force = 2.0 * weight * t
         p.extra_torque = 2.0 * weight * self.renderer.extent * 0.2 * rot
         r.set_perturb(p.apply)
+
+    SPACENAV_SPEED = 1.0     # while paused, full deflection: the model's size per second, 1 rad/s
+
+    def _spacenav_move(self, b, motion, dt) -> None:
+        """Paused: move the pose of body ``b`` (mocap, free, or its joints: move_pose) by the
+        deflection times ``dt``."""
+        from .perturb import Perturbation
+        from .spacenav import to_world
+        t, rot = to_world(motion, self.renderer.camera.view())
+        shift = self.SPACENAV_SPEED * self.renderer.extent * dt * t
+        angle = self.SPACENAV_SPEED * dt * float(np.linalg.norm(rot))
+
+        def move(m, d):
+            p = Perturbation(m, d, b, d.xipos[b].copy())
+            p.mode = "pose"
+            p.translate(shift)
+            p.rotate(rot, angle)
+            p.move_pose(m, d)
+        self.runner.submit(move)
 
     def perturb_line(self, snap):
         p = self.perturbation

@@ -110,8 +110,11 @@ def widget_point(app, name, fx=0.5, fy=0.5):
 
 
 def click(app, name, fx=0.5, fy=0.5):
-    """Move the mouse onto a widget and click it with the left button, a frame per event."""
+    """Scroll a widget into view, move the mouse onto it and click it with the left button, a
+    frame per event."""
     from pyglet.window import mouse
+    app.scroll_to = name
+    app.pump(3)
     x, y = widget_point(app, name, fx, fy)
     w = app.window
     w.dispatch_event("on_mouse_motion", x, y, 0, 0)
@@ -213,6 +216,144 @@ def test_drag_while_paused_moves_the_pose(app):
     assert app.runner.snapshot.time == t_paused     # paused: the pose moved, time did not
 
 
+def select(app, name):
+    """Double-click the named body where it is drawn; returns its id."""
+    from pyglet.window import mouse
+    pos, b = body_pos(app, name)
+    x, y = project(app, pos)
+    for _ in range(2):
+        app.window.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+        app.window.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+    app.pump(1)
+    assert app.selected_body == b
+    return b, x, y
+
+
+def ctrl_drag(app, x, y, button, steps, dx, dy, release=True, press=True):
+    from pyglet.window import key
+    w = app.window
+    if press:
+        w.dispatch_event("on_mouse_press", x, y, button, key.MOD_CTRL)
+        app.pump(1)
+    for i in range(steps):
+        w.dispatch_event("on_mouse_drag", x + dx * (i + 1), y + dy * (i + 1), dx, dy, button,
+                         key.MOD_CTRL)
+        app.pump(1)
+    if release:
+        w.dispatch_event("on_mouse_release", x + dx * steps, y + dy * steps, button, key.MOD_CTRL)
+        app.pump(1)
+
+
+def rotation_from(q0, q1):
+    """Rotation vector of the world-frame rotation taking orientation q0 to q1."""
+    from studio.perturb import quat_mul, quat_to_rotvec
+    return quat_to_rotvec(quat_mul(q1, np.asarray(q0) * [1, -1, -1, -1]))
+
+
+@pytest.mark.parametrize("paused", [False, True])
+def test_ctrl_left_drag_rotates_the_body(app, paused):
+    """Ctrl+left drag of 100 pixels to the right: the target turns 1 rad (0.01 rad per pixel)
+    about the camera's up axis. Running, the spring turns the body there; paused, the pose is
+    set exactly, about the grabbed point (which stays where it is)."""
+    from pyglet.window import mouse
+    r = app.runner
+    if paused:
+        r.set_paused(True)
+        app.pump(2)
+    b, x, y = select(app, "box")
+    q0 = r.snapshot.xquat[b].copy()
+    t0 = r.snapshot.time
+    up = app.renderer.camera.view()[1, :3]
+    ctrl_drag(app, x, y, mouse.LEFT, 10, 10, 0, release=False)
+    point = app.perturbation.grab_point(r.snapshot) if paused else None
+
+    def turned(tol):
+        rv = rotation_from(q0, r.snapshot.xquat[b])
+        return abs(np.linalg.norm(rv) - 1.0) < tol and rv @ up > (1.0 - tol) * np.linalg.norm(rv)
+    if paused:
+        assert pump_until(app, lambda: turned(1e-9))
+        np.testing.assert_allclose(app.perturbation.grab_point(r.snapshot), point, atol=1e-9)
+        assert r.snapshot.time == t0
+    else:
+        assert pump_until(app, lambda: turned(0.05))
+    app.window.dispatch_event("on_mouse_release", x + 100, y, mouse.LEFT, 0)
+    app.pump(2)
+
+
+def test_drag_begun_while_paused_pulls_after_resuming(app):
+    from pyglet.window import mouse
+    r = app.runner
+    r.set_paused(True)
+    app.pump(2)
+    b, x, y = select(app, "box")
+    pos0 = r.snapshot.xpos[b].copy()
+    right = app.renderer.camera.view()[0, :3]
+    ctrl_drag(app, x, y, mouse.RIGHT, 5, 10, 0, release=False)      # paused: the pose moves
+    assert pump_until(app, lambda: (r.snapshot.xpos[b] - pos0) @ right > 0.05)
+    moved_paused = (r.snapshot.xpos[b] - pos0) @ right
+    r.set_paused(False)                                             # resume, still dragging
+    ctrl_drag(app, x + 50, y, mouse.RIGHT, 10, 10, 0, release=False)
+    assert pump_until(app, lambda: r.perturb == app.perturbation.apply)
+    assert pump_until(app, lambda: (r.snapshot.xpos[b] - pos0) @ right > moved_paused + 0.15)
+    app.window.dispatch_event("on_mouse_release", x + 150, y, mouse.RIGHT, 0)
+    assert pump_until(app, lambda: r.perturb is None)
+
+
+# a two-link arm on hinges (no gravity) and a block welded to the world
+ARM = """<mujoco model="arm">
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="block" type="box" pos="0 0.6 0" size="0.1 0.1 0.1" rgba="0.5 0.5 0.5 1"/>
+    <body name="upper" pos="0 0 0">
+      <joint name="shoulder" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.04" rgba="0.9 0.7 0.3 1"/>
+      <body name="lower" pos="0.4 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0" range="-150 150" limited="true"/>
+        <geom name="lower" type="capsule" fromto="0 0 0 0.35 0 0" size="0.04" rgba="0.9 0.5 0.2 1"/>
+      </body>
+    </body>
+    <body name="welded" pos="0 0.6 0.3"><geom type="box" size="0.1 0.1 0.1" rgba="0.3 0.6 0.9 1"/></body>
+  </worldbody>
+  <compiler angle="degree"/>
+</mujoco>
+"""
+
+
+def test_paused_drag_moves_the_joints_of_a_hinged_body(xdisplay, tmp_path):
+    """Paused, a Ctrl+right drag on the lower link of a hinged arm moves its joints so that the
+    grabbed point reaches the target (damped least squares); a body welded to the world says
+    it cannot be moved and stays."""
+    from pyglet.window import mouse
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM)
+    app = make_app(path, paused=True)
+    app.show_panels = False                        # the whole view for the mouse
+    try:
+        r = app.runner
+        b, x, y = select(app, "lower")
+        q0 = r.snapshot.qpos.copy()
+        ctrl_drag(app, x, y, mouse.RIGHT, 0, 0, 0, release=False)           # press
+        p = app.perturbation
+        p0 = p.target_pos.copy()                                           # the grabbed point
+        ctrl_drag(app, x, y, mouse.RIGHT, 6, 0, 10, release=False, press=False)   # 60 px up
+        # the arm moves in the x-z plane: the grabbed point reaches the target's x and z
+        assert pump_until(app, lambda: np.abs(p.grab_point(r.snapshot) - p.target_pos)[[0, 2]].max()
+                          < 1e-3)
+        assert np.linalg.norm(p.grab_point(r.snapshot) - p0) > 0.05
+        assert np.abs(r.snapshot.qpos - q0).max() > 0.05 and r.snapshot.time == 0.0
+        app.window.dispatch_event("on_mouse_release", x, y + 60, mouse.RIGHT, 0)
+        app.pump(2)
+        wb, wx, wy = select(app, "welded")
+        pos = r.snapshot.xpos[wb].copy()
+        ctrl_drag(app, wx, wy, mouse.RIGHT, 6, 0, 10)
+        app.pump(3)
+        assert app.status == "welded is welded to the world: a drag cannot move it"
+        np.testing.assert_array_equal(r.snapshot.xpos[wb], pos)
+    finally:
+        app.close()
+
+
 def test_xdotool_double_click_and_ctrl_drag(app):
     if shutil.which("xdotool") is None:
         pytest.skip("xdotool is not installed")
@@ -239,15 +380,48 @@ def test_xdotool_double_click_and_ctrl_drag(app):
     assert ok, body_pos(app, "box")[0] - pos0
 
 
-def test_kappa_edit_reaches_the_running_engine(app):
-    from studio.ui import options
-    assert not app.runner.paused
-    t0 = app.runner.snapshot.time
-    options.set_option(app, "kappa", 0.0123)        # what the kappa slider calls on change
-    assert pump_until(app, lambda: app.m.opt.kappa == pytest.approx(0.0123))
-    assert pump_until(app, lambda: app.runner.snapshot.time > t0)
-    assert options.predicted_penetration(app.m.opt) == pytest.approx(
-        0.0123 ** 2 * app.m.opt.epsilon * 0.0 / (1 + app.m.opt.epsilon))
+# a ball resting on the floor: one contact, which sinks kappa^2 epsilon g / (1 + epsilon)
+BALL = """<mujoco model="ball">
+  <option timestep="0.002"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="ball" pos="0 0 0.1"><freejoint/><geom type="sphere" size="0.1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_kappa_slider_changes_the_running_engine_and_the_penetration(xdisplay, tmp_path):
+    """A click on the kappa slider (log scale, 1e-3 to 1) in the middle of the widget (its frame
+    and its label) sets kappa in the running engine; the ball then rests at the paper's depth for the new kappa, which the panel
+    predicts (the measured depth comes from the contact, an independent number)."""
+    import engine
+    from studio.ui.options import measured_penetration, predicted_penetration
+    path = tmp_path / "ball.xml"
+    path.write_text(BALL)
+    app = make_app(path)
+    try:
+        r = app.runner
+        ball = engine.name2id(app.m, "body", "ball")
+        app.selected_body = ball
+        assert pump_until(app, lambda: r.snapshot.time > 0.5)
+        eps, g = app.m.opt.epsilon, 9.81
+        before = -r.snapshot.contact_dist.min()
+        assert before == pytest.approx(0.02 ** 2 * eps * g / (1 + eps), rel=0.05)
+        click(app, "kappa", fx=0.5)
+        kappa = app.m.opt.kappa
+        assert 0.04 < kappa < 0.2                          # about 2/3 of the log scale: 0.1
+        t = r.snapshot.time
+        assert pump_until(app, lambda: r.snapshot.time > t + 2.0, timeout=30)
+        depth = -r.snapshot.contact_dist.min()
+        expected = kappa ** 2 * eps * g / (1 + eps)
+        assert depth == pytest.approx(expected, rel=0.05)
+        assert depth > 5 * before
+        assert predicted_penetration(app.m.opt) == pytest.approx(expected)
+        assert measured_penetration(app.m, r.snapshot, ball) == pytest.approx(depth)
+    finally:
+        app.close()
 
 
 def drawn_window(title):
@@ -481,35 +655,65 @@ def test_fake_spacenavd_moves_the_selected_body(xdisplay, float_model, tmp_path,
         srv.motion(0, 0, 0, 0, 0, 0)
         app.pump(3)
         assert app.runner.perturb is None
+        # paused: the deflection moves the pose (up on the screen, and a turn about the view axis)
+        app.runner.set_paused(True)
+        app.pump(3)
+        t, pos1 = app.runner.snapshot.time, body_pos(app, "box")[0]
+        q1 = app.runner.snapshot.xquat[b].copy()
+        up, back = app.renderer.camera.view()[1, :3], app.renderer.camera.view()[2, :3]
+        srv.motion(0, 350, 0, 0, 0, 350)
+        assert pump_until(app, lambda: (body_pos(app, "box")[0] - pos1) @ up > 0.1)
+        rv = rotation_from(q1, app.runner.snapshot.xquat[b])
+        assert np.linalg.norm(rv) > 0.1 and rv @ back > 0.95 * np.linalg.norm(rv)
+        assert app.runner.snapshot.time == t
+        srv.motion(0, 0, 0, 0, 0, 0)
+        app.pump(2)
     finally:
         app.close()
         app.window.close()
         srv.close()
 
 
-def test_record_then_analysis_panel_plots(xdisplay, tmp_path):
-    from studio.ui.simulation import toggle_recording
+def test_record_then_analysis_panel_plots(xdisplay, tmp_path, monkeypatch):
+    """Record, Stop recording and Analyse last recording clicked in the panel: the Analysis
+    window plots the recorded and recovered controls, which agree (NEWTON solver converged:
+    the inverse recovers the applied controls exactly)."""
+    monkeypatch.chdir(tmp_path)                          # the recording's time-stamped name
     model = tmp_path / "single_joint.xml"
-    model.write_text((ROOT / "assets" / "single_joint.xml").read_text())
+    model.write_text((ROOT / "assets" / "single_joint.xml").read_text().replace(
+        '<option timestep="0.01"',
+        '<option solver="Newton" iterations="100" tolerance="1e-15" timestep="0.01"'))
     a = make_app(model)
     try:
-        a.runner.submit(lambda m, d: d.ctrl.fill(2.0))
-        path = tmp_path / "ui.traj"
-        toggle_recording(a, str(path))                 # what the Record button does
+        rng = np.random.default_rng(2)
+        click(a, "record")
         assert pump_until(a, lambda: a.runner.recording)
         t0 = a.runner.snapshot.time
-        assert pump_until(a, lambda: a.runner.snapshot.time > t0 + 0.3)
-        toggle_recording(a)                            # Stop recording
+        while a.runner.snapshot.time < t0 + 0.5:         # controls change between steps
+            a.runner.submit(lambda m, d, u=rng.uniform(-6, 6): d.ctrl.fill(u))
+            a.pump(2)
+        click(a, "record")                               # now "Stop recording"
         assert pump_until(a, lambda: not a.runner.recording)
-        assert a.last_recording == str(path)
-        a.analysis.start(a.last_recording, a.model_path)   # "Analyse last recording"
+        (traj,) = tmp_path.glob("studio-*.traj")
+        assert a.last_recording == str(traj)
+        a.open_panel("Analysis")
+        a.pump(2)
+        click(a, "analyse_last")
+        assert a.analysis.running or a.analysis.result is not None
         assert pump_until(a, lambda: not a.analysis.running, timeout=600)
         assert a.analysis.error == ""
-        assert pump_until(a, lambda: a.analysis.plotted is not None)
-        assert a.analysis.plotted == a.analysis.signals[0][0]
+        ctrl = next(i for i, s in enumerate(a.analysis.signals) if s[0].startswith("ctrl"))
+        a.analysis.selected = ctrl
+        assert pump_until(a, lambda: a.analysis.plotted is not None
+                          and a.analysis.plotted[0] == a.analysis.signals[ctrl][0])
+        label, t, recorded, recovered = a.analysis.plotted
+        assert t.size >= 40 and recorded.size == recovered.size == t.size
+        assert np.ptp(recorded) > 1.0                    # the random controls, not a constant
+        np.testing.assert_allclose(recovered, recorded, rtol=1e-6, atol=1e-6)
+        a.pump(1)                                        # (a new auto-sized window: one frame hidden)
+        assert drawn_window(f"Analysis: {traj.name}") is not None
     finally:
         a.close()
-        a.window.close()
 
 
 # -- render scale ------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def test_no_orphan_shader_files():
         assert (SHADERS / f"{p.stem}.vert").exists(), p
 
 
-def _render(ctx, m, d, options=None, size=(480, 360), **build):
+def _render(ctx, m, d, options=None, size=(480, 360), colors=None, **build):
     from studio import scene
     from studio.headless import render_offscreen
     from studio.renderer import Renderer
@@ -54,7 +54,8 @@ def _render(ctx, m, d, options=None, size=(480, 360), **build):
     r.frame_model(d)
     if options is not None:
         r.options = options
-    sc = scene.build(m, d, r.options, colors=r.colors, extent=r.extent, **build)
+    sc = scene.build(m, d, r.options, colors=r.colors if colors is None else colors,
+                     extent=r.extent, **build)
     orig = r.render
     r.render = lambda fbo, w, h, dd: orig(fbo, w, h, dd, scene=sc)
     img = render_offscreen(ctx, r, d, *size, msaa=0)
@@ -69,26 +70,40 @@ def _differs(img):
 
 @pytest.mark.parametrize("path", MODELS, ids=[p.name for p in MODELS])
 def test_screenshot_of_each_shipped_model_shows_its_geoms(ctx, path):
+    """Each visible geom (groups 0-2, not a plane) in the camera's view: the picture without
+    it (its alpha set to 0) differs from the full one on its silhouette, in its own colour
+    (shadows off, so only the geom's own pixels change)."""
     import engine
+    from studio.scene import SceneOptions
     m = engine.load_model(str(path))
     d = engine.make_data(m)
     engine.forward(m, d)
-    r, img = _render(ctx, m, d)
-    fg = _differs(img)
-    assert fg.mean() > 0.05, f"{path.name}: almost nothing drawn"
-    h, w = fg.shape
+    opts = SceneOptions(contact_points=False, contact_forces=False, tendons=False, shadows=False)
+    r, full = _render(ctx, m, d, opts)
+    assert _differs(full).mean() > 0.05, f"{path.name}: almost nothing drawn"
+    h, w = full.shape[:2]
     vp, _ = r.view_projection(w, h)
+    colors = r.colors
+    r.release()
     seen = 0
     for g in range(m.ngeom):
-        if m.geom_type[g] == 0 or m.geom_rgba[g, 3] == 0 or m.geom_group[g] >= 3:
+        if m.geom_type[g] == 0 or colors[g, 3] == 0 or m.geom_group[g] >= 3:
             continue
         c = vp @ np.append(d.geom_xpos[g], 1.0)
-        x, y = (c[0] / c[3] + 1) * 0.5 * w, (1 - (c[1] / c[3] + 1) * 0.5) * h
-        if 0 <= x < w and 0 <= y < h:
-            assert fg[int(y), int(x)], f"{path.name}: geom {g} not drawn at its centre"
-            seen += 1
+        if not (abs(c[0]) < c[3] and abs(c[1]) < c[3]):
+            continue                                   # centre outside the picture
+        hidden = colors.copy()
+        hidden[g, 3] = 0.0
+        r, without = _render(ctx, m, d, opts, colors=hidden)
+        r.release()
+        changed = np.abs(full.astype(int) - without).max(axis=2) > 12
+        assert changed.sum() >= 10, f"{path.name}: geom {g} not drawn"
+        pix = full[changed].astype(float)
+        ref = colors[g, :3]
+        cos = pix @ ref / np.maximum(np.linalg.norm(pix, axis=1) * np.linalg.norm(ref), 1e-9)
+        assert np.median(cos) > 0.97, f"{path.name}: geom {g} drawn in another colour"
+        seen += 1
     assert seen > 0
-    r.release()
 
 
 def test_every_decoration_draws(ctx):

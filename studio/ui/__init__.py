@@ -9,8 +9,12 @@ from __future__ import annotations
 
 def track(app, name: str) -> None:
     """Keep where the last widget was drawn, ``app.widgets[name] = (x0, y0, x1, y1)`` in window
-    coordinates (y down), so that scripts and tests can point the mouse at it."""
+    coordinates (y down), so that scripts and tests can point the mouse at it; when
+    ``app.scroll_to`` names it, scroll its window to bring it into view."""
     from imgui_bundle import imgui
+    if app.scroll_to == name:
+        imgui.set_scroll_here_y(0.5)
+        app.scroll_to = None
     a, b = imgui.get_item_rect_min(), imgui.get_item_rect_max()
     app.widgets[name] = (a.x, a.y, b.x, b.y)
 

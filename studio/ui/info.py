@@ -22,9 +22,10 @@ def lines(app) -> list[str]:
 
 
 def draw(app) -> None:
+    # no_inputs: the mouse reaches the 3D view through the overlay (picking, dragging)
     flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
              | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_nav
-             | imgui.WindowFlags_.no_move)
+             | imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_inputs)
     vp = imgui.get_main_viewport()
     pad = 10.0 * app.ui_scale
     left = vp.work_pos.x

@@ -1,6 +1,7 @@
 """Simulation panel: run/pause, step, reset, speed, keyframes, history, warnings, recording."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -93,7 +94,7 @@ def toggle_recording(app, path=None) -> None:
         app.status = f"saved {r.record_path}"
         app.last_recording = r.record_path
         return
-    path = path or time.strftime("studio-%Y%m%d-%H%M%S.traj")
+    path = os.path.abspath(path or time.strftime("studio-%Y%m%d-%H%M%S.traj"))
     r.start_recording(path)
     app.status = f"recording {path}"
 
@@ -133,6 +134,7 @@ def draw(app) -> None:
     imgui.separator()
     if imgui.button("Stop recording" if r.recording else "Record"):
         toggle_recording(app)
+    track(app, "record")
     imgui.same_line()
     if imgui.button("Screenshot"):
         app.request_screenshot()
