@@ -662,9 +662,11 @@ def test_fake_spacenavd_moves_the_selected_body(xdisplay, float_model, tmp_path,
         q1 = app.runner.snapshot.xquat[b].copy()
         up, back = app.renderer.camera.view()[1, :3], app.renderer.camera.view()[2, :3]
         srv.motion(0, 350, 0, 0, 0, 350)
-        assert pump_until(app, lambda: (body_pos(app, "box")[0] - pos1) @ up > 0.1)
-        rv = rotation_from(q1, app.runner.snapshot.xquat[b])
-        assert np.linalg.norm(rv) > 0.1 and rv @ back > 0.95 * np.linalg.norm(rv)
+
+        def turned():
+            rv = rotation_from(q1, app.runner.snapshot.xquat[b])
+            return np.linalg.norm(rv) > 0.1 and rv @ back > 0.95 * np.linalg.norm(rv)
+        assert pump_until(app, lambda: (body_pos(app, "box")[0] - pos1) @ up > 0.1 and turned())
         assert app.runner.snapshot.time == t
         srv.motion(0, 0, 0, 0, 0, 0)
         app.pump(2)
