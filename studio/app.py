@@ -210,7 +210,10 @@ class App:
         self.camera_index = -1
         self.tracking = False
         self.keyframe = min(self.keyframe, max(len(self.keys) - 1, 0)) if keep_state else 0
-        self.plots.clear()
+        if keep:
+            self.plots.clear()
+        else:
+            self.plots.reset_choices()
         if not keep_state:
             self.tendon_reference = None
         self.error_message = ""

@@ -550,6 +550,53 @@ def test_keyframes_added_exported_and_kept_across_reload(app):
     np.testing.assert_array_equal(r.snapshot.qvel, saved["qvel"])
 
 
+def test_plots_of_chosen_joints_and_actuators(xdisplay):
+    """Plots panel on the tendon arm (hinges shoulder and elbow, an unnamed free joint, two
+    motors): joints and actuators chosen in their lists by clicks; the plotted columns are
+    named after them and hold their values (the newest sample is the published state);
+    contact forces and energy have their named columns."""
+    import engine
+    app = make_app(ROOT / "assets" / "tendon_arm.xml")
+    try:
+        st, m = app.plots, app.m
+        app.open_panel("Plots")
+        app.pump(2)
+        assert st.labels["joint positions"] == ["shoulder", "elbow", "joint 2.x", "joint 2.y",
+                                                "joint 2.z", "joint 2.qw", "joint 2.qx",
+                                                "joint 2.qy", "joint 2.qz"]
+        for name in ("joint velocities", "controls", "contact forces"):
+            click(app, name)
+        app.widgets["view"] = (700, 100, 702, 102)        # a point of the 3D view
+        click(app, "joints")                              # open the list, untick two joints
+        click(app, "joints:shoulder")
+        click(app, "joints:joint 2")
+        click(app, "view")                                # a click outside closes it
+        click(app, "actuators")
+        click(app, "actuators:shoulder")                  # only the elbow motor
+        click(app, "view")
+        app.runner.submit(lambda m, d: d.ctrl.__setitem__(1, 0.5))
+        assert pump_until(app, lambda: app.runner.snapshot.ctrl[1] == 0.5 and st.n > 3)
+        app.runner.set_paused(True)
+        app.pump(3)
+        assert st.labels["joint positions"] == ["elbow"]
+        assert st.labels["joint velocities"] == ["elbow"]
+        assert st.labels["controls"] == ["elbow"]
+        assert st.labels["contact forces"] == ["normal (sum of |f|)", "friction (sum of |f|)"]
+        assert st.labels["energy"] == ["potential", "kinetic", "total"]
+        snap = app.runner.snapshot
+        elbow = engine.name2id(m, "joint", "elbow")
+        newest = {name: st.ordered(name)[1][-1] for name in st.data}
+        assert st.ordered("controls")[0][-1] == snap.time
+        assert newest["joint positions"][0] == snap.qpos[m.jnt_qposadr[elbow]]
+        assert newest["joint velocities"][0] == snap.qvel[m.jnt_dofadr[elbow]]
+        assert newest["controls"][0] == 0.5
+        assert newest["energy"][2] == pytest.approx(snap.energy.sum())
+        drawn = drawn_window("Studio")
+        assert drawn is not None
+    finally:
+        app.close()
+
+
 def humanoid_or_arm():
     try:
         import dm_control
