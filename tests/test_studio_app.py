@@ -590,7 +590,8 @@ def test_plots_of_chosen_joints_and_actuators(xdisplay):
         assert newest["joint positions"][0] == snap.qpos[m.jnt_qposadr[elbow]]
         assert newest["joint velocities"][0] == snap.qvel[m.jnt_dofadr[elbow]]
         assert newest["controls"][0] == 0.5
-        assert newest["energy"][2] == pytest.approx(snap.energy.sum())
+        assert newest["energy"][2] == pytest.approx(snap.energy.sum(), rel=0.01)   # (recomputed
+        # on pausing, at the published state)
         drawn = drawn_window("Studio")
         assert drawn is not None
     finally:
