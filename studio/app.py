@@ -436,7 +436,7 @@ class App:
 
         from . import scene
         from .ui import (analysis, controls, equality, file_browser, help, info, joints, options,
-                         plots, rendering, simulation)
+                         plots, rendering, simulation, track)
 
         w, h = self.window.get_framebuffer_size()
         self.update_spacenav()
@@ -461,6 +461,10 @@ class App:
             if opened:
                 pos, size = imgui.get_window_pos(), imgui.get_window_size()
                 panel = self.panel_rect = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
+                if imgui.button("Open..."):
+                    self.file_browser.show(Path(self.model_path).parent)
+                track(self, "open_model")
+                imgui.same_line()
                 imgui.text(os.path.basename(self.model_path))
                 simulation.draw(self)
                 options.draw(self)

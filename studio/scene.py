@@ -49,6 +49,8 @@ class SceneOptions:
 class Scene:
     instances: dict            # (shape key, layer) -> (n, NFLOAT) float32
     extent: float = 1.0
+    center: np.ndarray = field(default_factory=lambda: np.zeros(3))   # of the bodies' geoms now
+    radius: float = 1.0                                                 # (the shadows cover them)
 
 
 def instances(pos, mat, scale, rgba, checker=None) -> np.ndarray:
@@ -111,16 +113,31 @@ def geom_colors(m) -> np.ndarray:
     return rgba
 
 
-def model_extent(m, d) -> float:
-    """A length scale of the model: radius of the non-plane geoms' bounding box."""
+def geom_bounds(m, d) -> tuple[np.ndarray, float]:
+    """Centre and radius of the bounding box of the non-plane geoms where they are in ``d``
+    ((0, 0, 0) and 1 without such geoms)."""
     keep = np.asarray(m.geom_type) != PLANE
     if not np.any(keep):
-        return 1.0
+        return np.zeros(3), 1.0
     pos = np.asarray(d.geom_xpos)[keep]
     rb = np.asarray(m.geom_rbound)[keep]
     lo = (pos - rb[:, None]).min(axis=0)
     hi = (pos + rb[:, None]).max(axis=0)
-    return max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
+    return 0.5 * (lo + hi), 0.5 * float(np.linalg.norm(hi - lo))
+
+
+def model_extent(m, d) -> float:
+    """A length scale of the model: radius of the non-plane geoms' bounding box."""
+    keep = np.asarray(m.geom_type) != PLANE
+    return max(geom_bounds(m, d)[1], 0.05) if np.any(keep) else 1.0
+
+
+def checker_cell(extent) -> float:
+    """Side of a floor checker square: the 1-2-5 length at most half the model's size, so that
+    a small model stands on small squares and a large one on large squares."""
+    x = 0.5 * max(float(extent), 1e-6)
+    decade = 10.0 ** np.floor(np.log10(x))
+    return float(next(f * decade for f in (5.0, 2.0, 1.0) if f * decade <= x * (1 + 1e-12)))
 
 
 class _Lists:
@@ -135,30 +152,35 @@ class _Lists:
         return {k: np.concatenate(v) for k, v in self.parts.items()}
 
 
-def _plane_instances(pos, mat, size, rgba):
+def _plane_instances(pos, mat, size, rgba, cell):
+    """A plane's checker squares have side ``cell`` (at most half the plane's half-size)."""
     half = size[:, :2].copy()
     half[half <= 0] = INFINITE_PLANE
     sc = np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
-    cell = np.maximum(half.max(axis=1) / 20.0, 0.05)
-    return instances(pos, mat, sc, rgba, cell)
+    return instances(pos, mat, sc, rgba, np.minimum(cell, 0.5 * half.max(axis=1)))
 
 
-# Geom type -> (unit shape key, instances from (pos, mat, size, rgba) of the geoms of that type).
-# The one place where geom types are dispatched; types whose shape depends on the geom's data
-# (MESH, HFIELD: one GPU mesh per asset) are keyed by (kind, dataid) in ``_geoms``.
+# Geom type -> (unit shape key, instances from (pos, mat, size, rgba, checker cell) of the geoms
+# of that type). The one place where geom types are dispatched; types whose shape depends on
+# the geom's data (MESH, HFIELD: one GPU mesh per asset) are keyed by (kind, dataid) in _geoms.
+def _by_size(columns):
+    """Instances of a unit shape scaled by these columns of geom_size."""
+    return lambda pos, mat, size, rgba, cell: instances(pos, mat, size[:, columns], rgba)
+
+
 GEOM_SHAPES = {
-    SPHERE: ("sphere", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 0]], rgba)),
-    ELLIPSOID: ("sphere", lambda pos, mat, size, rgba: instances(pos, mat, size, rgba)),
-    BOX: ("box", lambda pos, mat, size, rgba: instances(pos, mat, size, rgba)),
-    CYLINDER: ("cylinder", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 1]], rgba)),
-    CAPSULE: ("capsule", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 1]], rgba)),
+    SPHERE: ("sphere", _by_size([0, 0, 0])),
+    ELLIPSOID: ("sphere", _by_size([0, 1, 2])),
+    BOX: ("box", _by_size([0, 1, 2])),
+    CYLINDER: ("cylinder", _by_size([0, 0, 1])),
+    CAPSULE: ("capsule", _by_size([0, 0, 1])),
     PLANE: ("plane", _plane_instances),
 }
 # geom type -> key kind of the per-asset GPU meshes (height fields: meshes after the mesh assets)
 DATA_SHAPES = {MESH: "mesh", HFIELD: "mesh"}
 
 
-def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
+def _geoms(m, d, opts, colors, selected_body, out: _Lists, extent) -> None:
     """Every visible geom, grouped by unit shape and layer: one boolean mask per group, no loop
     over geoms (the loops below run over geom types and layers)."""
     gtype = np.asarray(m.geom_type).reshape(-1)
@@ -179,7 +201,7 @@ def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
         for t, (key, make) in GEOM_SHAPES.items():
             s = show & (gtype == t)
             if np.any(s):
-                out.add(key, layer, make(pos[s], mat[s], size[s], rgba[s]))
+                out.add(key, layer, make(pos[s], mat[s], size[s], rgba[s], checker_cell(extent)))
         for t, kind in DATA_SHAPES.items():
             s = show & (gtype == t)
             if not np.any(s):
@@ -431,7 +453,7 @@ def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=Non
     extent = model_extent(m, d) if extent is None else extent
     out = _Lists()
     if opts.geoms:
-        _geoms(m, d, opts, colors, selected_body, out)
+        _geoms(m, d, opts, colors, selected_body, out, extent)
     if opts.sites:
         _sites(m, d, out, extent)
     if opts.tendons:
@@ -450,4 +472,5 @@ def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=Non
         p0, p1 = perturb_line
         out.add("cylinder", "decor", segments([p0], [p1], 0.005 * extent, (0.3, 0.9, 1.0, 1.0)))
         out.add("sphere", "decor", spheres([p0, p1], 0.015 * extent, (0.3, 0.9, 1.0, 1.0)))
-    return Scene(out.done(), extent)
+    center, radius = geom_bounds(m, d)
+    return Scene(out.done(), extent, center, max(radius, 0.1))

@@ -514,6 +514,18 @@ def test_reload_keeps_the_state(app):
     np.testing.assert_array_equal(new.snapshot.qvel, before.qvel)
 
 
+def test_open_button_shows_the_file_browser_and_opens_a_model(app, tmp_path):
+    (tmp_path / "ball.xml").write_text(BALL)
+    click(app, "open_model")
+    assert app.file_browser.open
+    app.pump(2)
+    assert drawn_window("Open model") is not None
+    assert any(q.name == "ball.xml" for q in app.file_browser.entries())
+    app.file_browser.pick(app, tmp_path / "ball.xml")        # what a click on the entry does
+    app.pump(2)
+    assert app.m.names["body"][1] == "ball" and drawn_window("Open model") is None
+
+
 def test_keyframes_added_exported_and_kept_across_reload(app):
     """In a model without keyframes: Add key saves the state, Export writes it as MJCF beside
     the model, Ctrl+L keeps it, Load key brings the state back."""

@@ -326,3 +326,61 @@ def test_contact_force_arrows_are_drawn_in_their_colours(ctx):
     assert n1 > 30 and f1 > 10, counts
     assert n2 > 1.5 * n1 and f2 > 1.5 * f1, counts
     assert not coloured(bare, NORMAL_RGBA).any() and not coloured(bare, FRICTION_RGBA).any()
+
+
+def test_checker_squares_follow_the_model_size():
+    """1-2-5 squares at most half the model's size, whatever the plane's size."""
+    import engine
+    from studio import scene
+    assert [scene.checker_cell(e) for e in (0.03, 0.35, 1.0, 3.0, 30.0)] == \
+        pytest.approx([0.01, 0.1, 0.5, 1.0, 10.0])
+    for size, r in (("0 0 1", 0.05), ("0 0 1", 0.5), ("5 5 1", 2.0)):
+        m = engine.load_model_from_string(
+            f'<mujoco><worldbody><geom type="plane" size="{size}"/><body pos="0 0 {2 * r}">'
+            f'<freejoint/><geom type="sphere" size="{r}"/></body></worldbody></mujoco>')
+        d = engine.make_data(m)
+        engine.forward(m, d)
+        extent = scene.model_extent(m, d)
+        plane = scene.build(m, d).instances[("plane", "opaque")]
+        assert plane[0, 19] == pytest.approx(scene.checker_cell(extent))
+        assert extent == pytest.approx(r * np.sqrt(3), rel=1e-6)
+
+
+# a box above a floor, far from where the model starts
+FAR = """<mujoco model="far">
+  <worldbody>
+    <light directional="true" dir="0.2 0.1 -1"/>
+    <geom type="plane" size="0 0 1" rgba="0.6 0.6 0.6 1"/>
+    <body name="box" pos="0 0 0.5"><freejoint/><geom type="box" size="0.2 0.2 0.2"/></body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_shadows_follow_the_bodies(ctx):
+    """The camera framed where the box started; the box then moved 40 m away and the camera
+    follows it: its shadow is on the floor there (the shadow map covers the bodies where they
+    are, not where they were framed)."""
+    import engine
+    from studio.scene import SceneOptions
+    from studio.renderer import Renderer
+    from studio.headless import render_offscreen
+    from studio import scene
+    m = engine.load_model_from_string(FAR)
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    r = Renderer(ctx, m)
+    r.frame_model(d)                              # framed at the origin
+    d.qpos[:3] = [40.0, -25.0, 0.5]
+    engine.forward(m, d)
+    r.camera.target = d.xpos[1].copy()
+    images = []
+    for shadows in (False, True):
+        r.options = SceneOptions(shadows=shadows, contact_points=False)
+        sc = scene.build(m, d, r.options, colors=r.colors, extent=r.extent)
+        orig = r.render
+        r.render = lambda fbo, w, h, dd, sc=sc, orig=orig: orig(fbo, w, h, dd, scene=sc)
+        images.append(render_offscreen(ctx, r, d, 320, 240, msaa=0).astype(int))
+        r.render = orig
+    r.release()
+    darker = (images[0] - images[1]).min(axis=2) > 25         # every channel darker
+    assert darker.sum() > 300, darker.sum()
