@@ -7,19 +7,16 @@ Shader programs are files in ``shaders/``.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import math
 
 import moderngl
 import numpy as np
 
-from . import meshes
+from . import SHADER_DIR, meshes
 from .hfield_mesh import hfield_meshes
 from .camera import OrbitCamera, look_at
 from .scene import SceneOptions, geom_colors, model_extent
 
-SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
 BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
 
 SHADOW_SIZE = 1024                    # shadow map resolution (texels per side) at render scale 1
