@@ -25,6 +25,30 @@ DOUBLE_CLICK = 0.35          # seconds between the presses of a double-click
 VIDEO_FPS = 30
 
 
+class VideoClock:
+    """Which video frames (VIDEO_FPS) a drawn frame stands for. The video's time follows the
+    simulated time (divided by the speed, so slow motion stays slow) while the simulation runs,
+    and the wall clock while it is paused; a drawn frame is written once for every video frame
+    whose time it reaches, so the video plays at the right pace however fast frames are drawn
+    (below VIDEO_FPS, frames repeat)."""
+
+    def __init__(self, sim_time: float):
+        self.t = 0.0                     # video seconds so far
+        self.written = 0
+        self.sim, self.wall = sim_time, time.perf_counter()
+
+    def frames_due(self, sim_time: float, paused: bool, speed: float) -> int:
+        now = time.perf_counter()
+        if paused or sim_time < self.sim:            # paused, or reset / history: the wall clock
+            self.t += now - self.wall
+        else:
+            self.t += (sim_time - self.sim) / max(speed, 1e-6)
+        self.sim, self.wall = sim_time, now
+        due = int(self.t * VIDEO_FPS + 1e-9) + 1 - self.written     # frame k shows time k/fps
+        self.written += max(due, 0)
+        return max(due, 0)
+
+
 def _gl_config():
     """OpenGL 3.3 core, double-buffered, single-sampled: the scene is multisampled (when it is)
     in its own offscreen framebuffer (``studio.viewport``), the panels need no multisampling."""
@@ -109,8 +133,8 @@ class App:
         self.empty_world = bool(error_message)      # the runner holds the placeholder world
         self.status = ""
         self.video = None
-        self._video_next = 0.0
         self._video_path = None
+        self._video_clock = None                  # VideoClock while a video is recorded
         self._screenshot_requested = False
         self.plots = PlotState()
         self.analysis = AnalysisState()
@@ -406,10 +430,13 @@ class App:
         gen = imageio_ffmpeg.write_frames(self._video_path, (w, h), fps=VIDEO_FPS,
                                           macro_block_size=1, quality=7)
         gen.send(None)
-        self.video = gen
-        self._video_size = (w, h)
-        self._video_next = time.perf_counter()
+        self.start_video(gen, (w, h))
         self.status = f"recording {self._video_path}"
+
+    def start_video(self, writer, size) -> None:
+        """Send the frames to ``writer`` (``send(bytes)`` of size[1] x size[0] RGB, ``close()``)."""
+        self.video, self._video_size = writer, size
+        self._video_clock = VideoClock(self.runner.snapshot.time)
 
     def _capture(self, w, h):
         raw = self.ctx.screen.read(viewport=(0, 0, w, h), components=3, alignment=1)
@@ -423,12 +450,15 @@ class App:
             path = time.strftime("studio-%Y%m%d-%H%M%S.png")
             Image.fromarray(np.ascontiguousarray(self._capture(w, h)), "RGB").save(path)
             self.status = f"saved {path}"
-        if self.video is not None and time.perf_counter() >= self._video_next:
-            self._video_next += 1.0 / VIDEO_FPS
+        if self.video is not None:
+            r = self.runner
+            due = self._video_clock.frames_due(r.snapshot.time, r.paused, r.speed)
             vw, vh = self._video_size
             img = self._capture(w, h)[:vh, :vw]
-            if img.shape[:2] == (vh, vw):
-                self.video.send(np.ascontiguousarray(img).tobytes())
+            if due and img.shape[:2] == (vh, vw):
+                data = np.ascontiguousarray(img).tobytes()
+                for _ in range(due):
+                    self.video.send(data)
 
     # -- drawing ---------------------------------------------------------------------------------
     def draw_frame(self) -> None:

@@ -651,6 +651,58 @@ def test_panels_fit_at_1280x720(xdisplay, monkeypatch, scale):
         app.close()
 
 
+class VideoFrames:
+    """Stands for the MP4 writer: counts the frames sent."""
+
+    def __init__(self):
+        self.count = 0
+
+    def send(self, data):
+        self.count += 1
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("speed", [1.0, 0.5])
+def test_video_follows_the_simulated_time_at_a_low_frame_rate(app, speed):
+    """Frames drawn at about 8 per second: the video (30 frames per second) still gets a frame
+    per 1/30 s of simulated time divided by the speed (frames repeat), not one per drawn frame."""
+    from studio.app import VIDEO_FPS
+    r = app.runner
+    r.speed = speed
+    app.pump(3)
+    w, h = app.window.get_framebuffer_size()
+    writer = VideoFrames()
+    app.start_video(writer, (w - w % 2, h - h % 2))
+    t0, drawn = app._video_clock.sim, 0
+    while r.snapshot.time < t0 + 1.0 * speed:
+        time.sleep(0.12)
+        app.pump(1)
+        drawn += 1
+    t1 = app._video_clock.sim                          # the simulated time of the last frame
+    expected = int((t1 - t0) / speed * VIDEO_FPS + 1e-9) + 1
+    assert writer.count == expected
+    assert writer.count > 2 * drawn
+    app.video = None
+
+
+def test_video_follows_the_wall_clock_while_paused(app):
+    from studio.app import VIDEO_FPS
+    app.runner.set_paused(True)
+    app.pump(3)
+    w, h = app.window.get_framebuffer_size()
+    writer = VideoFrames()
+    app.start_video(writer, (w - w % 2, h - h % 2))
+    t0 = time.perf_counter()
+    for _ in range(6):
+        time.sleep(0.1)
+        app.pump(1)
+    elapsed = app._video_clock.wall - t0
+    assert abs(writer.count - (elapsed * VIDEO_FPS + 1)) <= 1.5
+    app.video = None
+
+
 class FakeSpacenavd:
     """Serves the spacenavd v0 protocol: pushes motion events to every client."""
 
@@ -883,7 +935,7 @@ def test_screenshot_and_video_frames_are_drawn_at_full_resolution(three_app, tmp
             pass
 
     vw, vh = w - w % 2, h - h % 2
-    app.video, app._video_size, app._video_next = Frames(), (vw, vh), 0.0
+    app.start_video(Frames(), (vw, vh))
     app.draw_frame()
     assert app.frame_scale == 1.0 and len(app.video.frames) == 1
     frame = np.frombuffer(app.video.frames[0], np.uint8).reshape(vh, vw, 3).astype(int)
