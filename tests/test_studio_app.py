@@ -564,24 +564,22 @@ def test_keyframes_added_exported_and_kept_across_reload(app):
 
 def test_plots_of_chosen_joints_and_actuators(xdisplay):
     """Plots panel on the tendon arm (hinges shoulder and elbow, an unnamed free joint, two
-    motors): joints and actuators chosen in their lists by clicks; the plotted columns are
-    named after them and hold their values (the newest sample is the published state);
-    contact forces and energy have their named columns."""
+    motors): by default the hinges; joints and actuators chosen in their lists by clicks; the
+    plotted columns are named after them (a free joint per coordinate) and hold their values
+    (the newest sample is the published state); contact forces and energy have named columns."""
     import engine
     app = make_app(ROOT / "assets" / "tendon_arm.xml")
     try:
         st, m = app.plots, app.m
         app.open_panel("Plots")
         app.pump(2)
-        assert st.labels["joint positions"] == ["shoulder", "elbow", "joint 2.x", "joint 2.y",
-                                                "joint 2.z", "joint 2.qw", "joint 2.qx",
-                                                "joint 2.qy", "joint 2.qz"]
+        assert st.labels["joint positions"] == ["shoulder", "elbow"]
         for name in ("joint velocities", "controls", "contact forces"):
             click(app, name)
         app.widgets["view"] = (700, 100, 702, 102)        # a point of the 3D view
-        click(app, "joints")                              # open the list, untick two joints
-        click(app, "joints:shoulder")
-        click(app, "joints:joint 2")
+        click(app, "joints")                              # open the list
+        click(app, "joints:shoulder")                     # off
+        click(app, "joints:joint 2")                      # on
         click(app, "view")                                # a click outside closes it
         click(app, "actuators")
         click(app, "actuators:shoulder")                  # only the elbow motor
@@ -590,8 +588,10 @@ def test_plots_of_chosen_joints_and_actuators(xdisplay):
         assert pump_until(app, lambda: app.runner.snapshot.ctrl[1] == 0.5 and st.n > 3)
         app.runner.set_paused(True)
         app.pump(3)
-        assert st.labels["joint positions"] == ["elbow"]
-        assert st.labels["joint velocities"] == ["elbow"]
+        free = [f"joint 2.{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+        assert st.labels["joint positions"] == ["elbow"] + free
+        assert st.labels["joint velocities"] == ["elbow"] + [
+            f"joint 2.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
         assert st.labels["controls"] == ["elbow"]
         assert st.labels["contact forces"] == ["normal (sum of |f|)", "friction (sum of |f|)"]
         assert st.labels["energy"] == ["potential", "kinetic", "total"]
@@ -600,6 +600,8 @@ def test_plots_of_chosen_joints_and_actuators(xdisplay):
         newest = {name: st.ordered(name)[1][-1] for name in st.data}
         assert st.ordered("controls")[0][-1] == snap.time
         assert newest["joint positions"][0] == snap.qpos[m.jnt_qposadr[elbow]]
+        np.testing.assert_array_equal(newest["joint positions"][1:],
+                                      snap.qpos[m.jnt_qposadr[2]:m.jnt_qposadr[2] + 7])
         assert newest["joint velocities"][0] == snap.qvel[m.jnt_dofadr[elbow]]
         assert newest["controls"][0] == 0.5
         assert newest["energy"][2] == pytest.approx(snap.energy.sum(), rel=0.01)   # (recomputed

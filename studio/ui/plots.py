@@ -61,7 +61,12 @@ class PlotState:
         self.clear()
 
     def chosen_joints(self, m):
-        return list(range(min(m.njnt, DEFAULT_CHOSEN))) if self.joints is None else self.joints
+        """The chosen joints; by default the first hinge and slide joints (a free or ball
+        joint's quaternion makes a busy default plot), else the first joint."""
+        if self.joints is not None:
+            return self.joints
+        scalar = [j for j in range(m.njnt) if int(m.jnt_type[j]) not in (FREE, BALL)]
+        return (scalar or list(range(min(m.njnt, 1))))[:DEFAULT_CHOSEN]
 
     def chosen_actuators(self, m):
         return list(range(min(m.nu, DEFAULT_CHOSEN))) if self.actuators is None else self.actuators
@@ -168,6 +173,9 @@ def draw(app) -> None:
         if not st.enabled.get(name) or name not in st.data or st.n < 2:
             continue
         t, y = st.ordered(name)
+        # at most about one sample per pixel column: the lines ImPlot builds cost per segment
+        step = max(1, int(np.ceil(len(t) / max(imgui.get_content_region_avail().x, 1.0))))
+        t, y = t[::-1][::step][::-1], y[::-1][::step][::-1]        # (keeps the newest sample)
         if implot.begin_plot(name, imgui.ImVec2(-1, height)):
             implot.setup_axes("time (s)", "")
             implot.setup_axes_limits(float(t[0]), float(max(t[-1], t[0] + 1e-6)), 0, 1,
@@ -179,6 +187,7 @@ def draw(app) -> None:
             for k, lab in enumerate(st.labels[name]):
                 implot.plot_line(lab, tt, np.ascontiguousarray(y[:, k]))
             implot.end_plot()
+        track(app, "plot:" + name)
 
 
 RESIDUAL_FLOOR = 1e-17             # zero residuals are drawn here on the log axis
