@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import keyframes
 from .loader import load_model_file
 from .runner import Runner
 
@@ -116,7 +117,7 @@ class App:
         self.render_scale_setting = render_scale     # None: auto
         self.msaa = auto_msaa(ctx) if msaa is None else max(int(msaa), 0)
         self.frame_scale = 1.0                       # the render scale of the last frame drawn
-        self.force_scale = 1.0                       # contact-force arrows, x scene.default_force_scale
+        self.force_scale = 1.0                       # force arrows: x scene.default_force_scale
         self.tendon_reference = None                 # N drawn fully red (None: the model's weight)
         self.panel_rect = None                       # (x0, y0, x1, y1) of the open side panel
         # UI state
@@ -124,7 +125,6 @@ class App:
         self.perturbation = None
         self.camera_index = -1
         self.tracking = False
-        from . import keyframes
         self.keys = keyframes.from_model(runner.m)      # studio.keyframes.Key list
         self.keyframe = 0                               # the one chosen in the panel
         self.show_help = False
@@ -206,7 +206,6 @@ class App:
         # the state and the keyframes saved in the studio carry over when the sizes match
         keep = keep_state and all(getattr(m, k) == getattr(old.m, k)
                                   for k in ("nq", "nv", "na", "nu", "nmocap"))
-        from . import keyframes
         self.keys = keyframes.merge(m, self.keys) if keep else keyframes.from_model(m)
         if keep:
             od = old.d
@@ -233,7 +232,7 @@ class App:
         self.perturbation = None
         self.camera_index = -1
         self.tracking = False
-        self.keyframe = min(self.keyframe, max(len(self.keys) - 1, 0)) if keep_state else 0
+        self.keyframe = min(self.keyframe, max(len(self.keys) - 1, 0)) if keep else 0
         if keep:
             self.plots.clear()
         else:
@@ -454,8 +453,8 @@ class App:
             r = self.runner
             due = self._video_clock.frames_due(r.snapshot.time, r.paused, r.speed)
             vw, vh = self._video_size
-            img = self._capture(w, h)[:vh, :vw]
-            if due and img.shape[:2] == (vh, vw):
+            img = self._capture(w, h)[:vh, :vw] if due else None
+            if img is not None and img.shape[:2] == (vh, vw):
                 data = np.ascontiguousarray(img).tobytes()
                 for _ in range(due):
                     self.video.send(data)

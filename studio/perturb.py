@@ -252,9 +252,8 @@ class Perturbation:
         J, e = np.vstack(rows), np.concatenate(errs)
         if np.linalg.norm(e) < 1e-9:
             return False
-        dofs = np.concatenate([np.arange(int(m.jnt_dofadr[j]),
-                                         int(m.jnt_dofadr[j]) + (3 if int(m.jnt_type[j]) == BALL else 1))
-                               for j in joints])
+        ndof = {j: 3 if int(m.jnt_type[j]) == BALL else 1 for j in joints}
+        dofs = np.concatenate([int(m.jnt_dofadr[j]) + np.arange(ndof[j]) for j in joints])
         Jc = J[:, dofs]
         dq = Jc.T @ np.linalg.solve(Jc @ Jc.T + IK_DAMPING ** 2 * np.eye(len(e)), e)
         step = np.zeros(m.nv)

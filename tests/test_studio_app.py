@@ -313,7 +313,8 @@ ARM = """<mujoco model="arm">
         <geom name="lower" type="capsule" fromto="0 0 0 0.35 0 0" size="0.04" rgba="0.9 0.5 0.2 1"/>
       </body>
     </body>
-    <body name="welded" pos="0 0.6 0.3"><geom type="box" size="0.1 0.1 0.1" rgba="0.3 0.6 0.9 1"/></body>
+    <body name="welded" pos="0 0.6 0.3">
+      <geom type="box" size="0.1 0.1 0.1" rgba="0.3 0.6 0.9 1"/></body>
   </worldbody>
   <compiler angle="degree"/>
 </mujoco>
@@ -394,8 +395,9 @@ BALL = """<mujoco model="ball">
 
 def test_kappa_slider_changes_the_running_engine_and_the_penetration(xdisplay, tmp_path):
     """A click on the kappa slider (log scale, 1e-3 to 1) in the middle of the widget (its frame
-    and its label) sets kappa in the running engine; the ball then rests at the paper's depth for the new kappa, which the panel
-    predicts (the measured depth comes from the contact, an independent number)."""
+    and its label) sets kappa in the running engine; the ball then rests at the paper's depth
+    for the new kappa, which the panel predicts (the measured depth comes from the contact, an
+    independent number)."""
     import engine
     from studio.ui.options import measured_penetration, predicted_penetration
     path = tmp_path / "ball.xml"
@@ -826,7 +828,7 @@ def test_record_then_analysis_panel_plots(xdisplay, tmp_path, monkeypatch):
         assert t.size >= 40 and recorded.size == recovered.size == t.size
         assert np.ptp(recorded) > 1.0                    # the random controls, not a constant
         np.testing.assert_allclose(recovered, recorded, rtol=1e-6, atol=1e-6)
-        a.pump(1)                                        # (a new auto-sized window: one frame hidden)
+        a.pump(1)                                  # (a new auto-sized window: one frame hidden)
         assert drawn_window(f"Analysis: {traj.name}") is not None
     finally:
         a.close()

@@ -219,7 +219,8 @@ def test_installed_package_carries_the_shaders_and_assets(tmp_path):
     assert module.parent == package and shaders == package / "shaders"
     assert default == package / "assets" / "scene.xml"
     for kind in ("shaders", "assets"):
-        shipped = sorted(p.relative_to(ROOT / kind) for p in (ROOT / kind).rglob("*") if p.is_file())
+        shipped = sorted(p.relative_to(ROOT / kind)
+                         for p in (ROOT / kind).rglob("*") if p.is_file())
         assert shipped
         for rel in shipped:
             assert (package / kind / rel).read_bytes() == (ROOT / kind / rel).read_bytes(), rel

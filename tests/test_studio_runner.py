@@ -252,7 +252,8 @@ TENDONS = """<mujoco>
   <tendon>
     <spatial name="rope" stiffness="50" damping="2" frictionloss="0.5" limited="true" range="0 5">
       <site site="anchor"/><site site="s1"/><site site="s2"/></spatial>
-    <fixed name="link" stiffness="10" damping="1"><joint joint="j2" coef="1"/><joint joint="j3" coef="0.5"/></fixed>
+    <fixed name="link" stiffness="10" damping="1">
+      <joint joint="j2" coef="1"/><joint joint="j3" coef="0.5"/></fixed>
     <fixed name="follower"><joint joint="j3" coef="1"/></fixed>
   </tendon>
   <equality><tendon tendon1="follower" tendon2="link" polycoef="0 0.5 0.2 0 0"/></equality>

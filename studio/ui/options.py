@@ -108,6 +108,7 @@ def _draw(app) -> None:
         set_option(app, "wind", np.array(w, float))
     imgui.separator_text("disable flags")
     flags = int(opt.disableflags)
-    for i, on in checkbox_grid([(bit.name.lower(), bool(flags & int(bit))) for bit in DISABLE_BITS]):
+    boxes = [(bit.name.lower(), bool(flags & int(bit))) for bit in DISABLE_BITS]
+    for i, on in checkbox_grid(boxes):
         bit = int(DISABLE_BITS[i])
         set_option(app, "disableflags", (flags | bit) if on else (flags & ~bit))

@@ -156,7 +156,8 @@ def draw(app) -> None:
             st.enabled[name] = v
             st.restart(name)
     push_width_for_labels(["joints", "actuators"])
-    new = _choose(app, "joints", st.chosen_joints(m), m.njnt, lambda j: _name(m, "joint", j, "joint"))
+    new = _choose(app, "joints", st.chosen_joints(m), m.njnt,
+                  lambda j: _name(m, "joint", j, "joint"))
     if new is not None:
         st.joints = new
         st.restart("joint positions", "joint velocities")
