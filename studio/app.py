@@ -748,11 +748,14 @@ class App:
             self.gui.release()
             self.viewport.release()
             self.renderer.release()
-            # pyglet's own default program: deleted now, not by the garbage collector once its
-            # context is gone (a GL error raised in ShaderProgram.__del__)
+            # pyglet's own default program and its uniform buffer: deleted now, not by the
+            # garbage collector once the context is gone (a GL error raised in their __del__)
             program = getattr(win, "_default_program", None)
             if program is not None and program.id is not None:
                 program.delete()
+            buffer = getattr(getattr(win, "ubo", None), "buffer", None)
+            if buffer is not None and buffer.id is not None:
+                buffer.delete()
         implot.destroy_context(self.implot_ctx)
         imgui.destroy_context(self.imgui_ctx)
         self.imgui_ctx = self.implot_ctx = None
