@@ -69,23 +69,11 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def load(path: str):
     """Load, make data and run forward once; a bad model exits with its message and code 2."""
-    import engine
-
-    try:
-        m = engine.load_model(path)
-    except engine.ModelError as e:
-        msg = str(e)
-        if os.path.basename(path) not in msg:
-            msg = f"{path}: {msg}"
-        print(f"studio: {msg}", file=sys.stderr)
+    from .loader import load_model_file
+    m, d, err = load_model_file(path)
+    if err is not None:
+        print(f"studio: {err}", file=sys.stderr)
         raise SystemExit(EXIT_MODEL_ERROR)
-    except OSError as e:
-        print(f"studio: cannot read model {path}: {e.strerror or e}", file=sys.stderr)
-        raise SystemExit(EXIT_MODEL_ERROR)
-    d = engine.make_data(m)
-    engine.forward(m, d)
-    # compile (or load from the cache) the step kernels on a scratch copy before the clock starts
-    engine.step(m, engine.make_data(m))
     return m, d
 
 
@@ -98,8 +86,19 @@ def open_recorder(m, d, path):
 
 
 def main(argv=None) -> int:
+    """Headless and screenshot runs exit with code 2 on a bad model; the window opens with an
+    empty world and the message instead (never a crash), and Ctrl+L retries the file."""
     args = parse_args(argv)
-    m, d = load(args.model)
+    error = ""
+    if args.screenshot or args.headless:
+        m, d = load(args.model)
+    else:
+        from .loader import empty_world, load_model_file
+        m, d, error = load_model_file(args.model)
+        if error:
+            print(f"studio: {error}", file=sys.stderr, flush=True)
+            m, d = empty_world()
+            args.record = None                   # nothing to record in the empty world
     from .runner import Runner
 
     recorder = open_recorder(m, d, args.record)
@@ -119,7 +118,7 @@ def main(argv=None) -> int:
             run_headless(runner, args.duration)
         else:
             from .app import run_window
-            runner = run_window(runner, args) or runner
+            runner = run_window(runner, args, error or "") or runner
     except KeyboardInterrupt:
         pass
     finally:

@@ -17,11 +17,37 @@ from pathlib import Path
 
 import numpy as np
 
+from . import keyframes
+from .loader import load_model_file
 from .runner import Runner
 
 TITLE_EVERY = 0.5            # seconds between window-title status updates
 DOUBLE_CLICK = 0.35          # seconds between the presses of a double-click
 VIDEO_FPS = 30
+
+
+class VideoClock:
+    """Which video frames (VIDEO_FPS) a drawn frame stands for. The video's time follows the
+    simulated time (divided by the speed, so slow motion stays slow) while the simulation runs,
+    and the wall clock while it is paused; a drawn frame is written once for every video frame
+    whose time it reaches, so the video plays at the right pace however fast frames are drawn
+    (below VIDEO_FPS, frames repeat)."""
+
+    def __init__(self, sim_time: float):
+        self.t = 0.0                     # video seconds so far
+        self.written = 0
+        self.sim, self.wall = sim_time, time.perf_counter()
+
+    def frames_due(self, sim_time: float, paused: bool, speed: float) -> int:
+        now = time.perf_counter()
+        if paused or sim_time < self.sim:            # paused, or reset / history: the wall clock
+            self.t += now - self.wall
+        else:
+            self.t += (sim_time - self.sim) / max(speed, 1e-6)
+        self.sim, self.wall = sim_time, now
+        due = int(self.t * VIDEO_FPS + 1e-9) + 1 - self.written     # frame k shows time k/fps
+        self.written += max(due, 0)
+        return max(due, 0)
 
 
 def _gl_config():
@@ -63,31 +89,14 @@ def make_window(width, height, title):
     raise last
 
 
-def load_model_file(path):
-    """(m, d, None) or (None, None, message): never raises for a bad or missing file."""
-    import engine
-    try:
-        m = engine.load_model(path)
-        d = engine.make_data(m)
-        engine.forward(m, d)
-        engine.step(m, engine.make_data(m))       # compile or load the step kernel now
-        return m, d, None
-    except engine.ModelError as e:
-        msg = str(e)
-        if os.path.basename(str(path)) not in msg:
-            msg = f"{path}: {msg}"
-        return None, None, msg
-    except OSError as e:
-        return None, None, f"cannot read model {path}: {e.strerror or e}"
-    except Exception as e:                        # a compiler bug must not take the studio down
-        return None, None, f"{path}: {type(e).__name__}: {e}"
-
-
 class App:
     """One studio window: input handling, per-frame drawing, model (re)loading."""
 
     def __init__(self, window, ctx, runner: Runner, model_path: str, ui_scale: float | None = None,
-                 render_scale: float | None = None, msaa: int | None = None):
+                 render_scale: float | None = None, msaa: int | None = None,
+                 error_message: str = ""):
+        """``error_message``: the model file ``model_path`` failed to load and ``runner`` holds
+        an empty world (studio.loader.empty_world) shown with the message; Ctrl+L retries."""
         from imgui_bundle import imgui, implot
 
         from .imgui_renderer import ImGuiInput, ImGuiRenderer
@@ -108,20 +117,24 @@ class App:
         self.render_scale_setting = render_scale     # None: auto
         self.msaa = auto_msaa(ctx) if msaa is None else max(int(msaa), 0)
         self.frame_scale = 1.0                       # the render scale of the last frame drawn
+        self.force_scale = 1.0                       # force arrows: x scene.default_force_scale
+        self.tendon_reference = None                 # N drawn fully red (None: the model's weight)
         self.panel_rect = None                       # (x0, y0, x1, y1) of the open side panel
         # UI state
         self.selected_body = None
         self.perturbation = None
         self.camera_index = -1
         self.tracking = False
-        self.keyframe = 0
+        self.keys = keyframes.from_model(runner.m)      # studio.keyframes.Key list
+        self.keyframe = 0                               # the one chosen in the panel
         self.show_help = False
         self.show_panels = True
-        self.error_message = ""
+        self.error_message = error_message
+        self.empty_world = bool(error_message)      # the runner holds the placeholder world
         self.status = ""
         self.video = None
-        self._video_next = 0.0
         self._video_path = None
+        self._video_clock = None                  # VideoClock while a video is recorded
         self._screenshot_requested = False
         self.plots = PlotState()
         self.analysis = AnalysisState()
@@ -131,12 +144,17 @@ class App:
         self._fps_frames, self._fps_t = 0, time.perf_counter()
         self._title_t = 0.0
         self._press = {}                         # button -> (time, x, y) of the last press
+        self.widgets = {}                        # name -> rect of some widgets (studio.ui.track)
+        self.scroll_to = None                    # a tracked widget to scroll into view
+        self.open_panels = set()                 # panel headers to open on the next frame
         # ImGui
         self.imgui_ctx = imgui.create_context()
         self.implot_ctx = implot.create_context()
         io = imgui.get_io()
         io.set_ini_filename(None)
-        io.config_flags |= imgui.ConfigFlags_.nav_enable_keyboard
+        # no keyboard navigation: Space, the arrows and Backspace are the studio's shortcuts (with
+        # navigation on, Space would also press the focused button)
+        io.config_flags &= ~imgui.ConfigFlags_.nav_enable_keyboard
         ratio = float(window.get_pixel_ratio()) if hasattr(window, "get_pixel_ratio") else 1.0
         env = os.environ.get("STUDIO_UI_SCALE")
         self.ui_scale = float(env) if env else (ui_scale or max(ratio, 1.0))
@@ -150,11 +168,19 @@ class App:
         from .spacenav import SpaceNav
         self.spacenav = SpaceNav()
         self._spacenav_pert = None
+        self._spacenav_t = None                  # time of the last poll while deflected
         self._install_handlers()
 
     @property
     def m(self):
         return self.runner.m
+
+    PANELS = ("Simulation", "Physics options", "Joints", "Controls", "Equality constraints",
+              "Rendering", "Plots", "Analysis")
+
+    def open_panel(self, *names) -> None:
+        """Open these headers of the side panel (all of them when none is named)."""
+        self.open_panels.update(names or self.PANELS)
 
     @property
     def render_scale(self) -> float:
@@ -168,6 +194,8 @@ class App:
         m, d, err = load_model_file(path)
         if err is not None:
             self.error_message = err
+            if self.empty_world:                 # nothing loaded yet: Ctrl+L retries this file
+                self.model_path = str(path)
             print(f"studio: {err}", file=sys.stderr, flush=True)
             return False
         old = self.runner
@@ -175,15 +203,17 @@ class App:
         if old.recording:
             self.last_recording = old.record_path
         old.close_recorder()                     # a recording belongs to one model
-        if keep_state:
-            same = all(getattr(m, k) == getattr(old.m, k) for k in ("nq", "nv", "na", "nu", "nmocap"))
-            if same:
-                od = old.d
-                d.time = od.time
-                for f in ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
-                    getattr(d, f)[...] = getattr(od, f)
-                import engine
-                engine.forward(m, d)
+        # the state and the keyframes saved in the studio carry over when the sizes match
+        keep = keep_state and all(getattr(m, k) == getattr(old.m, k)
+                                  for k in ("nq", "nv", "na", "nu", "nmocap"))
+        self.keys = keyframes.merge(m, self.keys) if keep else keyframes.from_model(m)
+        if keep:
+            od = old.d
+            d.time = od.time
+            for f in ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
+                getattr(d, f)[...] = getattr(od, f)
+            import engine
+            engine.forward(m, d)
         runner = Runner(m, d, paused=old.paused)
         runner.speed = old.speed
         if old.inverse_check is not None:
@@ -202,9 +232,15 @@ class App:
         self.perturbation = None
         self.camera_index = -1
         self.tracking = False
-        self.keyframe = 0
-        self.plots.clear()
+        self.keyframe = min(self.keyframe, max(len(self.keys) - 1, 0)) if keep else 0
+        if keep:
+            self.plots.clear()
+        else:
+            self.plots.reset_choices()
+        if not keep_state:
+            self.tendon_reference = None
         self.error_message = ""
+        self.empty_world = False
         self.model_path = str(path)
         runner.start_thread()
         self.status = f"loaded {path}"
@@ -249,10 +285,20 @@ class App:
         w, h = self.window.get_framebuffer_size()
         return w / max(self.window.width, 1), h / max(self.window.height, 1)
 
+    def body_name(self, b) -> str:
+        names = self.m.names["body"]
+        return names[b] if b < len(names) and names[b] else f"body {b}"
+
     def begin_perturbation(self, x, y, mode) -> None:
-        from .perturb import Perturbation, pick
+        """Ctrl+drag on the selected body: a spring towards the dragged target whenever the
+        simulation runs (also after resuming a drag begun while paused); while paused the drag
+        moves the pose (studio.perturb.Perturbation.move_pose)."""
+        from .perturb import Perturbation, movable, pick
         b = self.selected_body
         if b is None or b <= 0:
+            return
+        if not movable(self.m, b):
+            self.status = f"{self.body_name(b)} is welded to the world: a drag cannot move it"
             return
         w, h = self.window.get_framebuffer_size()
         sx, sy = self._fb_scale()
@@ -265,8 +311,7 @@ class App:
         p.mode = mode
         p.active = True
         self.perturbation = p
-        if not r.paused:
-            r.perturb = p.apply
+        r.set_perturb(p.apply)           # the spring acts whenever the simulation runs
 
     def drag_perturbation(self, dx, dy) -> None:
         p = self.perturbation
@@ -296,12 +341,12 @@ class App:
             return
         p.active = False
         if not np.any(p.extra_force) and not np.any(p.extra_torque):
-            self.runner.perturb = None
-            self.runner.submit(p.release)
+            self.runner.set_perturb(None, release=p.release)
         self.perturbation = None
 
     def update_spacenav(self) -> None:
-        """3D mouse: a force and torque on the selected body proportional to the deflection."""
+        """3D mouse: a force and torque on the selected body proportional to the deflection;
+        while paused, the deflection moves the body's pose."""
         from .perturb import Perturbation
         from .spacenav import to_world
         motion = self.spacenav.poll()
@@ -311,14 +356,18 @@ class App:
         if p is not None and (p.body != b or not np.any(motion) or r.paused):
             p.extra_force[:] = 0.0
             p.extra_torque[:] = 0.0
-            if r.perturb == p.apply:
-                r.perturb = None
-            r.submit(p.release)
+            r.set_perturb(None, release=p.release)
             self._spacenav_pert = p = None
-        if b is None or b <= 0 or not np.any(motion) or r.paused:
+        now = time.perf_counter()
+        dt = min(now - self._spacenav_t, 0.1) if self._spacenav_t is not None else 1.0 / 60.0
+        self._spacenav_t = now if np.any(motion) else None
+        if b is None or b <= 0 or not np.any(motion):
             return
         if self.perturbation is not None and self.perturbation.active:
             return                              # the mouse drag has the body
+        if r.paused:
+            self._spacenav_move(b, motion, dt)
+            return
         if p is None:
             with r.lock:
                 p = Perturbation(r.m, r.d, b, r.d.xipos[b].copy())
@@ -328,7 +377,26 @@ class App:
         weight = float(m.body_subtreemass[b]) * max(float(np.linalg.norm(m.opt.gravity)), 9.81)
         p.extra_force = 2.0 * weight * t
         p.extra_torque = 2.0 * weight * self.renderer.extent * 0.2 * rot
-        r.perturb = p.apply
+        r.set_perturb(p.apply)
+
+    SPACENAV_SPEED = 1.0     # while paused, full deflection: the model's size per second, 1 rad/s
+
+    def _spacenav_move(self, b, motion, dt) -> None:
+        """Paused: move the pose of body ``b`` (mocap, free, or its joints: move_pose) by the
+        deflection times ``dt``."""
+        from .perturb import Perturbation
+        from .spacenav import to_world
+        t, rot = to_world(motion, self.renderer.camera.view())
+        shift = self.SPACENAV_SPEED * self.renderer.extent * dt * t
+        angle = self.SPACENAV_SPEED * dt * float(np.linalg.norm(rot))
+
+        def move(m, d):
+            p = Perturbation(m, d, b, d.xipos[b].copy())
+            p.mode = "pose"
+            p.translate(shift)
+            p.rotate(rot, angle)
+            p.move_pose(m, d)
+        self.runner.submit(move)
 
     def perturb_line(self, snap):
         p = self.perturbation
@@ -361,10 +429,13 @@ class App:
         gen = imageio_ffmpeg.write_frames(self._video_path, (w, h), fps=VIDEO_FPS,
                                           macro_block_size=1, quality=7)
         gen.send(None)
-        self.video = gen
-        self._video_size = (w, h)
-        self._video_next = time.perf_counter()
+        self.start_video(gen, (w, h))
         self.status = f"recording {self._video_path}"
+
+    def start_video(self, writer, size) -> None:
+        """Send the frames to ``writer`` (``send(bytes)`` of size[1] x size[0] RGB, ``close()``)."""
+        self.video, self._video_size = writer, size
+        self._video_clock = VideoClock(self.runner.snapshot.time)
 
     def _capture(self, w, h):
         raw = self.ctx.screen.read(viewport=(0, 0, w, h), components=3, alignment=1)
@@ -378,12 +449,15 @@ class App:
             path = time.strftime("studio-%Y%m%d-%H%M%S.png")
             Image.fromarray(np.ascontiguousarray(self._capture(w, h)), "RGB").save(path)
             self.status = f"saved {path}"
-        if self.video is not None and time.perf_counter() >= self._video_next:
-            self._video_next += 1.0 / VIDEO_FPS
+        if self.video is not None:
+            r = self.runner
+            due = self._video_clock.frames_due(r.snapshot.time, r.paused, r.speed)
             vw, vh = self._video_size
-            img = self._capture(w, h)[:vh, :vw]
-            if img.shape[:2] == (vh, vw):
-                self.video.send(np.ascontiguousarray(img).tobytes())
+            img = self._capture(w, h)[:vh, :vw] if due else None
+            if img is not None and img.shape[:2] == (vh, vw):
+                data = np.ascontiguousarray(img).tobytes()
+                for _ in range(due):
+                    self.video.send(data)
 
     # -- drawing ---------------------------------------------------------------------------------
     def draw_frame(self) -> None:
@@ -391,7 +465,7 @@ class App:
 
         from . import scene
         from .ui import (analysis, controls, equality, file_browser, help, info, joints, options,
-                         plots, rendering, simulation)
+                         plots, rendering, simulation, track)
 
         w, h = self.window.get_framebuffer_size()
         self.update_spacenav()
@@ -416,6 +490,10 @@ class App:
             if opened:
                 pos, size = imgui.get_window_pos(), imgui.get_window_size()
                 panel = self.panel_rect = (pos.x, pos.y, pos.x + size.x, pos.y + size.y)
+                if imgui.button("Open..."):
+                    self.file_browser.show(Path(self.model_path).parent)
+                track(self, "open_model")
+                imgui.same_line()
                 imgui.text(os.path.basename(self.model_path))
                 simulation.draw(self)
                 options.draw(self)
@@ -438,9 +516,12 @@ class App:
         # drawn at full resolution and whole
         snap = self.runner.snapshot
         self._update_camera(snap)
+        extent = self.renderer.extent
         sc = scene.build(self.m, snap, self.renderer.options, colors=self.renderer.colors,
                          selected_body=self.selected_body, perturb_line=self.perturb_line(snap),
-                         extent=self.renderer.extent)
+                         extent=extent,
+                         force_scale=self.force_scale * scene.default_force_scale(self.m, extent),
+                         tendon_reference=self.tendon_reference)
         full = self._screenshot_requested or self.video is not None
         self.frame_scale = 1.0 if full else self.render_scale
         self.viewport.draw(self.renderer, self.ctx.screen, w, h, snap, scene=sc,
@@ -468,6 +549,8 @@ class App:
 
     def _draw_error(self) -> None:
         from imgui_bundle import imgui
+
+        from .ui import track
         if not self.error_message:
             return
         vp = imgui.get_main_viewport()
@@ -478,9 +561,14 @@ class App:
         if imgui.begin("Model error", None, imgui.WindowFlags_.no_collapse)[0]:
             imgui.text_colored(imgui.ImVec4(1.0, 0.5, 0.4, 1.0), "The model could not be loaded:")
             imgui.text_wrapped(self.error_message)
-            imgui.text("The previous model keeps running.")
+            if self.empty_world:
+                imgui.text_wrapped("An empty world is shown. Fix the file and reload it (Ctrl+L), "
+                                   "or open another model (Ctrl+O).")
+            else:
+                imgui.text("The previous model keeps running.")
             if imgui.button("Dismiss"):
                 self.error_message = ""
+            track(self, "dismiss")
         imgui.end()
 
     def _count_fps(self) -> None:
@@ -569,9 +657,14 @@ class App:
         @win.event
         def on_key_press(symbol, modifiers):
             self.input.key(symbol, modifiers, True)
-            if io.want_text_input:
+            if io.want_capture_keyboard:     # a text field (or a widget being edited) has it
                 return pyglet.event.EVENT_HANDLED
             self.shortcut(symbol, modifiers)
+            return pyglet.event.EVENT_HANDLED
+
+        @win.event
+        def on_close():
+            self.close()
             return pyglet.event.EVENT_HANDLED
 
         def on_file_drop(x, y, paths):
@@ -601,7 +694,7 @@ class App:
                 self.selected_body = None
                 self.tracking = False
             else:
-                self.window.close()
+                self.close()
         elif symbol == key.F1:
             self.show_help = not self.show_help
         elif symbol == key.SPACE:
@@ -639,40 +732,59 @@ class App:
             self.window.flip()
 
     def close(self) -> None:
+        """Stop the simulation, release the GPU resources while the window's GL context is
+        current, then close the window (every way of quitting ends here; safe to call twice)."""
         from imgui_bundle import imgui, implot
+        if self.imgui_ctx is None:
+            return
         self.runner.stop_thread()
         self.runner.close_recorder()
         self.spacenav.close()
         if self.video is not None:
             self.toggle_video()
-        self.gui.release()
-        self.viewport.release()
-        self.renderer.release()
+        win = self.window
+        if win.context is not None:
+            win.switch_to()
+            self.gui.release()
+            self.viewport.release()
+            self.renderer.release()
+            # pyglet's own default program and its uniform buffer: deleted now, not by the
+            # garbage collector once the context is gone (a GL error raised in their __del__)
+            program = getattr(win, "_default_program", None)
+            if program is not None and program.id is not None:
+                program.delete()
+            buffer = getattr(getattr(win, "ubo", None), "buffer", None)
+            if buffer is not None and buffer.id is not None:
+                buffer.delete()
         implot.destroy_context(self.implot_ctx)
         imgui.destroy_context(self.imgui_ctx)
+        self.imgui_ctx = self.implot_ctx = None
+        win.close()
 
 
 def create_app(runner: Runner, model_path, width=1280, height=720, msaa=None,
-               render_scale=None) -> App:
+               render_scale=None, error_message="") -> App:
     """Window, GL context and App for ``runner`` (the simulation thread is started).
-    ``msaa`` (samples) and ``render_scale`` (0.25..1) of the 3D viewport: None for auto."""
+    ``msaa`` (samples) and ``render_scale`` (0.25..1) of the 3D viewport: None for auto;
+    ``error_message``: see App."""
     configure_pyglet()
     import moderngl
 
     window = make_window(width, height, f"studio - {os.path.basename(str(model_path))}")
     ctx = moderngl.create_context()
-    app = App(window, ctx, runner, model_path, render_scale=render_scale, msaa=msaa)
+    app = App(window, ctx, runner, model_path, render_scale=render_scale, msaa=msaa,
+              error_message=error_message)
     runner.start_thread()
     return app
 
 
-def run_window(runner: Runner, args) -> Runner:
+def run_window(runner: Runner, args, error_message="") -> Runner:
     import pyglet
 
     app = create_app(runner, args.model, args.width, args.height, args.msaa,
-                     getattr(args, "render_scale", None))
+                     getattr(args, "render_scale", None), error_message)
     if args.duration is not None:
-        pyglet.clock.schedule_once(lambda dt: app.window.close(), args.duration)
+        pyglet.clock.schedule_once(lambda dt: app.close(), args.duration)
     app.runner.start_time = app.runner.start = time.perf_counter()
     try:
         fps = getattr(args, "max_fps", 60.0) or 0.0

@@ -6,7 +6,11 @@ runs in the simulation thread before every step and writes a critically damped s
 torque to ``d.xfrc_applied`` (world frame, at the body's centre of mass, as fwd_acceleration
 reads it). The spring acts through the operational-space inertia at the grabbed point
 (``(J M^-1 J')^-1``), so a light finger and a heavy torso answer the drag alike. While paused,
-``move_pose`` moves the body itself (mocap pose, or the qpos of its free joint).
+``move_pose`` moves the body itself: a mocap body's pose, the qpos of its own free joint, or
+else the hinge, slide and ball joints between it and its root by damped least-squares steps
+(``ik_step``); a body without such joints (welded to the world) cannot be moved
+(``movable``). The mode says what follows the target: "translate" the grabbed point,
+"rotate" the body's orientation, "pose" both (the 3D mouse while paused).
 """
 from __future__ import annotations
 
@@ -17,9 +21,11 @@ import numpy as np
 
 import engine
 
-FREE = 0
+FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
 SPRING_PERIOD = 0.25          # seconds: the period of the undamped spring
 INERTIA_REFRESH = 0.05        # seconds of wall time between recomputations of the spring inertia
+IK_ITERATIONS = 20            # damped least-squares steps per paused drag event
+IK_DAMPING = 1e-2             # lambda of the damped least squares (metres, radians)
 
 
 def pixel_ray(renderer, x, y, width, height):
@@ -55,6 +61,31 @@ def _body_chain_dofs(m, body):
             dofs.extend(range(a, a + n))
         b = int(m.body_parentid[b])
     return np.array(sorted(dofs), dtype=int)
+
+
+def _free_joint(m, body) -> int:
+    """The body's own free joint, or -1."""
+    j = int(m.body_jntadr[body])
+    return j if int(m.body_jntnum[body]) >= 1 and int(m.jnt_type[j]) == FREE else -1
+
+
+def chain_joints(m, body) -> list[int]:
+    """Hinge, slide and ball joints from ``body`` up to its root (the joints a paused drag
+    moves when the body is neither a mocap body nor free)."""
+    out = []
+    b = body
+    while b > 0:
+        for j in range(int(m.body_jntadr[b]), int(m.body_jntadr[b]) + int(m.body_jntnum[b])):
+            if int(m.jnt_type[j]) != FREE:
+                out.append(j)
+        b = int(m.body_parentid[b])
+    return out
+
+
+def movable(m, body) -> bool:
+    """Whether a paused drag can move the body (mocap, free, or joints up to its root)."""
+    return int(m.body_mocapid[body]) >= 0 or _free_joint(m, body) >= 0 \
+        or bool(chain_joints(m, body))
 
 
 def point_jacobians(m, d, body, point):
@@ -176,27 +207,69 @@ class Perturbation:
 
     # -- paused: move the body itself ------------------------------------------------------------
     def move_pose(self, m, d) -> bool:
-        """Put the body at the target pose (mocap or free joint); False if it cannot move freely."""
+        """Move the body to the target (see the module doc); False if it cannot move."""
         b = self.body
-        mocap = int(m.body_mocapid[b])
-        point = self.grab_point(d)
+        quat = self.target_quat / np.linalg.norm(self.target_quat)
+        if self.mode == "translate":
+            quat = d.xquat[b] / np.linalg.norm(d.xquat[b])
+        # the body's position that puts the grabbed point at the target (rotate: where it is)
+        point = self.grab_point(d) if self.mode == "rotate" else self.target_pos
+        pos = point - _quat2mat(quat) @ self.local
+        mocap, free = int(m.body_mocapid[b]), _free_joint(m, b)
         if mocap >= 0:
-            if self.mode == "rotate":
-                d.mocap_quat[mocap] = self.target_quat
-            else:
-                d.mocap_pos[mocap] += self.target_pos - point
+            d.mocap_quat[mocap] = quat
+            d.mocap_pos[mocap] += pos - d.xpos[b]
             return True
-        if int(m.body_jntnum[b]) >= 1 and int(m.jnt_type[m.body_jntadr[b]]) == FREE:
-            a = int(m.jnt_qposadr[m.body_jntadr[b]])
-            if self.mode == "rotate":
-                # rotate about the grabbed point: keep it fixed in the world
-                R_new = _quat2mat(self.target_quat)
-                d.qpos[a + 3:a + 7] = self.target_quat / np.linalg.norm(self.target_quat)
-                d.qpos[a:a + 3] = point - R_new @ self.local
-            else:
-                d.qpos[a:a + 3] += self.target_pos - point
+        if free >= 0:
+            a = int(m.jnt_qposadr[free])
+            d.qpos[a + 3:a + 7] = quat
+            d.qpos[a:a + 3] += pos - d.xpos[b]
             return True
-        return False
+        joints = chain_joints(m, b)
+        if not joints:
+            return False
+        for _ in range(IK_ITERATIONS):
+            if not self.ik_step(m, d, joints):
+                break
+        return True
+
+    def ik_step(self, m, d, joints) -> bool:
+        """One damped least-squares step of the chain's joints towards the target:
+        dq = J' (J J' + lambda^2 I)^-1 e, with e the grabbed point's error (translate), the
+        rotation vector to the target orientation (rotate), or both (pose); then forward
+        kinematics. False once the error is negligible."""
+        b = self.body
+        point = self.grab_point(d)
+        jp, jr = point_jacobians(m, d, b, point)
+        rot_err = quat_to_rotvec(quat_mul(self.target_quat, d.xquat[b] * [1, -1, -1, -1]))
+        rows, errs = [], []
+        if self.mode in ("translate", "pose"):
+            rows.append(jp)
+            errs.append(self.target_pos - point)
+        if self.mode in ("rotate", "pose"):
+            rows.append(jr)
+            errs.append(rot_err)
+        J, e = np.vstack(rows), np.concatenate(errs)
+        if np.linalg.norm(e) < 1e-9:
+            return False
+        ndof = {j: 3 if int(m.jnt_type[j]) == BALL else 1 for j in joints}
+        dofs = np.concatenate([int(m.jnt_dofadr[j]) + np.arange(ndof[j]) for j in joints])
+        Jc = J[:, dofs]
+        dq = Jc.T @ np.linalg.solve(Jc @ Jc.T + IK_DAMPING ** 2 * np.eye(len(e)), e)
+        step = np.zeros(m.nv)
+        step[dofs] = dq
+        for j in joints:
+            qa, da = int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])
+            if int(m.jnt_type[j]) == BALL:           # body-frame rotation of the ball's quaternion
+                q = quat_mul(d.qpos[qa:qa + 4], axis_angle_quat(step[da:da + 3],
+                                                                np.linalg.norm(step[da:da + 3])))
+                d.qpos[qa:qa + 4] = q / np.linalg.norm(q)
+            else:
+                d.qpos[qa] += step[da]
+                if m.jnt_limited[j]:
+                    d.qpos[qa] = np.clip(d.qpos[qa], m.jnt_range[j, 0], m.jnt_range[j, 1])
+        engine.forward(m, d)
+        return True
 
 
 def _quat2mat(q):

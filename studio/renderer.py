@@ -7,19 +7,16 @@ Shader programs are files in ``shaders/``.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import math
 
 import moderngl
 import numpy as np
 
-from . import meshes
+from . import SHADER_DIR, meshes
 from .hfield_mesh import hfield_meshes
 from .camera import OrbitCamera, look_at
 from .scene import SceneOptions, geom_colors, model_extent
 
-SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
 BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
 
 SHADOW_SIZE = 1024                    # shadow map resolution (texels per side) at render scale 1
@@ -133,8 +130,6 @@ class Renderer:
         self.extent = 1.0
         self.shadow_map = self.shadow_fbo = None
         self._shadow_target(SHADOW_SIZE)
-        self.scene_center = np.zeros(3)
-        self.scene_radius = 1.0
         self.mesh_shapes = {}
         nmesh = int(getattr(m, "nmesh", 0))
         for i in range(nmesh):
@@ -165,14 +160,14 @@ class Renderer:
         m = self.m
         self.extent = model_extent(m, d)
         self.camera.frame(d.geom_xpos, m.geom_type, m.geom_size, getattr(m, "geom_rbound", None))
-        self.scene_center = self.camera.target.copy()
-        self.scene_radius = max(self.camera.distance * math.sin(math.radians(self.camera.fovy) / 2),
-                                0.1) * 1.5
 
-    def light_viewproj(self) -> np.ndarray:
-        """Orthographic view from the directional light covering the framed scene."""
-        r = self.scene_radius
-        c = self.scene_center
+    def light_viewproj(self, center, radius) -> np.ndarray:
+        """Orthographic view from the directional light covering a sphere around the bodies'
+        geoms where they are now (Scene.center, Scene.radius). The radius is rounded up to a
+        power of sqrt(2) and the centre to a grid of 1/32 of it, so that the shadow map (and
+        the shadows' edges) only change when the bodies have moved noticeably."""
+        r = 2.0 ** (math.ceil(2.0 * math.log2(max(radius, 1e-3))) / 2.0) * 1.05
+        c = np.round(np.asarray(center, float) / (r / 32.0)) * (r / 32.0)
         view = look_at(c - self.light_dir * 4.0 * r, c)
         proj = np.eye(4)
         proj[0, 0] = proj[1, 1] = 1.0 / r
@@ -277,7 +272,7 @@ class Renderer:
         for (key, layer), shape in self.layer_shapes.items():
             layers[layer].append(shape)
         # pass 1: depth from the light
-        light_vp = self.light_viewproj().T.astype("f4").tobytes()
+        light_vp = self.light_viewproj(scene.center, scene.radius).T.astype("f4").tobytes()
         shadows = bool(getattr(self.options, "shadows", True))
         if shadows:
             self.shadow_fbo.use()

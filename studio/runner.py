@@ -20,19 +20,25 @@ each step, closed by ``stop_recording``) and the live inverse-dynamics check
 (``set_inverse_check``, studio.consistency).
 
 A history ring buffer keeps the state of the last ``history`` published frames; ``seek`` moves
-through it while paused. Divergence (``d.warning`` counters rising) pauses the simulation and
-leaves a message in ``warning_message``.
+through it while paused. Divergence (``d.warning`` counters rising: the engine has reset the
+state) pauses the simulation and leaves a message in ``warning_message`` naming the simulated
+time at which it happened; resuming clears it. A queued command (or anything else in the
+thread) that raises pauses the simulation and leaves its message in ``error_message``; the
+thread keeps running.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import traceback
 from collections import deque
 
 import numpy as np
 
 import engine
 
+from . import keyframes
 from .consistency import InverseCheck
 
 WARNING_NAMES = ("BADQACC: bad acceleration", "BADQPOS: bad position", "BADQVEL: bad velocity")
@@ -64,6 +70,7 @@ class Snapshot:
         self.efc_force = d.efc_force[:self.nefc].copy()
         self.efc_type = d.efc_type[:self.nefc].copy()
         self.efc_id = d.efc_id[:self.nefc].copy()
+        self.efc_mu = d.efc_mu[:self.nefc].copy()
         self.step_seconds = step_seconds
 
 
@@ -120,8 +127,10 @@ class Runner:
         self.speed = 1.0                              # simulated seconds per wall second
         self.realtime_factor = 0.0                    # measured, over the last ~0.5 s
         self.step_seconds = 0.0                       # measured wall time per step
-        self.warning_message = ""
+        self.warning_message = ""                     # divergence (cleared on resume and reset)
+        self.error_message = ""                       # an exception in the simulation thread
         self.perturb = None                           # callable(m, d) run before every step
+        self._perturb_requested = None                # the last value passed to set_perturb
         self.inverse_check = None                     # InverseCheck while the live check is on
         self.record_path = None                       # file of the open recorder, if known
         self.record_error = ""
@@ -132,6 +141,8 @@ class Runner:
         self._stop = threading.Event()
         self._thread = None
         self._warnings_seen = d.warning.copy()
+        self._chunk_end = d.time                      # d.time at the end of the last chunk
+        self._pace = (d.time, self.start, 1.0)        # (sim time, wall time, speed) of the pace
         self._rtf_window: deque = deque()
         self.lock = threading.Lock()                  # held while the engine state is in use
         engine.energy(m, d)                           # compiled here, not in the thread
@@ -145,22 +156,25 @@ class Runner:
             return
         m, d = self.m, self.d
         t0 = d.time
-        if self.recorder is None and self.perturb is None and self.inverse_check is None:
+        # each read once: the UI thread may replace them (through the queue) between chunks
+        perturb, check, recorder = self.perturb, self.inverse_check, self.recorder
+        if recorder is None and perturb is None and check is None:
             engine.step(m, d, n)
         else:
             for _ in range(n):
-                if self.perturb is not None:
-                    self.perturb(m, d)
-                check = self.inverse_check
+                if perturb is not None:
+                    perturb(m, d)
                 if check is not None:
                     check.before(m, d)
                 engine.step(m, d)
                 if check is not None:
                     check.after(m, d)
-                if self.recorder is not None:
-                    self.recorder.record(d)
+                if recorder is not None:
+                    recorder.record(d)
         self.steps += n
-        self.sim_time += d.time - t0
+        dt = float(m.opt.timestep)
+        self.sim_time += n * dt             # not d.time - t0: a divergence resets d.time to 0
+        self._chunk_end = t0 + n * dt       # where d.time would be without a reset
 
     def advance(self) -> int:
         """Step as many timesteps as the wall time elapsed since the last call; returns the count."""
@@ -189,6 +203,20 @@ class Runner:
         self._wake.set()
         if self._thread is None:                      # not threaded: apply at once
             self._apply_commands()
+
+    def set_perturb(self, fn, release=None) -> None:
+        """Queue a change of the per-step perturbation ``fn(m, d)`` (None: none); ``release(m, d)``
+        runs with it (to clear the forces the previous one wrote). Repeated requests of the same
+        perturbation are not queued again."""
+        if fn == self._perturb_requested and release is None:
+            return
+        self._perturb_requested = fn
+
+        def apply(m, d):
+            self.perturb = fn
+            if release is not None:
+                release(m, d)
+        self.submit(apply)
 
     def _apply_commands(self) -> bool:
         did = False
@@ -249,6 +277,9 @@ class Runner:
         self.set_paused(not self.paused)
 
     def set_paused(self, paused: bool) -> None:
+        """Pause or resume; resuming clears the divergence and error messages."""
+        if not paused:
+            self.warning_message = self.error_message = ""
         if not paused and self.history_back:
             back = self.history_back
             self.submit(lambda m, d: self.history.truncate(back))
@@ -265,18 +296,23 @@ class Runner:
                 self.history.truncate(self.history_back)
                 self.history_back = 0
             self.step_n(1)
+            self._check_warnings()
             self.history.push(d)
         self.submit(apply)
 
-    def reset(self, key: int | None = None) -> None:
+    def reset(self, key=None) -> None:
+        """Reset to the default state, to the model's keyframe of index ``key``, or to a
+        studio.keyframes.Key."""
         def apply(m, d):
             if key is None:
                 engine.reset_data(m, d)
+            elif isinstance(key, (int, np.integer)):
+                engine.reset_keyframe(m, d, int(key))
             else:
-                engine.reset_keyframe(m, d, key)
+                keyframes.apply(m, d, key)
             engine.forward(m, d)
             self._warnings_seen[:] = d.warning
-            self.warning_message = ""
+            self.warning_message = self.error_message = ""
             self.history_back = 0
             self.history.push(d)
             self._debt = 0.0
@@ -317,76 +353,92 @@ class Runner:
         self.snapshot = Snapshot(self.m, self.d, self.step_seconds)
 
     def _check_warnings(self) -> None:
+        """After a chunk of steps: the engine counts a bad state in d.warning and resets the
+        state (time 0), so the divergence happened ``d.time`` before the chunk's end."""
         w = self.d.warning
         if np.any(w > self._warnings_seen):
             names = [WARNING_NAMES[i] for i in range(len(w)) if w[i] > self._warnings_seen[i]]
-            self.warning_message = (f"simulation diverged at t={self.d.time:.4f} ("
+            t = self._chunk_end - self.d.time
+            self.warning_message = (f"simulation diverged at t={t:.4f} ("
                                     + ", ".join(names) + "); the state was reset and the "
                                     "simulation paused")
             self._warnings_seen[:] = w
             self.paused = True
 
+    def _fail(self, e: Exception) -> None:
+        """An exception in the simulation thread: keep its message, pause, keep running."""
+        traceback.print_exception(e, file=sys.stderr)
+        self.error_message = f"{type(e).__name__}: {e}"
+        self.paused = True
+
+    def _restart_pace(self) -> None:
+        """Real-time pacing starts afresh from the current simulated time and speed."""
+        self._pace = (self.d.time, time.perf_counter(), max(self.speed, 1e-6))
+
     def _loop(self) -> None:
         m, d = self.m, self.d
-        sim0, wall0 = d.time, time.perf_counter()
+        self._restart_pace()
         was_paused = True
-        last_speed = self.speed
         while not self._stop.is_set():
-            changed = False
-            with self.lock:
-                if self._commands:
+            try:
+                with self.lock:
                     changed = self._apply_commands()
-                    engine.forward(m, d)
-                    sim0, wall0 = d.time, time.perf_counter()
-            if self.paused:
-                if changed or not was_paused:
-                    with self.lock:
+                    if changed:
                         engine.forward(m, d)
-                        engine.energy(m, d)
-                        self._publish()
-                was_paused = True
-                self.realtime_factor = 0.0
-                self._rtf_window.clear()
-                self._wake.wait(0.01)
-                self._wake.clear()
-                continue
-            now = time.perf_counter()
-            if was_paused:
-                sim0, wall0 = d.time, now
-                was_paused = False
-            dt = float(m.opt.timestep)
-            speed = max(self.speed, 1e-6)
-            if speed != last_speed:                   # a new pace starts from here
-                sim0, wall0, last_speed = d.time, now, speed
-            target = sim0 + speed * (now - wall0)
-            lag = target - d.time
-            if lag > self.max_frame_seconds * speed:  # cannot keep up: drop the backlog
-                sim0, wall0 = d.time, now
-                lag = 0.0
-            n = int(lag / dt + 1e-9)
-            if n <= 0:
-                wait = (dt - lag) / speed
-                self._wake.wait(min(max(wait, 0.0), 0.005))
-                self._wake.clear()
-                continue
-            # wait for a chunk of at least PUBLISH_MIN of wall time, then take at most PUBLISH_MAX
-            n_min = max(1, int(speed * PUBLISH_MIN / dt))
-            if n < n_min:
-                self._wake.wait(min((n_min - n) * dt / speed, 0.005))
-                self._wake.clear()
-                continue
-            n = min(n, max(1, int(speed * PUBLISH_MAX / dt)))
-            t0 = time.perf_counter()
-            with self.lock:
-                self.step_n(n)
-                engine.energy(m, d)
-                self._check_warnings()
-                elapsed = time.perf_counter() - t0
-                self.step_seconds = 0.9 * self.step_seconds + 0.1 * elapsed / n \
-                    if self.step_seconds else elapsed / n
-                self.history.push(d)
-                self._publish()
-            self._measure_rtf(now, d.time)
+                        self._restart_pace()
+                if self.paused:
+                    if changed or not was_paused:
+                        was_paused = True             # (not again if publishing raises)
+                        with self.lock:
+                            engine.forward(m, d)
+                            engine.energy(m, d)
+                            self._publish()
+                    self.realtime_factor = 0.0
+                    self._rtf_window.clear()
+                    self._wake.wait(0.01)
+                    self._wake.clear()
+                    continue
+                if was_paused:
+                    self._restart_pace()
+                    was_paused = False
+                self._step_due()
+            except Exception as e:                    # noqa: BLE001 - shown in the window
+                self._fail(e)
+                was_paused = False                    # publish the state as it is, once
+
+    def _step_due(self) -> None:
+        """Take the steps due at real-time pace as one chunk (at least PUBLISH_MIN and at most
+        PUBLISH_MAX of simulated time at speed 1), or wait briefly for them."""
+        m, d = self.m, self.d
+        now = time.perf_counter()
+        if max(self.speed, 1e-6) != self._pace[2]:   # a new pace starts from here
+            self._restart_pace()
+        sim0, wall0, speed = self._pace
+        dt = float(m.opt.timestep)
+        lag = sim0 + speed * (now - wall0) - d.time
+        if lag > self.max_frame_seconds * speed:      # cannot keep up: drop the backlog
+            self._restart_pace()
+            lag = 0.0
+        n = int(lag / dt + 1e-9)
+        n_min = max(1, int(speed * PUBLISH_MIN / dt))
+        if n < n_min:
+            self._wake.wait(min(max((n_min * dt - lag) / speed, 0.0), 0.005))
+            self._wake.clear()
+            return
+        n = min(n, max(1, int(speed * PUBLISH_MAX / dt)))
+        t0 = time.perf_counter()
+        with self.lock:
+            self.step_n(n)
+            engine.energy(m, d)
+            self._check_warnings()
+            elapsed = time.perf_counter() - t0
+            self.step_seconds = 0.9 * self.step_seconds + 0.1 * elapsed / n \
+                if self.step_seconds else elapsed / n
+            self.history.push(d)
+            self._publish()
+            if d.time < sim0:                         # the engine reset the state
+                self._restart_pace()
+        self._measure_rtf(now, self.sim_time)
 
     def _measure_rtf(self, wall, sim) -> None:
         w = self._rtf_window

@@ -49,6 +49,8 @@ class SceneOptions:
 class Scene:
     instances: dict            # (shape key, layer) -> (n, NFLOAT) float32
     extent: float = 1.0
+    center: np.ndarray = field(default_factory=lambda: np.zeros(3))   # of the bodies' geoms now
+    radius: float = 1.0                                                 # (the shadows cover them)
 
 
 def instances(pos, mat, scale, rgba, checker=None) -> np.ndarray:
@@ -111,16 +113,31 @@ def geom_colors(m) -> np.ndarray:
     return rgba
 
 
-def model_extent(m, d) -> float:
-    """A length scale of the model: radius of the non-plane geoms' bounding box."""
+def geom_bounds(m, d) -> tuple[np.ndarray, float]:
+    """Centre and radius of the bounding box of the non-plane geoms where they are in ``d``
+    ((0, 0, 0) and 1 without such geoms)."""
     keep = np.asarray(m.geom_type) != PLANE
     if not np.any(keep):
-        return 1.0
+        return np.zeros(3), 1.0
     pos = np.asarray(d.geom_xpos)[keep]
     rb = np.asarray(m.geom_rbound)[keep]
     lo = (pos - rb[:, None]).min(axis=0)
     hi = (pos + rb[:, None]).max(axis=0)
-    return max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
+    return 0.5 * (lo + hi), 0.5 * float(np.linalg.norm(hi - lo))
+
+
+def model_extent(m, d) -> float:
+    """A length scale of the model: radius of the non-plane geoms' bounding box."""
+    keep = np.asarray(m.geom_type) != PLANE
+    return max(geom_bounds(m, d)[1], 0.05) if np.any(keep) else 1.0
+
+
+def checker_cell(extent) -> float:
+    """Side of a floor checker square: the 1-2-5 length at most half the model's size, so that
+    a small model stands on small squares and a large one on large squares."""
+    x = 0.5 * max(float(extent), 1e-6)
+    decade = 10.0 ** np.floor(np.log10(x))
+    return float(next(f * decade for f in (5.0, 2.0, 1.0) if f * decade <= x * (1 + 1e-12)))
 
 
 class _Lists:
@@ -135,30 +152,35 @@ class _Lists:
         return {k: np.concatenate(v) for k, v in self.parts.items()}
 
 
-def _plane_instances(pos, mat, size, rgba):
+def _plane_instances(pos, mat, size, rgba, cell):
+    """A plane's checker squares have side ``cell`` (at most half the plane's half-size)."""
     half = size[:, :2].copy()
     half[half <= 0] = INFINITE_PLANE
     sc = np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
-    cell = np.maximum(half.max(axis=1) / 20.0, 0.05)
-    return instances(pos, mat, sc, rgba, cell)
+    return instances(pos, mat, sc, rgba, np.minimum(cell, 0.5 * half.max(axis=1)))
 
 
-# Geom type -> (unit shape key, instances from (pos, mat, size, rgba) of the geoms of that type).
-# The one place where geom types are dispatched; types whose shape depends on the geom's data
-# (MESH, HFIELD: one GPU mesh per asset) are keyed by (kind, dataid) in ``_geoms``.
+# Geom type -> (unit shape key, instances from (pos, mat, size, rgba, checker cell) of the geoms
+# of that type). The one place where geom types are dispatched; types whose shape depends on
+# the geom's data (MESH, HFIELD: one GPU mesh per asset) are keyed by (kind, dataid) in _geoms.
+def _by_size(columns):
+    """Instances of a unit shape scaled by these columns of geom_size."""
+    return lambda pos, mat, size, rgba, cell: instances(pos, mat, size[:, columns], rgba)
+
+
 GEOM_SHAPES = {
-    SPHERE: ("sphere", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 0]], rgba)),
-    ELLIPSOID: ("sphere", lambda pos, mat, size, rgba: instances(pos, mat, size, rgba)),
-    BOX: ("box", lambda pos, mat, size, rgba: instances(pos, mat, size, rgba)),
-    CYLINDER: ("cylinder", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 1]], rgba)),
-    CAPSULE: ("capsule", lambda pos, mat, size, rgba: instances(pos, mat, size[:, [0, 0, 1]], rgba)),
+    SPHERE: ("sphere", _by_size([0, 0, 0])),
+    ELLIPSOID: ("sphere", _by_size([0, 1, 2])),
+    BOX: ("box", _by_size([0, 1, 2])),
+    CYLINDER: ("cylinder", _by_size([0, 0, 1])),
+    CAPSULE: ("capsule", _by_size([0, 0, 1])),
     PLANE: ("plane", _plane_instances),
 }
 # geom type -> key kind of the per-asset GPU meshes (height fields: meshes after the mesh assets)
 DATA_SHAPES = {MESH: "mesh", HFIELD: "mesh"}
 
 
-def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
+def _geoms(m, d, opts, colors, selected_body, out: _Lists, extent) -> None:
     """Every visible geom, grouped by unit shape and layer: one boolean mask per group, no loop
     over geoms (the loops below run over geom types and layers)."""
     gtype = np.asarray(m.geom_type).reshape(-1)
@@ -179,7 +201,7 @@ def _geoms(m, d, opts, colors, selected_body, out: _Lists) -> None:
         for t, (key, make) in GEOM_SHAPES.items():
             s = show & (gtype == t)
             if np.any(s):
-                out.add(key, layer, make(pos[s], mat[s], size[s], rgba[s]))
+                out.add(key, layer, make(pos[s], mat[s], size[s], rgba[s], checker_cell(extent)))
         for t, kind in DATA_SHAPES.items():
             s = show & (gtype == t)
             if not np.any(s):
@@ -211,24 +233,61 @@ def _sites(m, d, out, extent):
             out.add(key, "decor", instances(pos[s], mat[s], sc[s], rgba[s]))
 
 
-def tendon_tension(m, d) -> np.ndarray:
-    """Passive tendon force (spring beyond the dead band plus damping), per tendon."""
-    length = np.asarray(d.ten_length)
+# engine.enums values
+TRN_TENDON = 3                         # TrnType.TENDON
+EQ_TENDON = 3                          # EqType.TENDON
+TENDON_ROWS = (0, 2, 4)                # ConstraintType EQUALITY, FRICTION_TENDON, LIMIT_TENDON
+TENDON_RGBA_FULL = np.array([1.0, 0.15, 0.1])   # a tendon carrying the reference force
+
+
+def tendon_forces(m, d) -> np.ndarray:
+    """Force along each tendon (ntendon,), signed as MuJoCo's: the generalised force it exerts
+    is ten_J' f, so pulling (tension) is negative. The sum of
+
+    - the passive force: -stiffness (length beyond the spring's dead band) - damping velocity;
+    - actuators with a tendon transmission: gear * actuator_force;
+    - the constraint rows on tendons, efc_force along their Jacobian: friction loss and limits
+      (J = +-ten_J) and tendon equalities (J = ten_J1 - poly'(L2 - L2_0) ten_J2)."""
+    nt = m.ntendon
+    length = np.asarray(d.ten_length[:nt], float)
     lo, hi = m.tendon_lengthspring[:, 0], m.tendon_lengthspring[:, 1]
     stretch = np.where(length > hi, length - hi, np.where(length < lo, length - lo, 0.0))
-    return m.tendon_stiffness * stretch + m.tendon_damping * np.asarray(d.ten_velocity)
+    f = -m.tendon_stiffness * stretch - m.tendon_damping * np.asarray(d.ten_velocity[:nt])
+    tendon_act = np.asarray(m.actuator_trntype) == TRN_TENDON
+    np.add.at(f, np.asarray(m.actuator_trnid)[tendon_act, 0],
+              np.asarray(m.actuator_gear)[tendon_act, 0] * np.asarray(d.actuator_force)[tendon_act])
+    nefc = _count(d.nefc)
+    etype, eid = np.asarray(d.efc_type[:nefc]), np.asarray(d.efc_id[:nefc])
+    force = np.asarray(d.efc_force[:nefc], float)
+    for i in np.nonzero(np.isin(etype, TENDON_ROWS))[0]:
+        if etype[i] == TENDON_ROWS[0]:
+            e = int(eid[i])
+            if int(m.eq_type[e]) != EQ_TENDON:
+                continue
+            o1, o2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+            f[o1] += force[i]
+            if o2 >= 0:
+                c = m.eq_data[e]
+                x = length[o2] - m.tendon_length0[o2]
+                f[o2] -= (c[1] + 2 * c[2] * x + 3 * c[3] * x ** 2 + 4 * c[4] * x ** 3) * force[i]
+        elif etype[i] == TENDON_ROWS[1]:                        # friction loss: J = ten_J
+            f[int(eid[i])] += force[i]
+        else:                                                   # limit: J = +-ten_J
+            t = int(eid[i])
+            lower = abs(length[t] - m.tendon_range[t, 0]) <= abs(m.tendon_range[t, 1] - length[t])
+            f[t] += force[i] if lower else -force[i]
+    return f
 
 
-def _tendons(m, d, out, extent):
+def _tendons(m, d, out, extent, reference):
     """Segments between consecutive wrap points of each tendon (pulleys split the path), coloured
-    from the tendon's rgba towards red with its passive tension."""
+    from the tendon's rgba towards red as |tendon_forces| reaches ``reference`` newtons."""
     if m.ntendon == 0:
         return
-    tension = np.abs(tendon_tension(m, d))
-    mix = np.clip(tension / max(float(tension.max()), 1e-9), 0.0, 1.0)[:, None]
+    mix = np.clip(np.abs(tendon_forces(m, d)) / max(float(reference), 1e-12), 0.0, 1.0)[:, None]
     base = np.asarray(m.tendon_rgba, float).reshape(-1, 4)
     col = base.copy()
-    col[:, :3] = (1 - mix) * base[:, :3] + mix * np.array([1.0, 0.15, 0.1])
+    col[:, :3] = (1 - mix) * base[:, :3] + mix * TENDON_RGBA_FULL
     width = np.asarray(m.tendon_width, float)
     width = np.where(width > 0, width, 0.003 * extent)
     adr = np.asarray(d.ten_wrapadr[:m.ntendon], int)
@@ -247,37 +306,92 @@ def _tendons(m, d, out, extent):
         out.add("cylinder", "decor", segments(xyz[i], xyz[i + 1], width[ten], col[ten]))
 
 
-def contact_forces(d) -> np.ndarray:
-    """World-frame force on geom2 of each contact from d.efc_force (zeros without rows): the
-    normal and (up to two) friction components in the contact frame, rotated to the world;
-    pyramidal contacts sum their 2(dim-1) edge forces into the normal."""
-    n = int(d.ncon if isinstance(d.ncon, (int, np.integer)) else d.ncon[0])
-    nefc = int(d.nefc if isinstance(d.nefc, (int, np.integer)) else d.nefc[0])
-    f = np.zeros((n, 3))
+def _count(x) -> int:
+    """d.ncon / d.nefc of a Data (a 1-element array) or of a Snapshot (an int)."""
+    return int(x if isinstance(x, (int, np.integer)) else x[0])
+
+
+def contact_local_forces(d) -> np.ndarray:
+    """Force of each contact in its frame (ncon, 3): normal, tangent 1, tangent 2, from
+    d.efc_force as MuJoCo's mj_contactForce (engine.contact_force): an elliptic contact's rows
+    directly; a pyramidal one's edges (e+, e-) per tangent j give f_n = sum of the edges and
+    f_j = mu_j (e+ - e-). Zeros for a contact without rows."""
+    n, nefc = _count(d.ncon), _count(d.nefc)
+    local = np.zeros((n, 3))
     if n == 0 or nefc == 0:
-        return f
+        return local
     adr = np.asarray(d.contact_efc_address[:n], int)
     dim = np.asarray(d.contact_dim[:n], int)
     efc = np.asarray(d.efc_force[:nefc], float)
     ok = (adr >= 0) & (adr < nefc)
-    local = np.zeros((n, 3))
     a = np.where(ok, adr, 0)
     pyr = ok & (np.asarray(d.efc_type)[a] == CONTACT_PYRAMIDAL) & (dim > 1)
     ell = ok & ~pyr
     local[ell, 0] = efc[a[ell]]
-    for k in (1, 2):                                   # friction components along the tangents
+    for k in (1, 2):                                   # friction along the tangents
         s = ell & (dim - 1 >= k) & (a + k < nefc)
         local[s, k] = efc[a[s] + k]
+        s = pyr & (dim - 1 >= k) & (a + 2 * k - 1 < nefc)
+        plus, minus = efc[a[s] + 2 * (k - 1)], efc[a[s] + 2 * k - 1]
+        local[s, k] = np.asarray(d.efc_mu[:nefc])[a[s] + 2 * (k - 1)] * (plus - minus)
     if np.any(pyr):
         csum = np.concatenate([[0.0], np.cumsum(efc)])
-        npyr = 2 * (dim[pyr] - 1)
-        local[pyr, 0] = csum[np.minimum(a[pyr] + npyr, nefc)] - csum[a[pyr]]
-    frame = np.asarray(d.contact_frame[:n], float).reshape(n, 3, 3)
-    return np.einsum("nij,ni->nj", frame, local)
+        local[pyr, 0] = csum[np.minimum(a[pyr] + 2 * (dim[pyr] - 1), nefc)] - csum[a[pyr]]
+    return local
 
 
-def _contacts(m, d, opts, out, extent, force_scale):
-    n = int(d.ncon if isinstance(d.ncon, (int, np.integer)) else d.ncon[0])
+def contact_force_parts(d) -> tuple[np.ndarray, np.ndarray]:
+    """World-frame normal and friction forces on geom2 of each contact, (ncon, 3) each."""
+    local = contact_local_forces(d)
+    frame = np.asarray(d.contact_frame[:local.shape[0]], float).reshape(-1, 3, 3)
+    normal = frame[:, 0] * local[:, :1]
+    friction = np.einsum("nij,ni->nj", frame[:, 1:], local[:, 1:])
+    return normal, friction
+
+
+def contact_forces(d) -> np.ndarray:
+    """World-frame contact force on geom2 of each contact (normal plus friction), (ncon, 3)."""
+    normal, friction = contact_force_parts(d)
+    return normal + friction
+
+
+def model_weight(m) -> float:
+    """The model's weight m g (with |g| at least 1, so that zero gravity keeps a force scale)."""
+    return float(np.sum(m.body_mass)) * max(float(np.linalg.norm(m.opt.gravity)), 1.0)
+
+
+def default_force_scale(m, extent) -> float:
+    """Metres of arrow per newton: the model's weight is drawn about half the model's size."""
+    return 0.5 * extent / max(model_weight(m), 1e-9)
+
+
+def arrow_lengths(force, scale, reference) -> np.ndarray:
+    """Arrow length of a force |f|: ``scale F ln(1 + |f| / F)`` with F = ``reference``. Linear
+    (``scale |f|``) for forces well below F, logarithmic above it: an impact a hundred times the
+    weight draws an arrow about 4.6 times as long as the weight's, not a hundred times."""
+    f = np.linalg.norm(force, axis=-1)
+    ref = max(float(reference), 1e-12)
+    return scale * ref * np.log1p(f / ref)
+
+
+def _arrows(out, pos, force, scale, reference, radius, rgba) -> None:
+    """Force arrows from ``pos`` along ``force``: a shaft and a ball at the tip (arrow_lengths)."""
+    length = arrow_lengths(force, scale, reference)
+    keep = length > 1e-9
+    if not np.any(keep):
+        return
+    direction = force[keep] / np.linalg.norm(force[keep], axis=1, keepdims=True)
+    tip = pos[keep] + length[keep, None] * direction
+    out.add("cylinder", "decor", segments(pos[keep], tip, radius, rgba))
+    out.add("sphere", "decor", spheres(tip, 2.0 * radius, rgba))
+
+
+NORMAL_RGBA = (0.95, 0.75, 0.1, 1.0)      # contact normal force arrows
+FRICTION_RGBA = (0.2, 0.8, 0.95, 1.0)     # contact friction force arrows
+
+
+def _contacts(m, d, opts, out, extent, force_scale, force_reference):
+    n = _count(d.ncon)
     if n == 0:
         return
     pos = np.asarray(d.contact_pos[:n], float)
@@ -289,13 +403,9 @@ def _contacts(m, d, opts, out, extent, force_scale):
             out.add("cylinder", "decor",
                     segments(pos, pos + 0.1 * extent * frame[:, axis], 0.003 * extent, col))
     if opts.contact_forces:
-        f = contact_forces(d)
-        keep = np.linalg.norm(f, axis=1) > 1e-9
-        if np.any(keep):
-            tip = pos[keep] + force_scale * f[keep]
-            out.add("cylinder", "decor",
-                    segments(pos[keep], tip, 0.006 * extent, (0.95, 0.75, 0.1, 1.0)))
-            out.add("sphere", "decor", spheres(tip, 0.012 * extent, (0.95, 0.75, 0.1, 1.0)))
+        normal, friction = contact_force_parts(d)
+        _arrows(out, pos, normal, force_scale, force_reference, 0.006 * extent, NORMAL_RGBA)
+        _arrows(out, pos, friction, force_scale, force_reference, 0.005 * extent, FRICTION_RGBA)
 
 
 def _joints(m, d, out, extent):
@@ -333,22 +443,25 @@ def _inertia(m, d, out):
 
 
 def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=None,
-          perturb_line=None, extent=None, force_scale=None) -> Scene:
-    """Instance lists for one frame of ``d`` (a Data or a runner Snapshot)."""
+          perturb_line=None, extent=None, force_scale=None, tendon_reference=None) -> Scene:
+    """Instance lists for one frame of ``d`` (a Data or a runner Snapshot). ``force_scale``:
+    metres of contact-force arrow per newton below the model's weight (default_force_scale
+    when None; longer arrows grow logarithmically, see arrow_lengths). ``tendon_reference``:
+    the tendon force (N) drawn fully red (default: the model's weight)."""
     opts = opts or SceneOptions()
     colors = geom_colors(m) if colors is None else colors
     extent = model_extent(m, d) if extent is None else extent
     out = _Lists()
     if opts.geoms:
-        _geoms(m, d, opts, colors, selected_body, out)
+        _geoms(m, d, opts, colors, selected_body, out, extent)
     if opts.sites:
         _sites(m, d, out, extent)
     if opts.tendons:
-        _tendons(m, d, out, extent)
+        _tendons(m, d, out, extent,
+                 model_weight(m) if tendon_reference is None else tendon_reference)
     if force_scale is None:
-        weight = float(np.sum(m.body_mass)) * max(float(np.linalg.norm(m.opt.gravity)), 1.0)
-        force_scale = 0.5 * extent / max(weight, 1e-9)
-    _contacts(m, d, opts, out, extent, force_scale)
+        force_scale = default_force_scale(m, extent)
+    _contacts(m, d, opts, out, extent, force_scale, model_weight(m))
     if opts.joints:
         _joints(m, d, out, extent)
     if opts.com:
@@ -359,4 +472,5 @@ def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=Non
         p0, p1 = perturb_line
         out.add("cylinder", "decor", segments([p0], [p1], 0.005 * extent, (0.3, 0.9, 1.0, 1.0)))
         out.add("sphere", "decor", spheres([p0, p1], 0.015 * extent, (0.3, 0.9, 1.0, 1.0)))
-    return Scene(out.done(), extent)
+    center, radius = geom_bounds(m, d)
+    return Scene(out.done(), extent, center, max(radius, 0.1))

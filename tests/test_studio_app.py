@@ -103,6 +103,35 @@ def pump_until(app, cond, timeout=10.0):
     return cond()
 
 
+def widget_point(app, name, fx=0.5, fy=0.5):
+    """Window coordinates (pyglet: y up) of a point of a widget the panels drew (studio.ui.track)."""
+    x0, y0, x1, y1 = app.widgets[name]
+    return x0 + fx * (x1 - x0), app.window.height - (y0 + fy * (y1 - y0))
+
+
+def click(app, name, fx=0.5, fy=0.5):
+    """Scroll a widget into view, move the mouse onto it and click it with the left button, a
+    frame per event."""
+    from pyglet.window import mouse
+    app.scroll_to = name
+    app.pump(3)
+    x, y = widget_point(app, name, fx, fy)
+    w = app.window
+    w.dispatch_event("on_mouse_motion", x, y, 0, 0)
+    app.pump(2)
+    w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+    app.pump(2)
+    w.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+    app.pump(3)                       # ImGui takes queued input events one per frame
+
+
+def press_key(app, symbol, modifiers=0):
+    app.window.dispatch_event("on_key_press", symbol, modifiers)
+    app.pump(2)
+    app.window.dispatch_event("on_key_release", symbol, modifiers)
+    app.pump(2)
+
+
 def project(app, point):
     """Window coordinates (pyglet: y up) of a world point."""
     w, h = app.window.width, app.window.height
@@ -116,6 +145,24 @@ def body_pos(app, name):
     import engine
     b = engine.name2id(app.m, "body", name)
     return app.runner.snapshot.xpos[b].copy(), b
+
+
+def test_space_toggles_once_when_a_button_has_the_focus(app):
+    """Clicking Pause leaves the button focused; Space must then toggle the simulation once
+    (not also press the focused button)."""
+    from pyglet.window import key
+    r = app.runner
+    assert not r.paused
+    click(app, "run")
+    assert r.paused
+    # arrow keys (the history shortcuts) are also ImGui's keyboard navigation keys: with it on,
+    # they would make the focus visible and move it to Step and back to Pause
+    press_key(app, key.RIGHT)
+    press_key(app, key.LEFT)
+    for expected in (False, True, False):
+        press_key(app, key.SPACE)
+        app.pump(2)
+        assert r.paused is expected
 
 
 def test_double_click_selects_and_ctrl_drag_pulls_the_body(app):
@@ -169,6 +216,145 @@ def test_drag_while_paused_moves_the_pose(app):
     assert app.runner.snapshot.time == t_paused     # paused: the pose moved, time did not
 
 
+def select(app, name):
+    """Double-click the named body where it is drawn; returns its id."""
+    from pyglet.window import mouse
+    pos, b = body_pos(app, name)
+    x, y = project(app, pos)
+    for _ in range(2):
+        app.window.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+        app.window.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+    app.pump(1)
+    assert app.selected_body == b
+    return b, x, y
+
+
+def ctrl_drag(app, x, y, button, steps, dx, dy, release=True, press=True):
+    from pyglet.window import key
+    w = app.window
+    if press:
+        w.dispatch_event("on_mouse_press", x, y, button, key.MOD_CTRL)
+        app.pump(1)
+    for i in range(steps):
+        w.dispatch_event("on_mouse_drag", x + dx * (i + 1), y + dy * (i + 1), dx, dy, button,
+                         key.MOD_CTRL)
+        app.pump(1)
+    if release:
+        w.dispatch_event("on_mouse_release", x + dx * steps, y + dy * steps, button, key.MOD_CTRL)
+        app.pump(1)
+
+
+def rotation_from(q0, q1):
+    """Rotation vector of the world-frame rotation taking orientation q0 to q1."""
+    from studio.perturb import quat_mul, quat_to_rotvec
+    return quat_to_rotvec(quat_mul(q1, np.asarray(q0) * [1, -1, -1, -1]))
+
+
+@pytest.mark.parametrize("paused", [False, True])
+def test_ctrl_left_drag_rotates_the_body(app, paused):
+    """Ctrl+left drag of 100 pixels to the right: the target turns 1 rad (0.01 rad per pixel)
+    about the camera's up axis. Running, the spring turns the body there; paused, the pose is
+    set exactly, about the grabbed point (which stays where it is)."""
+    from pyglet.window import mouse
+    r = app.runner
+    if paused:
+        r.set_paused(True)
+        app.pump(2)
+    b, x, y = select(app, "box")
+    q0 = r.snapshot.xquat[b].copy()
+    t0 = r.snapshot.time
+    up = app.renderer.camera.view()[1, :3]
+    ctrl_drag(app, x, y, mouse.LEFT, 10, 10, 0, release=False)
+    point = app.perturbation.grab_point(r.snapshot) if paused else None
+
+    def turned(tol):
+        rv = rotation_from(q0, r.snapshot.xquat[b])
+        return abs(np.linalg.norm(rv) - 1.0) < tol and rv @ up > (1.0 - tol) * np.linalg.norm(rv)
+    if paused:
+        assert pump_until(app, lambda: turned(1e-9))
+        np.testing.assert_allclose(app.perturbation.grab_point(r.snapshot), point, atol=1e-9)
+        assert r.snapshot.time == t0
+    else:
+        assert pump_until(app, lambda: turned(0.05))
+    app.window.dispatch_event("on_mouse_release", x + 100, y, mouse.LEFT, 0)
+    app.pump(2)
+
+
+def test_drag_begun_while_paused_pulls_after_resuming(app):
+    from pyglet.window import mouse
+    r = app.runner
+    r.set_paused(True)
+    app.pump(2)
+    b, x, y = select(app, "box")
+    pos0 = r.snapshot.xpos[b].copy()
+    right = app.renderer.camera.view()[0, :3]
+    ctrl_drag(app, x, y, mouse.RIGHT, 5, 10, 0, release=False)      # paused: the pose moves
+    assert pump_until(app, lambda: (r.snapshot.xpos[b] - pos0) @ right > 0.05)
+    moved_paused = (r.snapshot.xpos[b] - pos0) @ right
+    r.set_paused(False)                                             # resume, still dragging
+    ctrl_drag(app, x + 50, y, mouse.RIGHT, 10, 10, 0, release=False)
+    assert pump_until(app, lambda: r.perturb == app.perturbation.apply)
+    assert pump_until(app, lambda: (r.snapshot.xpos[b] - pos0) @ right > moved_paused + 0.15)
+    app.window.dispatch_event("on_mouse_release", x + 150, y, mouse.RIGHT, 0)
+    assert pump_until(app, lambda: r.perturb is None)
+
+
+# a two-link arm on hinges (no gravity) and a block welded to the world
+ARM = """<mujoco model="arm">
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="block" type="box" pos="0 0.6 0" size="0.1 0.1 0.1" rgba="0.5 0.5 0.5 1"/>
+    <body name="upper" pos="0 0 0">
+      <joint name="shoulder" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.04" rgba="0.9 0.7 0.3 1"/>
+      <body name="lower" pos="0.4 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0" range="-150 150" limited="true"/>
+        <geom name="lower" type="capsule" fromto="0 0 0 0.35 0 0" size="0.04" rgba="0.9 0.5 0.2 1"/>
+      </body>
+    </body>
+    <body name="welded" pos="0 0.6 0.3">
+      <geom type="box" size="0.1 0.1 0.1" rgba="0.3 0.6 0.9 1"/></body>
+  </worldbody>
+  <compiler angle="degree"/>
+</mujoco>
+"""
+
+
+def test_paused_drag_moves_the_joints_of_a_hinged_body(xdisplay, tmp_path):
+    """Paused, a Ctrl+right drag on the lower link of a hinged arm moves its joints so that the
+    grabbed point reaches the target (damped least squares); a body welded to the world says
+    it cannot be moved and stays."""
+    from pyglet.window import mouse
+    path = tmp_path / "arm.xml"
+    path.write_text(ARM)
+    app = make_app(path, paused=True)
+    app.show_panels = False                        # the whole view for the mouse
+    try:
+        r = app.runner
+        b, x, y = select(app, "lower")
+        q0 = r.snapshot.qpos.copy()
+        ctrl_drag(app, x, y, mouse.RIGHT, 0, 0, 0, release=False)           # press
+        p = app.perturbation
+        p0 = p.target_pos.copy()                                           # the grabbed point
+        ctrl_drag(app, x, y, mouse.RIGHT, 6, 0, 10, release=False, press=False)   # 60 px up
+        # the arm moves in the x-z plane: the grabbed point reaches the target's x and z
+        assert pump_until(app, lambda: np.abs(p.grab_point(r.snapshot) - p.target_pos)[[0, 2]].max()
+                          < 1e-3)
+        assert np.linalg.norm(p.grab_point(r.snapshot) - p0) > 0.05
+        assert np.abs(r.snapshot.qpos - q0).max() > 0.05 and r.snapshot.time == 0.0
+        app.window.dispatch_event("on_mouse_release", x, y + 60, mouse.RIGHT, 0)
+        app.pump(2)
+        wb, wx, wy = select(app, "welded")
+        pos = r.snapshot.xpos[wb].copy()
+        ctrl_drag(app, wx, wy, mouse.RIGHT, 6, 0, 10)
+        app.pump(3)
+        assert app.status == "welded is welded to the world: a drag cannot move it"
+        np.testing.assert_array_equal(r.snapshot.xpos[wb], pos)
+    finally:
+        app.close()
+
+
 def test_xdotool_double_click_and_ctrl_drag(app):
     if shutil.which("xdotool") is None:
         pytest.skip("xdotool is not installed")
@@ -195,40 +381,330 @@ def test_xdotool_double_click_and_ctrl_drag(app):
     assert ok, body_pos(app, "box")[0] - pos0
 
 
-def test_kappa_edit_reaches_the_running_engine(app):
-    from studio.ui import options
-    assert not app.runner.paused
-    t0 = app.runner.snapshot.time
-    options.set_option(app, "kappa", 0.0123)        # what the kappa slider calls on change
-    assert pump_until(app, lambda: app.m.opt.kappa == pytest.approx(0.0123))
-    assert pump_until(app, lambda: app.runner.snapshot.time > t0)
-    assert options.predicted_penetration(app.m.opt) == pytest.approx(
-        0.0123 ** 2 * app.m.opt.epsilon * 0.0 / (1 + app.m.opt.epsilon))
+# a ball resting on the floor: one contact, which sinks kappa^2 epsilon g / (1 + epsilon)
+BALL = """<mujoco model="ball">
+  <option timestep="0.002"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="ball" pos="0 0 0.1"><freejoint/><geom type="sphere" size="0.1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_kappa_slider_changes_the_running_engine_and_the_penetration(xdisplay, tmp_path):
+    """A click on the kappa slider (log scale, 1e-3 to 1) in the middle of the widget (its frame
+    and its label) sets kappa in the running engine; the ball then rests at the paper's depth
+    for the new kappa, which the panel predicts (the measured depth comes from the contact, an
+    independent number)."""
+    import engine
+    from studio.ui.options import measured_penetration, predicted_penetration
+    path = tmp_path / "ball.xml"
+    path.write_text(BALL)
+    app = make_app(path)
+    try:
+        r = app.runner
+        ball = engine.name2id(app.m, "body", "ball")
+        app.selected_body = ball
+        assert pump_until(app, lambda: r.snapshot.time > 0.5)
+        eps, g = app.m.opt.epsilon, 9.81
+        before = -r.snapshot.contact_dist.min()
+        assert before == pytest.approx(0.02 ** 2 * eps * g / (1 + eps), rel=0.05)
+        click(app, "kappa", fx=0.5)
+        kappa = app.m.opt.kappa
+        assert 0.04 < kappa < 0.2                          # about 2/3 of the log scale: 0.1
+        t = r.snapshot.time
+        assert pump_until(app, lambda: r.snapshot.time > t + 2.0, timeout=30)
+        depth = -r.snapshot.contact_dist.min()
+        expected = kappa ** 2 * eps * g / (1 + eps)
+        assert depth == pytest.approx(expected, rel=0.05)
+        assert depth > 5 * before
+        assert predicted_penetration(app.m.opt) == pytest.approx(expected)
+        assert measured_penetration(app.m, r.snapshot, ball) == pytest.approx(depth)
+    finally:
+        app.close()
+
+
+def drawn_window(title):
+    """The ImGui window of this title if it was drawn in the last frame, else None."""
+    from imgui_bundle import imgui
+    w = imgui.internal.find_window_by_name(title)
+    if w is None or w.last_frame_active != imgui.get_frame_count() or w.hidden:
+        return None
+    return w
+
+
+BROKEN = ('<mujoco>\n  <worldbody>\n    <geom type="sphere" size="abc"/>\n'
+          '  </worldbody>\n</mujoco>\n')
 
 
 def test_bad_model_shows_the_message_and_keeps_running(app, tmp_path):
     bad = tmp_path / "broken.xml"
-    bad.write_text("<mujoco>\n  <worldbody>\n    <geom type=\"sphere\" size=\"abc\"/>\n"
-                   "  </worldbody>\n</mujoco>\n")
+    bad.write_text(BROKEN)
     m_before = app.m
+    assert drawn_window("Model error") is None
     assert app.open_model(str(bad)) is False
-    assert "broken.xml" in app.error_message
+    app.pump(2)
+    assert drawn_window("Model error") is not None        # the message is on the screen
+    assert "broken.xml" in app.error_message and "line 3" in app.error_message
     t0 = app.runner.snapshot.time
     frames0 = app.runner.frames
     assert pump_until(app, lambda: app.runner.snapshot.time > t0 + 0.05)
     assert app.runner.frames > frames0 and app.m is m_before
+    click(app, "dismiss")
+    assert app.error_message == "" and drawn_window("Model error") is None
     assert app.open_model(str(tmp_path / "missing.xml")) is False
-    assert "missing.xml" in app.error_message
+    app.pump(2)
+    assert "missing.xml" in app.error_message and drawn_window("Model error") is not None
+
+
+def test_bad_model_on_the_command_line_opens_the_window_with_the_message(
+        xdisplay, tmp_path, monkeypatch, capsys):
+    """``python -m studio broken.xml``: the window opens on an empty world with the message
+    drawn (exit code 0, the summary line); fixing the file and Ctrl+L loads it."""
+    import pyglet
+    from pyglet.window import key
+
+    import studio.__main__ as cli
+    bad = tmp_path / "broken.xml"
+    bad.write_text(BROKEN)
+    seen = {}
+
+    def event_loop(*args, **kwargs):              # stands for pyglet.app.run: a few frames
+        (win,) = list(pyglet.app.windows)
+
+        def frames(n):
+            for _ in range(n):
+                win.switch_to()
+                win.dispatch_events()
+                win.dispatch_event("on_draw")
+                win.flip()
+        frames(3)
+        seen["error window"] = drawn_window("Model error") is not None
+        bad.write_text(FLOAT)                     # the user fixes the file and reloads
+        win.dispatch_event("on_key_press", key.L, key.MOD_CTRL)
+        frames(3)
+        seen["after reload"] = drawn_window("Model error") is not None
+        win.dispatch_event("on_key_press", key.ESCAPE, 0)      # quits
+
+    monkeypatch.setattr(pyglet.app, "run", event_loop)
+    code = cli.main([str(bad), "--size", "640x360", "--msaa", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert seen == {"error window": True, "after reload": False}
+    assert "broken.xml" in err and "line 3" in err and "Traceback" not in err
+    assert out.count("studio: frames=") == 1
 
 
 def test_reload_keeps_the_state(app):
-    pump_until(app, lambda: app.runner.snapshot.time > 0.1)
+    """Ctrl+L on an unchanged file: a new Model and runner with the same time, qpos and qvel."""
+    from pyglet.window import key
+    old = app.runner
+    old.submit(lambda m, d: d.qvel.__setitem__(slice(0, 6), [0.2, 0.0, 0.0, 0.0, 1.0, 0.0]))
+    assert pump_until(app, lambda: old.snapshot.time > 0.1)
+    old.set_paused(True)
+    app.pump(3)
+    before = old.snapshot
+    assert np.any(before.qvel != 0) and np.any(before.qpos != app.m.qpos0)
+    press_key(app, key.L, key.MOD_CTRL)
+    new = app.runner
+    assert new is not old and new.m is not old.m and new.paused
+    app.pump(2)
+    assert new.snapshot.time == before.time
+    np.testing.assert_array_equal(new.snapshot.qpos, before.qpos)
+    np.testing.assert_array_equal(new.snapshot.qvel, before.qvel)
+
+
+def test_open_button_shows_the_file_browser_and_opens_a_model(app, tmp_path):
+    (tmp_path / "ball.xml").write_text(BALL)
+    click(app, "open_model")
+    assert app.file_browser.open
+    app.pump(2)
+    assert drawn_window("Open model") is not None
+    assert any(q.name == "ball.xml" for q in app.file_browser.entries())
+    app.file_browser.pick(app, tmp_path / "ball.xml")        # what a click on the entry does
+    app.pump(2)
+    assert app.m.names["body"][1] == "ball" and drawn_window("Open model") is None
+
+
+def test_keyframes_added_exported_and_kept_across_reload(app):
+    """In a model without keyframes: Add key saves the state, Export writes it as MJCF beside
+    the model, Ctrl+L keeps it, Load key brings the state back."""
+    from pyglet.window import key
+
+    import engine
+    r = app.runner
+    assert app.keys == []
+    r.submit(lambda m, d: d.qvel.__setitem__(slice(0, 6), [0.3, 0.0, 0.1, 0.0, 2.0, 0.0]))
+    assert pump_until(app, lambda: r.snapshot.time > 0.1)
+    r.set_paused(True)
+    app.pump(3)
+    saved = {f: getattr(r.snapshot, f).copy() for f in ("qpos", "qvel")}
+    t_saved = r.snapshot.time
+    click(app, "add_key")
+    assert pump_until(app, lambda: len(app.keys) == 1)
+    np.testing.assert_array_equal(app.keys[0].qpos, saved["qpos"])
+    click(app, "export_keys")
+    out = Path(app.model_path).with_name("float-keyframes.xml")
+    text = out.read_text()
+    pasted = FLOAT.replace("</mujoco>", text + "</mujoco>")
+    m2 = engine.load_model_from_string(pasted)
+    np.testing.assert_array_equal(m2.key_qpos[0], saved["qpos"])
+    np.testing.assert_array_equal(m2.key_qvel[0], saved["qvel"])
+    press_key(app, key.L, key.MOD_CTRL)                      # reload: the key stays
+    assert len(app.keys) == 1 and app.keys[0].edited
+    r = app.runner
+    r.set_paused(False)
+    assert pump_until(app, lambda: r.snapshot.time > t_saved + 0.2)
+    r.set_paused(True)
+    click(app, "load_key")
+    assert pump_until(app, lambda: r.snapshot.time == t_saved)
+    np.testing.assert_array_equal(r.snapshot.qpos, saved["qpos"])
+    np.testing.assert_array_equal(r.snapshot.qvel, saved["qvel"])
+
+
+def test_plots_of_chosen_joints_and_actuators(xdisplay):
+    """Plots panel on the tendon arm (hinges shoulder and elbow, an unnamed free joint, two
+    motors): by default the hinges; joints and actuators chosen in their lists by clicks; the
+    plotted columns are named after them (a free joint per coordinate) and hold their values
+    (the newest sample is the published state); contact forces and energy have named columns."""
+    import engine
+    app = make_app(ROOT / "assets" / "tendon_arm.xml")
+    try:
+        st, m = app.plots, app.m
+        app.open_panel("Plots")
+        app.pump(2)
+        assert st.labels["joint positions"] == ["shoulder", "elbow"]
+        for name in ("joint velocities", "controls", "contact forces"):
+            click(app, name)
+        app.widgets["view"] = (700, 100, 702, 102)        # a point of the 3D view
+        click(app, "joints")                              # open the list
+        click(app, "joints:shoulder")                     # off
+        click(app, "joints:joint 2")                      # on
+        click(app, "view")                                # a click outside closes it
+        click(app, "actuators")
+        click(app, "actuators:shoulder")                  # only the elbow motor
+        click(app, "view")
+        app.runner.submit(lambda m, d: d.ctrl.__setitem__(1, 0.5))
+        assert pump_until(app, lambda: app.runner.snapshot.ctrl[1] == 0.5 and st.n > 3)
+        app.runner.set_paused(True)
+        app.pump(3)
+        free = [f"joint 2.{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz")]
+        assert st.labels["joint positions"] == ["elbow"] + free
+        assert st.labels["joint velocities"] == ["elbow"] + [
+            f"joint 2.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
+        assert st.labels["controls"] == ["elbow"]
+        assert st.labels["contact forces"] == ["normal (sum of |f|)", "friction (sum of |f|)"]
+        assert st.labels["energy"] == ["potential", "kinetic", "total"]
+        snap = app.runner.snapshot
+        elbow = engine.name2id(m, "joint", "elbow")
+        newest = {name: st.ordered(name)[1][-1] for name in st.data}
+        assert st.ordered("controls")[0][-1] == snap.time
+        assert newest["joint positions"][0] == snap.qpos[m.jnt_qposadr[elbow]]
+        np.testing.assert_array_equal(newest["joint positions"][1:],
+                                      snap.qpos[m.jnt_qposadr[2]:m.jnt_qposadr[2] + 7])
+        assert newest["joint velocities"][0] == snap.qvel[m.jnt_dofadr[elbow]]
+        assert newest["controls"][0] == 0.5
+        assert newest["energy"][2] == pytest.approx(snap.energy.sum(), rel=0.01)   # (recomputed
+        # on pausing, at the published state)
+        drawn = drawn_window("Studio")
+        assert drawn is not None
+    finally:
+        app.close()
+
+
+def humanoid_or_arm():
+    try:
+        import dm_control
+    except ImportError:
+        return ROOT / "assets" / "tendon_arm.xml"
+    return Path(dm_control.__file__).parent / "suite" / "humanoid.xml"
+
+
+@pytest.mark.parametrize("scale", ["1", "2"])
+def test_panels_fit_at_1280x720(xdisplay, monkeypatch, scale):
+    """Every header of the side panel open, a body selected, the help overlay shown: nothing
+    drawn wider than the panel (ImGui's ideal content width within the panel's work area),
+    and the help overlay inside the window; at UI scale 1 and 2 (a 2x DPI screen)."""
+    monkeypatch.setenv("STUDIO_UI_SCALE", scale)
+    model = humanoid_or_arm()
+    app = make_app(model, size=(1280, 720))
+    try:
+        import engine
+        app.open_panel()
+        app.show_help = True
+        app.selected_body = max(engine.name2id(app.m, "body", "torso"), 1)
+        app.pump(4)
+        panel = drawn_window("Studio")
+        assert panel is not None
+        assert panel.size.x == pytest.approx(380 * float(scale))
+        work = panel.work_rect.get_width()
+        assert panel.content_size_ideal.x <= work + 0.5, (panel.content_size_ideal.x, work)
+        help_window = drawn_window("Help (F1)")
+        assert help_window is not None
+        r = help_window.rect()
+        assert r.min.x >= 0 and r.min.y >= 0 and r.max.x <= 1280 and r.max.y <= 720
+        assert help_window.content_size_ideal.x <= help_window.work_rect.get_width() + 0.5
+        app.show_help = False
+        app.pump(2)
+        info = drawn_window("info")                         # the overlay beside the panel
+        r = info.rect()
+        assert r.min.x >= panel.rect().max.x and r.max.x <= 1280 and r.max.y <= 720
+    finally:
+        app.close()
+
+
+class VideoFrames:
+    """Stands for the MP4 writer: counts the frames sent."""
+
+    def __init__(self):
+        self.count = 0
+
+    def send(self, data):
+        self.count += 1
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("speed", [1.0, 0.5])
+def test_video_follows_the_simulated_time_at_a_low_frame_rate(app, speed):
+    """Frames drawn at about 8 per second: the video (30 frames per second) still gets a frame
+    per 1/30 s of simulated time divided by the speed (frames repeat), not one per drawn frame."""
+    from studio.app import VIDEO_FPS
+    r = app.runner
+    r.speed = speed
+    app.pump(3)
+    w, h = app.window.get_framebuffer_size()
+    writer = VideoFrames()
+    app.start_video(writer, (w - w % 2, h - h % 2))
+    t0, drawn = app._video_clock.sim, 0
+    while r.snapshot.time < t0 + 1.0 * speed:
+        time.sleep(0.12)
+        app.pump(1)
+        drawn += 1
+    t1 = app._video_clock.sim                          # the simulated time of the last frame
+    expected = int((t1 - t0) / speed * VIDEO_FPS + 1e-9) + 1
+    assert writer.count == expected
+    assert writer.count > 2 * drawn
+    app.video = None
+
+
+def test_video_follows_the_wall_clock_while_paused(app):
+    from studio.app import VIDEO_FPS
     app.runner.set_paused(True)
     app.pump(3)
-    t = app.runner.snapshot.time
-    assert app.reload()
-    app.pump(2)
-    assert app.runner.d.time == pytest.approx(t, abs=0.05)
+    w, h = app.window.get_framebuffer_size()
+    writer = VideoFrames()
+    app.start_video(writer, (w - w % 2, h - h % 2))
+    t0 = time.perf_counter()
+    for _ in range(6):
+        time.sleep(0.1)
+        app.pump(1)
+    elapsed = app._video_clock.wall - t0
+    assert abs(writer.count - (elapsed * VIDEO_FPS + 1)) <= 1.5
+    app.video = None
 
 
 class FakeSpacenavd:
@@ -295,35 +771,67 @@ def test_fake_spacenavd_moves_the_selected_body(xdisplay, float_model, tmp_path,
         srv.motion(0, 0, 0, 0, 0, 0)
         app.pump(3)
         assert app.runner.perturb is None
+        # paused: the deflection moves the pose (up on the screen, and a turn about the view axis)
+        app.runner.set_paused(True)
+        app.pump(3)
+        t, pos1 = app.runner.snapshot.time, body_pos(app, "box")[0]
+        q1 = app.runner.snapshot.xquat[b].copy()
+        up, back = app.renderer.camera.view()[1, :3], app.renderer.camera.view()[2, :3]
+        srv.motion(0, 350, 0, 0, 0, 350)
+
+        def turned():
+            rv = rotation_from(q1, app.runner.snapshot.xquat[b])
+            return np.linalg.norm(rv) > 0.1 and rv @ back > 0.95 * np.linalg.norm(rv)
+        assert pump_until(app, lambda: (body_pos(app, "box")[0] - pos1) @ up > 0.1 and turned())
+        assert app.runner.snapshot.time == t
+        srv.motion(0, 0, 0, 0, 0, 0)
+        app.pump(2)
     finally:
         app.close()
         app.window.close()
         srv.close()
 
 
-def test_record_then_analysis_panel_plots(xdisplay, tmp_path):
-    from studio.ui.simulation import toggle_recording
+def test_record_then_analysis_panel_plots(xdisplay, tmp_path, monkeypatch):
+    """Record, Stop recording and Analyse last recording clicked in the panel: the Analysis
+    window plots the recorded and recovered controls, which agree (NEWTON solver converged:
+    the inverse recovers the applied controls exactly)."""
+    monkeypatch.chdir(tmp_path)                          # the recording's time-stamped name
     model = tmp_path / "single_joint.xml"
-    model.write_text((ROOT / "assets" / "single_joint.xml").read_text())
+    model.write_text((ROOT / "assets" / "single_joint.xml").read_text().replace(
+        '<option timestep="0.01"',
+        '<option solver="Newton" iterations="100" tolerance="1e-15" timestep="0.01"'))
     a = make_app(model)
     try:
-        a.runner.submit(lambda m, d: d.ctrl.fill(2.0))
-        path = tmp_path / "ui.traj"
-        toggle_recording(a, str(path))                 # what the Record button does
+        rng = np.random.default_rng(2)
+        click(a, "record")
         assert pump_until(a, lambda: a.runner.recording)
         t0 = a.runner.snapshot.time
-        assert pump_until(a, lambda: a.runner.snapshot.time > t0 + 0.3)
-        toggle_recording(a)                            # Stop recording
+        while a.runner.snapshot.time < t0 + 0.5:         # controls change between steps
+            a.runner.submit(lambda m, d, u=rng.uniform(-6, 6): d.ctrl.fill(u))
+            a.pump(2)
+        click(a, "record")                               # now "Stop recording"
         assert pump_until(a, lambda: not a.runner.recording)
-        assert a.last_recording == str(path)
-        a.analysis.start(a.last_recording, a.model_path)   # "Analyse last recording"
+        (traj,) = tmp_path.glob("studio-*.traj")
+        assert a.last_recording == str(traj)
+        a.open_panel("Analysis")
+        a.pump(2)
+        click(a, "analyse_last")
+        assert a.analysis.running or a.analysis.result is not None
         assert pump_until(a, lambda: not a.analysis.running, timeout=600)
         assert a.analysis.error == ""
-        assert pump_until(a, lambda: a.analysis.plotted is not None)
-        assert a.analysis.plotted == a.analysis.signals[0][0]
+        ctrl = next(i for i, s in enumerate(a.analysis.signals) if s[0].startswith("ctrl"))
+        a.analysis.selected = ctrl
+        assert pump_until(a, lambda: a.analysis.plotted is not None
+                          and a.analysis.plotted[0] == a.analysis.signals[ctrl][0])
+        label, t, recorded, recovered = a.analysis.plotted
+        assert t.size >= 40 and recorded.size == recovered.size == t.size
+        assert np.ptp(recorded) > 1.0                    # the random controls, not a constant
+        np.testing.assert_allclose(recovered, recorded, rtol=1e-6, atol=1e-6)
+        a.pump(1)                                  # (a new auto-sized window: one frame hidden)
+        assert drawn_window(f"Analysis: {traj.name}") is not None
     finally:
         a.close()
-        a.window.close()
 
 
 # -- render scale ------------------------------------------------------------------------------
@@ -431,7 +939,7 @@ def test_screenshot_and_video_frames_are_drawn_at_full_resolution(three_app, tmp
             pass
 
     vw, vh = w - w % 2, h - h % 2
-    app.video, app._video_size, app._video_next = Frames(), (vw, vh), 0.0
+    app.start_video(Frames(), (vw, vh))
     app.draw_frame()
     assert app.frame_scale == 1.0 and len(app.video.frames) == 1
     frame = np.frombuffer(app.video.frames[0], np.uint8).reshape(vh, vw, 3).astype(int)

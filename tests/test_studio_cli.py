@@ -196,3 +196,31 @@ def test_missing_model_file_is_reported(tmp_path):
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "no_such_model.xml" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_installed_package_carries_the_shaders_and_assets(tmp_path):
+    """``pip install .`` (not editable) into a directory: the installed studio finds its
+    shaders and models inside the package, and they are those of the repository."""
+    target = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
+                           "--target", str(target), str(ROOT)], capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode and any(s in proc.stderr for s in ("NewConnectionError", "name resolution",
+                                                          "No matching distribution")):
+        pytest.skip("pip could not fetch the build requirements (no network)")
+    assert proc.returncode == 0, proc.stderr
+    env = dict(os.environ, PYTHONPATH=str(target))
+    out = subprocess.run([sys.executable, "-c", "import studio; print(studio.__file__); "
+                          "print(studio.SHADER_DIR); print(studio.DEFAULT_MODEL)"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    module, shaders, default = (Path(line) for line in out.stdout.split())
+    package = target / "studio"
+    assert module.parent == package and shaders == package / "shaders"
+    assert default == package / "assets" / "scene.xml"
+    for kind in ("shaders", "assets"):
+        shipped = sorted(p.relative_to(ROOT / kind)
+                         for p in (ROOT / kind).rglob("*") if p.is_file())
+        assert shipped
+        for rel in shipped:
+            assert (package / kind / rel).read_bytes() == (ROOT / kind / rel).read_bytes(), rel

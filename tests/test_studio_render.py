@@ -46,7 +46,7 @@ def test_no_orphan_shader_files():
         assert (SHADERS / f"{p.stem}.vert").exists(), p
 
 
-def _render(ctx, m, d, options=None, size=(480, 360), **build):
+def _render(ctx, m, d, options=None, size=(480, 360), colors=None, **build):
     from studio import scene
     from studio.headless import render_offscreen
     from studio.renderer import Renderer
@@ -54,7 +54,8 @@ def _render(ctx, m, d, options=None, size=(480, 360), **build):
     r.frame_model(d)
     if options is not None:
         r.options = options
-    sc = scene.build(m, d, r.options, colors=r.colors, extent=r.extent, **build)
+    sc = scene.build(m, d, r.options, colors=r.colors if colors is None else colors,
+                     extent=r.extent, **build)
     orig = r.render
     r.render = lambda fbo, w, h, dd: orig(fbo, w, h, dd, scene=sc)
     img = render_offscreen(ctx, r, d, *size, msaa=0)
@@ -69,26 +70,40 @@ def _differs(img):
 
 @pytest.mark.parametrize("path", MODELS, ids=[p.name for p in MODELS])
 def test_screenshot_of_each_shipped_model_shows_its_geoms(ctx, path):
+    """Each visible geom (groups 0-2, not a plane) in the camera's view: the picture without
+    it (its alpha set to 0) differs from the full one on its silhouette, in its own colour
+    (shadows off, so only the geom's own pixels change)."""
     import engine
+    from studio.scene import SceneOptions
     m = engine.load_model(str(path))
     d = engine.make_data(m)
     engine.forward(m, d)
-    r, img = _render(ctx, m, d)
-    fg = _differs(img)
-    assert fg.mean() > 0.05, f"{path.name}: almost nothing drawn"
-    h, w = fg.shape
+    opts = SceneOptions(contact_points=False, contact_forces=False, tendons=False, shadows=False)
+    r, full = _render(ctx, m, d, opts)
+    assert _differs(full).mean() > 0.05, f"{path.name}: almost nothing drawn"
+    h, w = full.shape[:2]
     vp, _ = r.view_projection(w, h)
+    colors = r.colors
+    r.release()
     seen = 0
     for g in range(m.ngeom):
-        if m.geom_type[g] == 0 or m.geom_rgba[g, 3] == 0 or m.geom_group[g] >= 3:
+        if m.geom_type[g] == 0 or colors[g, 3] == 0 or m.geom_group[g] >= 3:
             continue
         c = vp @ np.append(d.geom_xpos[g], 1.0)
-        x, y = (c[0] / c[3] + 1) * 0.5 * w, (1 - (c[1] / c[3] + 1) * 0.5) * h
-        if 0 <= x < w and 0 <= y < h:
-            assert fg[int(y), int(x)], f"{path.name}: geom {g} not drawn at its centre"
-            seen += 1
+        if not (abs(c[0]) < c[3] and abs(c[1]) < c[3]):
+            continue                                   # centre outside the picture
+        hidden = colors.copy()
+        hidden[g, 3] = 0.0
+        r, without = _render(ctx, m, d, opts, colors=hidden)
+        r.release()
+        changed = np.abs(full.astype(int) - without).max(axis=2) > 12
+        assert changed.sum() >= 10, f"{path.name}: geom {g} not drawn"
+        pix = full[changed].astype(float)
+        ref = colors[g, :3]
+        cos = pix @ ref / np.maximum(np.linalg.norm(pix, axis=1) * np.linalg.norm(ref), 1e-9)
+        assert np.median(cos) > 0.97, f"{path.name}: geom {g} drawn in another colour"
+        seen += 1
     assert seen > 0
-    r.release()
 
 
 def test_every_decoration_draws(ctx):
@@ -219,3 +234,153 @@ def test_shadow_map_follows_the_render_scale():
     assert Renderer.shadow_size(1.0) == SHADOW_SIZE
     assert Renderer.shadow_size(0.5) == SHADOW_SIZE // 2
     assert Renderer.shadow_size(0.25) == SHADOW_SIZE // 4
+
+
+# a box held by static friction on a plane tilted by 15 degrees (mu = 1 > tan 15 deg)
+SLOPE = """<mujoco model="slope">
+  <option timestep="0.002" cone="{cone}"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="slope" type="plane" size="2 2 0.1" euler="0 15 0" rgba="0.5 0.5 0.5 1"/>
+    <body name="box" pos="0 0 0.2" euler="0 15 0">
+      <freejoint/>
+      <geom type="box" size="0.2 0.2 0.1" mass="2" rgba="0.4 0.4 0.45 1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def settled_slope(cone):
+    import engine
+    m = engine.load_model_from_string(SLOPE.format(cone=cone))
+    d = engine.make_data(m)
+    engine.step(m, d, 1000)                   # 2 s: at rest on the slope
+    engine.forward(m, d)
+    assert np.linalg.norm(d.qvel) < 5e-3            # (soft friction creeps slowly)
+    return m, d
+
+
+@pytest.mark.parametrize("cone", ["elliptic", "pyramidal"])
+def test_contact_force_parts_on_a_slope(cone):
+    """Static friction on a 15 degree slope: the normal forces add up to m g cos(15 deg) along
+    the slope's normal, the friction forces to m g sin(15 deg) up the slope (analytic); per
+    contact, the local forces are engine.contact_force's (MuJoCo's mj_contactForce)."""
+    import engine
+    from studio import scene
+    m, d = settled_slope(cone)
+    n = int(d.ncon[0])
+    assert n >= 3
+    local = scene.contact_local_forces(d)
+    for i in range(n):
+        np.testing.assert_allclose(local[i], engine.contact_force(m, d, i)[:3], atol=1e-9)
+    normal, friction = scene.contact_force_parts(d)
+    weight = 2.0 * 9.81
+    th = np.radians(15.0)
+    slope_normal = np.array([np.sin(th), 0.0, np.cos(th)])    # plane normal after euler y 15
+    up_slope = np.array([-np.cos(th), 0.0, np.sin(th)])
+    np.testing.assert_allclose(normal.sum(axis=0), weight * np.cos(th) * slope_normal,
+                               atol=0.01 * weight)
+    np.testing.assert_allclose(friction.sum(axis=0), weight * np.sin(th) * up_slope,
+                               atol=0.01 * weight)
+    np.testing.assert_allclose(scene.contact_forces(d).sum(axis=0), [0, 0, weight],
+                               atol=0.01 * weight)
+
+
+def test_arrow_length_is_linear_then_logarithmic():
+    from studio.scene import arrow_lengths
+    f = np.array([[0.0, 0.0, 0.01], [0.0, 3.0, 4.0], [0.0, 0.0, 1000.0]])
+    length = arrow_lengths(f, 0.1, 10.0)
+    assert length[0] == pytest.approx(0.1 * 0.01, rel=1e-3)          # |f| << F: scale |f|
+    assert length[1] == pytest.approx(0.1 * 10.0 * np.log(1.5))
+    # an impact 100 times the reference: 4.6 times the reference's arrow, not 100 times
+    assert length[2] / arrow_lengths(np.array([[10.0, 0, 0]]), 0.1, 10.0)[0] == pytest.approx(
+        np.log(101.0) / np.log(2.0))
+
+
+def test_contact_force_arrows_are_drawn_in_their_colours(ctx):
+    """On the slope: with the force arrows on, pixels in the normal arrows' colour and in the
+    friction arrows' colour appear (contact points off); their number grows with the scale."""
+    from studio.scene import FRICTION_RGBA, NORMAL_RGBA, SceneOptions, default_force_scale
+    m, d = settled_slope("elliptic")
+    off = SceneOptions(contact_points=False, contact_forces=False, shadows=False)
+    on = SceneOptions(contact_points=False, contact_forces=True, shadows=False)
+    r, bare = _render(ctx, m, d, off)
+    extent = r.extent
+    r.release()
+
+    def coloured(img, rgba):
+        """Pixels whose colour points the way of rgba (any shading) and that the arrows added."""
+        c = img.astype(float)
+        ref = np.array(rgba[:3])
+        cos = (c @ ref) / np.maximum(np.linalg.norm(c, axis=2) * np.linalg.norm(ref), 1e-9)
+        return (cos > 0.97) & (np.abs(c - bare).max(axis=2) > 30) & (c.max(axis=2) > 60)
+
+    counts = []
+    for factor in (2.0, 6.0):
+        r, img = _render(ctx, m, d, on,
+                         force_scale=factor * default_force_scale(m, extent))
+        r.release()
+        counts.append((coloured(img, NORMAL_RGBA).sum(), coloured(img, FRICTION_RGBA).sum()))
+    (n1, f1), (n2, f2) = counts
+    assert n1 > 30 and f1 > 10, counts
+    assert n2 > 1.5 * n1 and f2 > 1.5 * f1, counts
+    assert not coloured(bare, NORMAL_RGBA).any() and not coloured(bare, FRICTION_RGBA).any()
+
+
+def test_checker_squares_follow_the_model_size():
+    """1-2-5 squares at most half the model's size, whatever the plane's size."""
+    import engine
+    from studio import scene
+    assert [scene.checker_cell(e) for e in (0.03, 0.35, 1.0, 3.0, 30.0)] == \
+        pytest.approx([0.01, 0.1, 0.5, 1.0, 10.0])
+    for size, r in (("0 0 1", 0.05), ("0 0 1", 0.5), ("5 5 1", 2.0)):
+        m = engine.load_model_from_string(
+            f'<mujoco><worldbody><geom type="plane" size="{size}"/><body pos="0 0 {2 * r}">'
+            f'<freejoint/><geom type="sphere" size="{r}"/></body></worldbody></mujoco>')
+        d = engine.make_data(m)
+        engine.forward(m, d)
+        extent = scene.model_extent(m, d)
+        plane = scene.build(m, d).instances[("plane", "opaque")]
+        assert plane[0, 19] == pytest.approx(scene.checker_cell(extent))
+        assert extent == pytest.approx(r * np.sqrt(3), rel=1e-6)
+
+
+# a box above a floor, far from where the model starts
+FAR = """<mujoco model="far">
+  <worldbody>
+    <light directional="true" dir="0.2 0.1 -1"/>
+    <geom type="plane" size="0 0 1" rgba="0.6 0.6 0.6 1"/>
+    <body name="box" pos="0 0 0.5"><freejoint/><geom type="box" size="0.2 0.2 0.2"/></body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_shadows_follow_the_bodies(ctx):
+    """The camera framed where the box started; the box then moved 40 m away and the camera
+    follows it: its shadow is on the floor there (the shadow map covers the bodies where they
+    are, not where they were framed)."""
+    import engine
+    from studio.scene import SceneOptions
+    from studio.renderer import Renderer
+    from studio.headless import render_offscreen
+    from studio import scene
+    m = engine.load_model_from_string(FAR)
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    r = Renderer(ctx, m)
+    r.frame_model(d)                              # framed at the origin
+    d.qpos[:3] = [40.0, -25.0, 0.5]
+    engine.forward(m, d)
+    r.camera.target = d.xpos[1].copy()
+    images = []
+    for shadows in (False, True):
+        r.options = SceneOptions(shadows=shadows, contact_points=False)
+        sc = scene.build(m, d, r.options, colors=r.colors, extent=r.extent)
+        orig = r.render
+        r.render = lambda fbo, w, h, dd, sc=sc, orig=orig: orig(fbo, w, h, dd, scene=sc)
+        images.append(render_offscreen(ctx, r, d, 320, 240, msaa=0).astype(int))
+        r.render = orig
+    r.release()
+    darker = (images[0] - images[1]).min(axis=2) > 25         # every channel darker
+    assert darker.sum() > 300, darker.sum()

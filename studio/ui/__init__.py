@@ -4,3 +4,57 @@ Every panel has ``draw(app)``; it reads the runner's published Snapshot and the 
 changes the simulation only through ``app.runner.submit`` / ``app.runner.set_option`` (applied
 by the simulation thread between steps). Panels never step physics.
 """
+from __future__ import annotations
+
+
+def track(app, name: str) -> None:
+    """Keep where the last widget was drawn, ``app.widgets[name] = (x0, y0, x1, y1)`` in window
+    coordinates (y down), so that scripts and tests can point the mouse at it; when
+    ``app.scroll_to`` names it, scroll its window to bring it into view."""
+    from imgui_bundle import imgui
+    if app.scroll_to == name:
+        imgui.set_scroll_here_y(0.5)
+        app.scroll_to = None
+    a, b = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+    app.widgets[name] = (a.x, a.y, b.x, b.y)
+
+
+def header(app, label: str, default_open: bool = False) -> bool:
+    """A collapsing header of the side panel; ``app.open_panels`` lists headers to open on the
+    next frame (``App.open_panel``)."""
+    from imgui_bundle import imgui
+    if label in app.open_panels:
+        imgui.set_next_item_open(True)
+        app.open_panels.discard(label)
+    return imgui.collapsing_header(label, imgui.TreeNodeFlags_.default_open if default_open else 0)
+
+
+def checkbox_grid(items) -> list:
+    """Checkboxes ``(label, value)`` in as many equal columns as the widest label lets fit in
+    the panel's width; returns ``[(index, new value)]`` of those clicked."""
+    from imgui_bundle import imgui
+    style = imgui.get_style()
+    widest = max(imgui.calc_text_size(label.split("##")[0]).x for label, _ in items) \
+        + imgui.get_frame_height() + style.item_inner_spacing.x + style.item_spacing.x
+    avail = imgui.get_content_region_avail().x
+    ncol = max(1, min(len(items), int((avail + style.item_spacing.x) // widest)))
+    x0 = imgui.get_cursor_pos_x()
+    clicked = []
+    for i, (label, value) in enumerate(items):
+        if i % ncol:
+            imgui.same_line(x0 + (i % ncol) * avail / ncol)
+        changed, value = imgui.checkbox(label, value)
+        if changed:
+            clicked.append((i, value))
+    return clicked
+
+
+def push_width_for_labels(labels, most: float = 0.5) -> None:
+    """Set the width of the following widgets so that their labels (drawn on their right) fit
+    in the panel: the available width less the widest label, the label taking at most
+    ``most`` of it (longer labels are clipped). Pop with ``imgui.pop_item_width()``."""
+    from imgui_bundle import imgui
+    avail = imgui.get_content_region_avail().x
+    widest = max([imgui.calc_text_size(str(label).split("##")[0]).x for label in labels] or [0.0])
+    room = min(widest + imgui.get_style().item_inner_spacing.x, most * avail)
+    imgui.push_item_width(max(avail - room, 1.0))

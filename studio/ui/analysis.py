@@ -20,6 +20,7 @@ from imgui_bundle import imgui, implot
 
 import engine
 
+from . import header, track
 from .file_browser import FileBrowser
 
 TABLE_ROWS = 200                     # error table rows shown (worst max_rel first)
@@ -41,7 +42,7 @@ class AnalysisState:
         self.export_status = ""
         self.browser = None
         self.reveal = False                # open the panel's header on the next frame
-        self.plotted = None                # label of the signal drawn in the last frame
+        self.plotted = None                # (label, t, recorded, recovered) drawn in the last frame
 
     @property
     def running(self) -> bool:
@@ -120,15 +121,17 @@ def signals_of(a) -> list:
     return out
 
 
-def _plot(label, t, ref, got, height) -> None:
+def _plot(label, t, ref, got, height):
+    """Plot the finite samples of a signal; returns the arrays drawn (t, recorded, recovered)."""
+    ok = np.isfinite(ref) & np.isfinite(got)
+    drawn = tuple(np.ascontiguousarray(a[ok], dtype=float) for a in (t, ref, got))
     if implot.begin_plot(label, imgui.ImVec2(-1, height)):
         implot.setup_axes("time (s)", "")
-        ok = np.isfinite(ref) & np.isfinite(got)
-        if np.any(ok):
-            tt = np.ascontiguousarray(t[ok], dtype=float)
-            implot.plot_line("recorded / forward", tt, np.ascontiguousarray(ref[ok], dtype=float))
-            implot.plot_line("recovered / inverse", tt, np.ascontiguousarray(got[ok], dtype=float))
+        if drawn[0].size:
+            implot.plot_line("recorded / forward", drawn[0], drawn[1])
+            implot.plot_line("recovered / inverse", drawn[0], drawn[2])
         implot.end_plot()
+    return drawn
 
 
 def _number(s, key) -> float:
@@ -172,13 +175,14 @@ def draw(app) -> None:
     if st.reveal:
         imgui.set_next_item_open(True)
         st.reveal = False
-    if not imgui.collapsing_header("Analysis"):
+    if not header(app, "Analysis"):
         return
     last = getattr(app, "last_recording", None)
     imgui.begin_disabled(st.running or not last)
     if imgui.button("Analyse last recording"):
         st.start(last, app.model_path)
     imgui.end_disabled()
+    track(app, "analyse_last")
     imgui.same_line()
     imgui.begin_disabled(st.running)
     if imgui.button("Open recording..."):
@@ -228,8 +232,7 @@ def _results(app, st) -> None:
     st.selected = min(st.selected, len(st.signals) - 1)
     _, st.selected = imgui.combo("signal", st.selected, [s[0] for s in st.signals])
     label, t, ref, got = st.signals[st.selected]
-    _plot(label, t, ref, got, 180 * app.ui_scale)
-    st.plotted = label
+    st.plotted = (label, *_plot(label, t, ref, got, 180 * app.ui_scale))
     _table(st.summary)
     if imgui.button("Export CSV + PNG"):
         st.export()

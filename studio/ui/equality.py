@@ -5,6 +5,8 @@ from imgui_bundle import imgui
 
 import engine
 
+from . import header
+
 
 def set_active(app, i, on) -> None:
     def apply(m, d):
@@ -14,7 +16,7 @@ def set_active(app, i, on) -> None:
 
 def draw(app) -> None:
     m = app.m
-    if m.neq == 0 or not imgui.collapsing_header("Equality constraints"):
+    if m.neq == 0 or not header(app, "Equality constraints"):
         return
     names = m.names["equality"]
     for i in range(m.neq):

@@ -35,15 +35,22 @@ def draw(app) -> None:
                                            vp.work_pos.y + vp.work_size.y * 0.5),
                               imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
     imgui.set_next_window_bg_alpha(0.85)
-    flags = imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_collapse
-    expanded, opened = imgui.begin("Help (F1)", True, flags)
-    if expanded and imgui.begin_table("shortcuts", 2):
+    # a width that fits the window (the descriptions wrap), the height of the contents up to
+    # the window's (then it scrolls)
+    width = min(640 * app.ui_scale, 0.92 * vp.work_size.x)
+    imgui.set_next_window_size_constraints(imgui.ImVec2(width, 0),
+                                           imgui.ImVec2(width, 0.92 * vp.work_size.y))
+    imgui.set_next_window_size(imgui.ImVec2(width, 0))
+    expanded, opened = imgui.begin("Help (F1)", True, imgui.WindowFlags_.no_collapse)
+    if expanded and imgui.begin_table("shortcuts", 2, imgui.TableFlags_.sizing_fixed_fit):
+        imgui.table_setup_column("key", imgui.TableColumnFlags_.width_fixed)
+        imgui.table_setup_column("action", imgui.TableColumnFlags_.width_stretch)
         for k, v in SHORTCUTS:
             imgui.table_next_row()
             imgui.table_next_column()
             imgui.text(k)
             imgui.table_next_column()
-            imgui.text(v)
+            imgui.text_wrapped(v)
         imgui.end_table()
     imgui.end()
     if not opened:

@@ -8,21 +8,24 @@ def lines(app) -> list[str]:
     r, snap = app.runner, app.runner.snapshot
     state = "paused" if r.paused else "running"
     return [
-        f"time      {snap.time:10.4f} s  ({state})",
-        f"fps       {app.fps:10.1f}",
-        f"realtime  {r.realtime_factor:10.3f}  (speed {r.speed:.3g}x)",
-        f"step      {r.step_seconds * 1e6:10.1f} us",
-        f"ncon      {snap.ncon:10d}",
-        f"nefc      {snap.nefc:10d}",
-        f"solver    {int(snap.solver_niter[0]):10d} it, residual {float(snap.solver_residual[0]):.3g}",
-        f"energy    {float(snap.energy[0]):10.4g} pot, {float(snap.energy[1]):.4g} kin",
+        f"time     {snap.time:9.4f} s {state}",
+        f"fps      {app.fps:9.1f}",
+        f"realtime {r.realtime_factor:9.3f} (speed {r.speed:.3g}x)",
+        f"step     {r.step_seconds * 1e6:9.1f} us",
+        f"ncon     {snap.ncon:9d}",
+        f"nefc     {snap.nefc:9d}",
+        f"solver   {int(snap.solver_niter[0]):9d} it",
+        f"residual {float(snap.solver_residual[0]):9.3g}",
+        f"energy   {float(snap.energy[0]):9.4g} pot",
+        f"         {float(snap.energy[1]):9.4g} kin",
     ]
 
 
 def draw(app) -> None:
+    # no_inputs: the mouse reaches the 3D view through the overlay (picking, dragging)
     flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
              | imgui.WindowFlags_.no_focus_on_appearing | imgui.WindowFlags_.no_nav
-             | imgui.WindowFlags_.no_move)
+             | imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_inputs)
     vp = imgui.get_main_viewport()
     pad = 10.0 * app.ui_scale
     left = vp.work_pos.x
@@ -37,6 +40,8 @@ def draw(app) -> None:
             imgui.text(ln)
         if app.runner.warning_message:
             imgui.text_colored(imgui.ImVec4(1.0, 0.45, 0.3, 1.0), "diverged: paused")
+        if app.runner.error_message:
+            imgui.text_colored(imgui.ImVec4(1.0, 0.45, 0.3, 1.0), "error: paused")
         if app.selected_body is not None and app.selected_body > 0:
             names = app.m.names["body"]
             b = app.selected_body

@@ -5,6 +5,8 @@ import math
 
 from imgui_bundle import imgui
 
+from . import header, push_width_for_labels
+
 HINGE, SLIDE = 3, 2
 
 
@@ -16,26 +18,29 @@ def set_joint(app, j, value) -> None:
     app.runner.submit(apply)
 
 
+def joint_label(m, j) -> str:
+    names = m.names["joint"]
+    return names[j] if j < len(names) and names[j] else f"joint {j}"
+
+
 def draw(app) -> None:
     m = app.m
-    if not imgui.collapsing_header("Joints"):
+    if not header(app, "Joints"):
         return
     snap = app.runner.snapshot
-    names = m.names["joint"]
-    shown = 0
-    for j in range(m.njnt):
-        t = int(m.jnt_type[j])
-        if t not in (HINGE, SLIDE):
-            continue
-        adr = int(m.jnt_qposadr[j])
+    scalar = [j for j in range(m.njnt) if int(m.jnt_type[j]) in (HINGE, SLIDE)]
+    if not scalar:
+        imgui.text_disabled("no hinge or slide joints")
+        return
+    labels = [joint_label(m, j) for j in scalar]
+    push_width_for_labels(labels)
+    for j, label in zip(scalar, labels):
         if m.jnt_limited[j]:
             lo, hi = float(m.jnt_range[j, 0]), float(m.jnt_range[j, 1])
         else:
-            lo, hi = (-math.pi, math.pi) if t == HINGE else (-1.0, 1.0)
-        label = names[j] if j < len(names) and names[j] else f"joint {j}"
+            lo, hi = (-math.pi, math.pi) if int(m.jnt_type[j]) == HINGE else (-1.0, 1.0)
+        adr = int(m.jnt_qposadr[j])
         changed, v = imgui.slider_float(f"{label}##j{j}", float(snap.qpos[adr]), lo, hi, "%.3f")
         if changed:
             set_joint(app, j, float(v))
-        shown += 1
-    if shown == 0:
-        imgui.text_disabled("no hinge or slide joints")
+    imgui.pop_item_width()

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui
 
+from . import checkbox_grid, header, push_width_for_labels, track
+
 import engine
 
 INTEGRATORS = [e.name for e in engine.Integrator]
@@ -51,10 +53,20 @@ def _log_slider(app, label, name, lo, hi, fmt="%.3g"):
         set_option(app, name, float(v))
 
 
+LABELS = ("timestep", "integrator", "solver", "cone", "stabilization", "iterations",
+          "tolerance", "gravity", "epsilon", "kappa", "rmin", "viscosity", "density", "wind")
+
+
 def draw(app) -> None:
-    m, opt = app.m, app.m.opt
-    if not imgui.collapsing_header("Physics options", imgui.TreeNodeFlags_.default_open):
+    if not header(app, "Physics options", True):
         return
+    push_width_for_labels(LABELS)
+    _draw(app)
+    imgui.pop_item_width()
+
+
+def _draw(app) -> None:
+    m, opt = app.m, app.m.opt
     changed, v = imgui.input_float("timestep", float(opt.timestep), 0.0005, 0.001, "%.5f")
     if changed and v > 0:
         set_option(app, "timestep", float(v))
@@ -72,16 +84,20 @@ def draw(app) -> None:
     imgui.separator_text("constraint softness (Todorov 2014)")
     _log_slider(app, "epsilon", "epsilon", 1e-4, 10.0)
     _log_slider(app, "kappa", "kappa", 1e-3, 1.0)
+    track(app, "kappa")
     _log_slider(app, "rmin", "rmin", 1e-9, 1e-1)
-    pred = predicted_penetration(opt)
-    imgui.text(f"predicted resting penetration k^2 e g/(1+e): {pred * 1000:.4g} mm")
+    imgui.text_wrapped(f"resting penetration: {predicted_penetration(opt) * 1000:.4g} mm "
+                       "predicted")
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("kappa^2 epsilon g / (1 + epsilon): a body resting on one contact\n"
+                          "(Todorov 2014, section V)")
     meas = measured_penetration(m, app.runner.snapshot, app.selected_body)
     if app.selected_body is None or app.selected_body <= 0:
-        imgui.text_disabled("measured penetration: select a body (double-click)")
+        imgui.text_disabled("measured: select a body (double-click)")
     elif meas is None:
-        imgui.text_disabled("measured penetration: no contact on the selected body")
+        imgui.text_disabled("measured: the selected body has no contact")
     else:
-        imgui.text(f"measured penetration of the selection: {meas * 1000:.4g} mm")
+        imgui.text_wrapped(f"measured: {meas * 1000:.4g} mm (the selected body)")
     imgui.separator_text("medium")
     for name, lo, hi in (("viscosity", 0.0, 10.0), ("density", 0.0, 2000.0)):
         changed, v = imgui.slider_float(name, float(getattr(opt, name)), lo, hi, "%.4g")
@@ -92,10 +108,7 @@ def draw(app) -> None:
         set_option(app, "wind", np.array(w, float))
     imgui.separator_text("disable flags")
     flags = int(opt.disableflags)
-    for i, bit in enumerate(DISABLE_BITS):
-        on = bool(flags & int(bit))
-        changed, on = imgui.checkbox(bit.name.lower(), on)
-        if changed:
-            set_option(app, "disableflags", (flags | int(bit)) if on else (flags & ~int(bit)))
-        if i % 3 != 2 and i != len(DISABLE_BITS) - 1:
-            imgui.same_line((i % 3 + 1) * 130 * app.ui_scale)
+    boxes = [(bit.name.lower(), bool(flags & int(bit))) for bit in DISABLE_BITS]
+    for i, on in checkbox_grid(boxes):
+        bit = int(DISABLE_BITS[i])
+        set_option(app, "disableflags", (flags | bit) if on else (flags & ~bit))

@@ -7,42 +7,93 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from . import header, push_width_for_labels, track
+
 SIGNALS = ["joint positions", "joint velocities", "controls", "contact forces", "energy"]
 CAPACITY = 600                     # samples kept per signal (about 10 s at 60 FPS)
-MAX_LINES = 8
+DEFAULT_CHOSEN = 3                 # joints / actuators plotted until the user chooses
+FREE, BALL = 0, 1
+QPOS_SUFFIXES = {FREE: ("x", "y", "z", "qw", "qx", "qy", "qz"), BALL: ("qw", "qx", "qy", "qz")}
+QVEL_SUFFIXES = {FREE: ("vx", "vy", "vz", "wx", "wy", "wz"), BALL: ("wx", "wy", "wz")}
+
+
+def _name(m, kind, i, fallback) -> str:
+    names = m.names[kind]
+    return names[i] if i < len(names) and names[i] else f"{fallback} {i}"
+
+
+def joint_columns(m, j, velocity=False):
+    """(indices into qpos or qvel, labels) of joint ``j``: its name, with a suffix per
+    coordinate for free and ball joints."""
+    t = int(m.jnt_type[j])
+    name = _name(m, "joint", j, "joint")
+    suffixes = (QVEL_SUFFIXES if velocity else QPOS_SUFFIXES).get(t)
+    adr = int(m.jnt_dofadr[j] if velocity else m.jnt_qposadr[j])
+    if suffixes is None:
+        return [adr], [name]
+    return list(range(adr, adr + len(suffixes))), [f"{name}.{s}" for s in suffixes]
 
 
 class PlotState:
-    """Ring buffers of the sampled signals; owned by the UI, fed from Snapshots."""
+    """Ring buffers of the sampled signals and the chosen joints and actuators; owned by the UI,
+    fed from Snapshots. Changing a choice restarts that signal's buffer."""
 
     def __init__(self):
         self.enabled = {"joint positions": True, "energy": True}
+        self.joints = None                 # chosen joint ids (None: the first DEFAULT_CHOSEN)
+        self.actuators = None              # chosen actuator ids
         self.t = np.zeros(CAPACITY)
-        self.data = {}
+        self.data = {}                     # signal -> (CAPACITY, columns)
+        self.labels = {}                   # signal -> column labels
+        self.fns = {}                      # signal -> values of a Snapshot
         self.n = 0
         self.last_time = None
 
     def clear(self):
+        """Forget the samples."""
         self.n = 0
         self.data.clear()
         self.last_time = None
 
-    def values(self, app, name, snap):
-        m = app.m
-        if name == "joint positions":
-            return snap.qpos[:MAX_LINES]
-        if name == "joint velocities":
-            return snap.qvel[:MAX_LINES]
+    def reset_choices(self):
+        """A new model: the default joints and actuators again, no samples."""
+        self.joints = self.actuators = None
+        self.clear()
+
+    def chosen_joints(self, m):
+        """The chosen joints; by default the first hinge and slide joints (a free or ball
+        joint's quaternion makes a busy default plot), else the first joint."""
+        if self.joints is not None:
+            return self.joints
+        scalar = [j for j in range(m.njnt) if int(m.jnt_type[j]) not in (FREE, BALL)]
+        return (scalar or list(range(min(m.njnt, 1))))[:DEFAULT_CHOSEN]
+
+    def chosen_actuators(self, m):
+        return list(range(min(m.nu, DEFAULT_CHOSEN))) if self.actuators is None else self.actuators
+
+    def columns(self, m, name):
+        """(function of a Snapshot -> values, labels) of a signal."""
+        if name in ("joint positions", "joint velocities"):
+            vel = name == "joint velocities"
+            idx, labels = [], []
+            for j in self.chosen_joints(m):
+                i, lab = joint_columns(m, j, vel)
+                idx += i
+                labels += lab
+            field = "qvel" if vel else "qpos"
+            return (lambda snap: getattr(snap, field)[idx]), labels
         if name == "controls":
-            return snap.ctrl[:MAX_LINES]
+            idx = self.chosen_actuators(m)
+            return (lambda snap: snap.ctrl[idx]), [_name(m, "actuator", i, "actuator") for i in idx]
         if name == "contact forces":
-            from ..scene import contact_forces
-            f = contact_forces(snap)
-            return np.array([np.linalg.norm(f, axis=1).sum() if len(f) else 0.0])
-        if name == "energy":
-            return np.array([snap.energy[0], snap.energy[1], snap.energy.sum()])
-        _ = m
-        return np.zeros(0)
+            def totals(snap):
+                from ..scene import contact_force_parts
+                normal, friction = contact_force_parts(snap)
+                return np.array([np.linalg.norm(normal, axis=1).sum(),
+                                 np.linalg.norm(friction, axis=1).sum()])
+            return totals, ["normal (sum of |f|)", "friction (sum of |f|)"]
+        return (lambda snap: np.array([snap.energy[0], snap.energy[1], snap.energy.sum()])), \
+            ["potential", "kinetic", "total"]
 
     def sample(self, app):
         snap = app.runner.snapshot
@@ -56,49 +107,88 @@ class PlotState:
         for name in SIGNALS:
             if not self.enabled.get(name):
                 continue
-            v = np.asarray(self.values(app, name, snap), float)
             buf = self.data.get(name)
-            if buf is None or buf.shape[1] != v.size:
-                buf = self.data[name] = np.full((CAPACITY, v.size), np.nan)
-            buf[i] = v
+            if buf is None:
+                self.fns[name], self.labels[name] = self.columns(app.m, name)
+                buf = self.data[name] = np.full((CAPACITY, len(self.labels[name])), np.nan)
+            buf[i] = self.fns[name](snap)
         self.n += 1
 
+    def restart(self, *names):
+        """The columns of these signals changed: new buffers from the next sample."""
+        for name in names:
+            self.data.pop(name, None)
+
     def ordered(self, name):
+        """(time, values) of the samples of ``name`` still in the buffer, oldest first."""
         k = min(self.n, CAPACITY)
         idx = (np.arange(self.n - k, self.n)) % CAPACITY
         return self.t[idx], self.data[name][idx]
 
 
-LABELS = {"energy": ["potential", "kinetic", "total"], "contact forces": ["sum |f|"]}
+def _choose(app, label, chosen, count, name_of) -> list | None:
+    """A combo listing the joints or actuators with a checkbox each; the new choice, or None
+    when unchanged (the widgets are tracked as ``label`` and ``label:name``)."""
+    preview = ", ".join(name_of(i) for i in chosen[:3]) + (" ..." if len(chosen) > 3 else "")
+    new = None
+    opened = imgui.begin_combo(label, preview or "(none)")
+    track(app, label)
+    if opened:
+        for i in range(count):
+            changed, on = imgui.checkbox(f"{name_of(i)}##{label}{i}", i in chosen)
+            track(app, f"{label}:{name_of(i)}")
+            if changed:
+                new = sorted(set(chosen) | {i}) if on else [c for c in chosen if c != i]
+        imgui.end_combo()
+    return new
 
 
 def draw(app) -> None:
     st = app.plots
+    m = app.m
     st.sample(app)
-    if not imgui.collapsing_header("Plots"):
+    if not header(app, "Plots"):
         return
     for name in SIGNALS:
         changed, v = imgui.checkbox(name, bool(st.enabled.get(name)))
+        track(app, name)
         if changed:
             st.enabled[name] = v
-            st.data.pop(name, None)
+            st.restart(name)
+    push_width_for_labels(["joints", "actuators"])
+    new = _choose(app, "joints", st.chosen_joints(m), m.njnt,
+                  lambda j: _name(m, "joint", j, "joint"))
+    if new is not None:
+        st.joints = new
+        st.restart("joint positions", "joint velocities")
+    if m.nu:
+        new = _choose(app, "actuators", st.chosen_actuators(m), m.nu,
+                      lambda i: _name(m, "actuator", i, "actuator"))
+        if new is not None:
+            st.actuators = new
+            st.restart("controls")
+    imgui.pop_item_width()
     height = 150 * app.ui_scale
     draw_consistency(app, height)
     for name in SIGNALS:
         if not st.enabled.get(name) or name not in st.data or st.n < 2:
             continue
         t, y = st.ordered(name)
+        # at most about one sample per pixel column: the lines ImPlot builds cost per segment
+        step = max(1, int(np.ceil(len(t) / max(imgui.get_content_region_avail().x, 1.0))))
+        t, y = t[::-1][::step][::-1], y[::-1][::step][::-1]        # (keeps the newest sample)
         if implot.begin_plot(name, imgui.ImVec2(-1, height)):
             implot.setup_axes("time (s)", "")
             implot.setup_axes_limits(float(t[0]), float(max(t[-1], t[0] + 1e-6)), 0, 1,
                                      imgui.Cond_.always)
-            implot.setup_axis_limits(implot.ImAxis_.y1, float(np.nanmin(y)) - 1e-6,
-                                     float(np.nanmax(y)) + 1e-6, imgui.Cond_.always)
-            labels = LABELS.get(name, [])
-            for k in range(y.shape[1]):
-                lab = labels[k] if k < len(labels) else f"[{k}]"
-                implot.plot_line(lab, np.ascontiguousarray(t), np.ascontiguousarray(y[:, k]))
+            if np.isfinite(y).any():
+                implot.setup_axis_limits(implot.ImAxis_.y1, float(np.nanmin(y)) - 1e-6,
+                                         float(np.nanmax(y)) + 1e-6, imgui.Cond_.always)
+            tt = np.ascontiguousarray(t)
+            for k, lab in enumerate(st.labels[name]):
+                implot.plot_line(lab, tt, np.ascontiguousarray(y[:, k]))
             implot.end_plot()
+        track(app, "plot:" + name)
 
 
 RESIDUAL_FLOOR = 1e-17             # zero residuals are drawn here on the log axis
@@ -108,7 +198,7 @@ def draw_consistency(app, height) -> None:
     """Checkbox and log-scale plot of the per-step inverse residuals (off by default)."""
     r = app.runner
     check = r.inverse_check
-    changed, on = imgui.checkbox("forward vs inverse (inverse on every step)", check is not None)
+    changed, on = imgui.checkbox("forward vs inverse check", check is not None)
     if imgui.is_item_hovered():
         imgui.set_tooltip("Runs engine.inverse at each pre-step state with qacc = (v' - v)/h on a\n"
                           "copy of the state and plots the relative residuals of the recovered\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from imgui_bundle import imgui
 
+from . import checkbox_grid, header, track
+
 TOGGLES = [("geoms", "geoms"), ("sites", "sites"), ("tendons", "tendons"),
            ("contact_points", "contact points"), ("contact_frames", "contact frames"),
            ("contact_forces", "contact forces"), ("joints", "joint axes"),
@@ -21,6 +23,29 @@ def camera_names(m) -> list[str]:
 
 
 MSAA_CHOICES = (0, 2, 4, 8)
+FORCE_SCALE_MIN, FORCE_SCALE_MAX = 0.01, 100.0
+
+
+def draw_force_scale(app) -> None:
+    """Contact-force arrows: the colours of the normal and friction arrows and the length scale
+    (log slider, a factor of the default: the model's weight about half the model's size)."""
+    from ..scene import FRICTION_RGBA, NORMAL_RGBA, default_force_scale, model_weight
+    imgui.text("contact forces:")
+    imgui.same_line()
+    imgui.text_colored(imgui.ImVec4(*NORMAL_RGBA), "normal")
+    imgui.same_line()
+    imgui.text_colored(imgui.ImVec4(*FRICTION_RGBA), "friction")
+    imgui.set_next_item_width(150 * app.ui_scale)
+    changed, v = imgui.slider_float("arrow scale", app.force_scale, FORCE_SCALE_MIN,
+                                    FORCE_SCALE_MAX, "%.3gx", imgui.SliderFlags_.logarithmic)
+    track(app, "force_scale")
+    if changed:
+        app.force_scale = min(max(float(v), FORCE_SCALE_MIN), FORCE_SCALE_MAX)
+    if imgui.is_item_hovered():
+        weight = model_weight(app.m)
+        per_newton = app.force_scale * default_force_scale(app.m, app.renderer.extent)
+        imgui.set_tooltip(f"{per_newton * 1000:.3g} mm per N up to the model's weight "
+                          f"({weight:.3g} N),\nlogarithmic above it (impacts stay readable).")
 
 
 def set_render_scale(app, value) -> None:
@@ -61,17 +86,38 @@ def draw_quality(app) -> None:
         app.msaa = choices[idx]
 
 
+def draw_tendon_reference(app) -> None:
+    """Tendons are coloured from their own colour to red as their force (studio.scene.
+    tendon_forces) reaches a reference: a log slider (default the model's weight) and, as a
+    legend, the largest tendon force of the frame."""
+    import numpy as np
+
+    from ..scene import TENDON_RGBA_FULL, model_weight, tendon_forces
+    m = app.m
+    if m.ntendon == 0:
+        return
+    weight = model_weight(m)
+    ref = weight if app.tendon_reference is None else app.tendon_reference
+    imgui.set_next_item_width(150 * app.ui_scale)
+    changed, v = imgui.slider_float("tendon red at", ref, 1e-3 * weight, 1e3 * weight, "%.3g N",
+                                    imgui.SliderFlags_.logarithmic)
+    if changed:
+        app.tendon_reference = float(v)
+    f = np.abs(tendon_forces(m, app.runner.snapshot))
+    k = int(np.argmax(f))
+    name = m.names["tendon"][k] if k < len(m.names["tendon"]) and m.names["tendon"][k] else k
+    imgui.text_colored(imgui.ImVec4(*TENDON_RGBA_FULL, min(1.0, 0.35 + f[k] / ref)),
+                       f"largest tendon force {f[k]:.3g} N ({name})")
+
+
 def draw(app) -> None:
-    if not imgui.collapsing_header("Rendering"):
+    if not header(app, "Rendering"):
         return
     opts = app.renderer.options
-    for i, (attr, label) in enumerate(TOGGLES):
-        changed, v = imgui.checkbox(label, getattr(opts, attr))
-        if changed:
-            setattr(opts, attr, v)
-        if i % 2 == 0:
-            imgui.same_line(170 * app.ui_scale)
-    imgui.new_line()
+    for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES]):
+        setattr(opts, TOGGLES[i][0], v)
+    draw_force_scale(app)
+    draw_tendon_reference(app)
     imgui.text("geom groups")
     for g in range(6):
         imgui.same_line()

@@ -1,10 +1,13 @@
 """Simulation panel: run/pause, step, reset, speed, keyframes, history, warnings, recording."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
 from imgui_bundle import imgui
+
+from . import header, track
 
 SPEED_MIN, SPEED_MAX = 0.01, 1.0
 
@@ -13,21 +16,73 @@ def set_speed(app, speed) -> None:
     app.runner.speed = float(np.clip(speed, SPEED_MIN, SPEED_MAX))
 
 
-def save_keyframe(app) -> None:
-    """Copy the current state into the first keyframe slot named in the combo (in the model)."""
+def save_keyframe(app, new: bool = False) -> None:
+    """Save the current state (taken in the simulation thread) over the chosen keyframe, or as
+    a new one at the end of the list (``new``, or when there is none)."""
+    from .. import keyframes
     k = app.keyframe
+    new = new or not app.keys
 
     def apply(m, d):
-        if m.nkey == 0:
-            return
-        m.key_time[k] = d.time
-        m.key_qpos[k] = d.qpos
-        m.key_qvel[k] = d.qvel
-        m.key_act[k] = d.act
-        m.key_ctrl[k] = d.ctrl
-        m.key_mpos[k] = d.mocap_pos
-        m.key_mquat[k] = d.mocap_quat
+        if new:
+            app.keys.append(keyframes.capture(m, d, f"studio {len(app.keys)}"))
+            app.keyframe = len(app.keys) - 1
+        else:
+            old = app.keys[k]
+            app.keys[k] = keyframes.capture(m, d, old.name, source=old.source)
     app.runner.submit(apply)
+
+
+def export_keyframes(app, path=None) -> str:
+    """Write the keyframes as an MJCF ``<keyframe>`` element to ``path`` (default: beside the
+    model, ``<model>-keyframes.xml``; the working directory if that is not writable)."""
+    from pathlib import Path
+
+    from .. import keyframes
+    text = keyframes.mjcf(app.keys)
+    model = Path(app.model_path)
+    for target in ([Path(path)] if path else
+                   [model.with_name(model.stem + "-keyframes.xml"),
+                    Path.cwd() / (model.stem + "-keyframes.xml")]):
+        try:
+            target.write_text(text)
+        except OSError as e:
+            app.status = f"cannot write {target}: {e.strerror or e}"
+            continue
+        app.status = f"wrote {len(app.keys)} keyframes to {target}"
+        return str(target)
+    return ""
+
+
+def draw_keyframes(app) -> None:
+    from .. import keyframes
+    r = app.runner
+    keys = app.keys
+    if keys:
+        app.keyframe = min(app.keyframe, len(keys) - 1)
+        _, app.keyframe = imgui.combo("keyframe", app.keyframe,
+                                      [keyframes.label(key, i) for i, key in enumerate(keys)])
+        if imgui.button("Load key"):
+            r.reset(keys[app.keyframe])
+        track(app, "load_key")
+        imgui.same_line()
+        if imgui.button("Save over"):
+            save_keyframe(app)
+        track(app, "save_key")
+        imgui.same_line()
+    else:
+        imgui.text_disabled("no keyframes in the model")
+    if imgui.button("Add key"):
+        save_keyframe(app, new=True)
+    track(app, "add_key")
+    if keys:
+        imgui.same_line()
+        if imgui.button("Export"):
+            export_keyframes(app)
+        track(app, "export_keys")
+        if imgui.is_item_hovered():
+            imgui.set_tooltip("Write the keyframes as an MJCF <keyframe> element beside the model\n"
+                              "(* marks the keys saved in the studio)")
 
 
 def toggle_recording(app, path=None) -> None:
@@ -39,17 +94,18 @@ def toggle_recording(app, path=None) -> None:
         app.status = f"saved {r.record_path}"
         app.last_recording = r.record_path
         return
-    path = path or time.strftime("studio-%Y%m%d-%H%M%S.traj")
+    path = os.path.abspath(path or time.strftime("studio-%Y%m%d-%H%M%S.traj"))
     r.start_recording(path)
     app.status = f"recording {path}"
 
 
 def draw(app) -> None:
     r = app.runner
-    if not imgui.collapsing_header("Simulation", imgui.TreeNodeFlags_.default_open):
+    if not header(app, "Simulation", True):
         return
     if imgui.button("Run" if r.paused else "Pause"):
         r.toggle_pause()
+    track(app, "run")
     imgui.same_line()
     imgui.begin_disabled(not r.paused)
     if imgui.button("Step"):
@@ -65,27 +121,20 @@ def draw(app) -> None:
                                     imgui.SliderFlags_.logarithmic)
     if changed:
         set_speed(app, v)
-    m = app.m
-    if m.nkey:
-        names = [n or f"key {i}" for i, n in enumerate(m.names["key"][:m.nkey])]
-        names += [f"key {i}" for i in range(len(names), m.nkey)]
-        _, app.keyframe = imgui.combo("keyframe", app.keyframe, names)
-        if imgui.button("Load key"):
-            r.reset(app.keyframe)
-        imgui.same_line()
-        if imgui.button("Save key"):
-            save_keyframe(app)
-    else:
-        imgui.text_disabled("no keyframes in the model")
+    draw_keyframes(app)
     h = r.history
-    imgui.text(f"history: {h.count} frames, {r.history_back} back (left/right arrows)")
-    if r.warning_message:
-        imgui.push_style_color(imgui.Col_.text, imgui.ImVec4(1.0, 0.45, 0.3, 1.0))
-        imgui.text_wrapped(r.warning_message)
-        imgui.pop_style_color()
+    imgui.text_wrapped(f"history: {h.count} frames, {r.history_back} back (arrow keys)")
+    for message in (r.warning_message, r.error_message):
+        if message:
+            imgui.push_style_color(imgui.Col_.text, imgui.ImVec4(1.0, 0.45, 0.3, 1.0))
+            imgui.text_wrapped(message)
+            imgui.pop_style_color()
+    if r.error_message:
+        imgui.text_wrapped("The simulation thread caught this error and paused; Run resumes.")
     imgui.separator()
     if imgui.button("Stop recording" if r.recording else "Record"):
         toggle_recording(app)
+    track(app, "record")
     imgui.same_line()
     if imgui.button("Screenshot"):
         app.request_screenshot()
