@@ -268,13 +268,14 @@ def geom_volume(gtype, size, shell=False, mesh_volume=None):
     return 0.0
 
 
-def geom_inertia(gtype, size, mass, shell=False, mesh_inertia=None, mesh_volume=None):
-    """Principal inertia of a geom of the given mass (mesh: per-unit-density inertia scaled)."""
+def geom_inertia(gtype, size, mass, shell=False, mesh_boxsz=None):
+    """Principal inertia of a geom of the given mass (a mesh: that of its equivalent box,
+    half-sizes mesh_boxsz, as MuJoCo's mjCGeom::SetInertia)."""
     pi = math.pi
     if gtype == MESH:
-        if not mesh_volume:
-            return [0.0, 0.0, 0.0]
-        return [mass / mesh_volume * i for i in mesh_inertia]
+        b = mesh_boxsz
+        return [mass * (b[1] * b[1] + b[2] * b[2]) / 3, mass * (b[0] * b[0] + b[2] * b[2]) / 3,
+                mass * (b[0] * b[0] + b[1] * b[1]) / 3]
     if gtype == SPHERE:
         v = 2 * mass * size[0] * size[0] / (3 if shell else 5)
         return [v, v, v]

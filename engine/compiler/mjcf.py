@@ -1073,20 +1073,20 @@ class _Compiler:
         if not infer:
             return
         mvol = g.mesh.info.volume if g.mesh is not None else None
-        minert = [float(x) for x in g.mesh.info.inertia] if g.mesh is not None else None
+        mbox = [float(x) for x in g.mesh.info.boxsz] if g.mesh is not None else None
         vol = I.geom_volume(g.type, g.size, g.shell, mvol)
         if g.mass_given is not None:
             if g.mass_given == 0:
                 g.mass = 0.0
             elif vol > I.EPS:
                 g.mass = g.mass_given
-                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, minert, mvol)
+                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, mbox)
         else:
             if g.density == 0:
                 g.mass = 0.0
             else:
                 g.mass = g.density * vol
-                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, minert, mvol)
+                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, mbox)
         if g.mass < 0 or min(g.inertia) < 0:
             raise g.node.error("mass, inertia or density are negative in geom")
 

@@ -506,15 +506,14 @@ class _Reader:
                 continue                      # visual geoms have density 0
             gtype = types[g.kind]
             pos, quat = g.pos, g.quat
-            mesh_volume = mesh_inertia = None
+            mesh_volume = mesh_boxsz = None
             if g.kind == "mesh":
                 info = self.mesh_info(g.mesh)
                 pos, quat = _accum(pos, quat, info.pos, info.quat)
-                mesh_volume, mesh_inertia = info.volume, list(info.inertia)
+                mesh_volume, mesh_boxsz = info.volume, [float(x) for x in info.boxsz]
             vol = I.geom_volume(gtype, list(g.size), mesh_volume=mesh_volume)
             mass = 1000.0 * vol
-            diag = I.geom_inertia(gtype, list(g.size), mass, mesh_inertia=mesh_inertia,
-                                  mesh_volume=mesh_volume)
+            diag = I.geom_inertia(gtype, list(g.size), mass, mesh_boxsz=mesh_boxsz)
             R = _quat2mat(quat)
             out.append(_Inertial(mass=mass, com=np.asarray(pos, float),
                                  full=R @ np.diag(diag) @ R.T, node=link.node))
