@@ -21,7 +21,8 @@ def next_activation(m, i, act, act_dot, h):
 
 @jit
 def fwd_actuation(m, d):
-    """act_dot, actuator_force (gain * [ctrl or act] + bias) and qfrc_actuator = moment' force."""
+    """act_dot, actuator_force (gain * [ctrl or act] + bias), qfrc_actuator = moment' force
+    (clamped per joint to jnt_actfrcrange)."""
     nu = m.actuator_trntype.shape[0]
     nv = d.qvel.shape[0]
     d.qfrc_actuator[:] = 0.0
@@ -68,3 +69,9 @@ def fwd_actuation(m, d):
         d.actuator_force[i] = force
         for k in range(nv):
             d.qfrc_actuator[k] += d.actuator_moment[i, k] * force
+    # the total actuator force on a joint is clamped to the joint's actuatorfrcrange
+    for j in range(m.jnt_type.shape[0]):
+        if m.jnt_actfrclimited[j]:
+            k = m.jnt_dofadr[j]
+            d.qfrc_actuator[k] = min(max(d.qfrc_actuator[k], m.jnt_actfrcrange[j, 0]),
+                                     m.jnt_actfrcrange[j, 1])

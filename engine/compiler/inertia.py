@@ -96,6 +96,29 @@ def frameinvert(pos, quat):
     return [-p[0], -p[1], -p[2]], negquat(quat)
 
 
+FRAME_EPS = 1e-6  # frames closer than this are treated as the same (MuJoCo's kFrameEps)
+
+
+def _same_vec(a, b):
+    return all(abs(x - y) < FRAME_EPS for x, y in zip(a, b))
+
+
+def _same_quat(a, b):
+    return _same_vec(a, b) or all(abs(x + y) < FRAME_EPS for x, y in zip(a, b))
+
+
+def same_frame(pos, quat, ipos=None, iquat=None):
+    """SameFrame code of a frame (pos, quat) in its body: BODY (1) if it is the body frame,
+    BODYROT (3) if it has the body's orientation, INERTIA (2) / INERTIAROT (4) likewise for the
+    inertial frame (ipos, iquat; None for the inertial frame itself), else NONE (0)."""
+    identity = (1.0, 0.0, 0.0, 0.0)
+    if _same_quat(quat, identity):
+        return 1 if _same_vec(pos, (0.0, 0.0, 0.0)) else 3
+    if iquat is not None and _same_quat(quat, iquat):
+        return 2 if _same_vec(pos, ipos) else 4
+    return 0
+
+
 def cross(a, b):
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 
