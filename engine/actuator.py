@@ -29,7 +29,11 @@ def fwd_actuation(m, d):
     d.actuator_force[:] = 0.0
     d.act_dot[:] = 0.0
     flags = m.opt_disableflags[0]
-    if nu == 0 or flags & DisableBit.ACTUATION:
+    if flags & DisableBit.ACTUATION:
+        # as MuJoCo: disabled actuators have no velocity either
+        d.actuator_velocity[:] = 0.0
+        return
+    if nu == 0:
         return
     # controls are clamped in a local copy; a non-finite control zeroes them all
     bad = False

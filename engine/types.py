@@ -633,12 +633,46 @@ class Data(_ArrayHolder):
         return self
 
     @property
+    def contact(self) -> "ContactView":
+        """The valid contacts as one object: ``d.contact.dist`` is ``d.contact_dist[:ncon]``."""
+        return ContactView(self)
+
+    @property
     def time(self):
         return float(self._arrays["time"][0])
 
     @time.setter
     def time(self, value):
         self._arrays["time"][0] = value
+
+
+class ContactView:
+    """The first ``ncon`` rows of the ``contact_*`` arrays of a Data, by field name (MuJoCo's
+    ``d.contact.dist``, ``.pos``, ``.frame``, ``.geom1``, ``.geom2``, ``.dim``, ``.friction``
+    ...). Each attribute is a numpy view of ``d.contact_<name>``, looked up when accessed (so it
+    follows ``Data.grow``); nothing is copied and writes go to the Data."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d: Data):
+        object.__setattr__(self, "_d", d)
+
+    def __getattr__(self, name):
+        d = object.__getattribute__(self, "_d")
+        try:
+            array = d._arrays["contact_" + name]
+        except KeyError:
+            raise AttributeError(f"contacts have no field '{name}'") from None
+        return array[:int(d._arrays["ncon"][0])]
+
+    def __setattr__(self, name, value):
+        getattr(self, name)[...] = value
+
+    def __len__(self):
+        return int(self._d._arrays["ncon"][0])
+
+    def __dir__(self):
+        return [n[len("contact_"):] for n in self._d._arrays if n.startswith("contact_")]
 
 
 def _generate_structs_source():

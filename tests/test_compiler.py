@@ -302,6 +302,39 @@ def test_extras():
     assert m.sensors[0]["dim"] == 1 and m.sensors[1]["dim"] == 3
 
 
+def test_assetdir_and_texturedir(tmp_path):
+    """meshdir and texturedir default to assetdir; each can be set on its own (as MuJoCo)."""
+    with open(os.path.join(DATA, "compiler_tetra.obj"), "rb") as f:
+        obj = f.read()
+    png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"
+                        "0000000c49444154789c63f8cfc0000003010100c9fe92ef0000000049454e44ae"
+                        "426082")
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "assets" / "tetra.obj").write_bytes(obj)
+    (tmp_path / "assets" / "grid.png").write_bytes(png)
+    (tmp_path / "meshes" / "tetra2.obj").write_bytes(obj)
+    body = ('<worldbody><body><freejoint/><geom type="mesh" mesh="tetra"/>'
+            '<geom type="mesh" mesh="tetra2" pos="1 0 0"/></body></worldbody>')
+    asset = ('<asset><mesh file="tetra.obj"/><mesh file="{}"/>'
+             '<texture name="grid" type="2d" file="grid.png"/></asset>')
+    for compiler_attrs, mesh2 in (('assetdir="assets"', "../meshes/tetra2.obj"),
+                                  ('assetdir="assets" meshdir="meshes"', "tetra2.obj")):
+        if "meshdir" in compiler_attrs:
+            (tmp_path / "meshes" / "tetra.obj").write_bytes(obj)
+        path = tmp_path / "model.xml"
+        path.write_text(f"<mujoco><compiler {compiler_attrs}/>{asset.format(mesh2)}{body}"
+                        "</mujoco>")
+        m = engine.load_model(str(path))
+        compare_models(m, mujoco.MjModel.from_xml_path(str(path)))
+        assert m.textures[0]["file"] == str(tmp_path / "assets" / "grid.png")
+    # texturedir on its own
+    path.write_text('<mujoco><compiler texturedir="assets"/><asset><texture name="grid" '
+                    'type="2d" file="grid.png"/></asset></mujoco>')
+    assert engine.load_model(str(path)).textures[0]["file"] == str(tmp_path / "assets/grid.png")
+    mujoco.MjModel.from_xml_path(str(path))       # MuJoCo finds it there too
+
+
 def test_load_from_string_with_assets():
     with open(os.path.join(DATA, "compiler_tetra.obj"), "rb") as f:
         obj = f.read()

@@ -422,3 +422,19 @@ def test_no_python_traceback_escapes(tmp_path, monkeypatch):
     monkeypatch.setattr(inertia, "geom_volume", boom)
     e, path = load_error(tmp_path, BODY.format('<geom size=".1"/>'))
     assert e.line == 4 and e.element == "geom" and "internal compiler error" in str(e)
+
+
+def test_missing_texture_file(tmp_path):
+    xml = "<mujoco>\n<asset>\n<texture name='t' type='2d' file='nothere.png'/>\n</asset>\n</mujoco>\n"
+    e, path = load_error(tmp_path, xml)
+    check(e, path, 3, "texture", "file", ["nothere.png", "not found"])
+
+
+def test_quat_together_with_euler(tmp_path):
+    e, path = load_error(tmp_path, BODY.format('<geom size=".1" quat="1 0 0 0" euler="0 0 1"/>'))
+    check(e, path, 4, "geom", "euler", ["multiple orientation specifiers"])
+
+
+def test_integer_overflow_names_the_attribute(tmp_path):
+    e, path = load_error(tmp_path, BODY.format('<geom size=".1" contype="99999999999"/>'))
+    check(e, path, 4, "geom", "contype", ["too large"])

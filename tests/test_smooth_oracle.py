@@ -188,3 +188,48 @@ def test_steps(model_path, source, integrator):
             growth = np.abs(getattr(mp, name) - ref).max() / max(np.abs(ref).max(), 1e-12)
             assert_close(f"{name} after {n}", getattr(d, name), ref, tol=max(TOL, 10 * growth))
         assert d.time == pytest.approx(md.time, abs=1e-12)
+
+
+NAIVE_MODELS = [str(DATA / "pipeline_features.xml"), str(DATA / "compiler_kinematics.xml"),
+                str(DATA / "compiler_springs.xml"), str(SUITE / "humanoid.xml")]
+
+
+@pytest.mark.parametrize("path", NAIVE_MODELS, ids=lambda p: pathlib.Path(p).stem)
+def test_against_naive_references(path):
+    """The inertia matrix (composite rigid bodies, sparse), the bias force (recursive
+    Newton-Euler on com-based spatial quantities) and the kinetic energy against dense sums over
+    bodies built from world-frame Jacobians (tests/naive.py), at random states."""
+    import naive
+    m = engine.load_model(path)
+    m.opt.disableflags = m.opt.disableflags | DisableBit.CONSTRAINT
+    d = engine.make_data(m)
+    mm = mujoco.MjModel.from_xml_path(path)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        set_state(d, random_state(mm, rng))
+        d.qfrc_bias[:] = np.nan
+        engine.forward(m, d)
+        assert_close("inertia", engine.full_inertia(m, d), naive.crba(m, d))
+        assert_close("qfrc_bias", d.qfrc_bias, naive.rne(m, d, d.qvel))
+        assert_close("kinetic energy", engine.energy(m, d)[1],
+                     naive.kinetic_energy(m, d, d.qvel))
+
+
+def test_actuation_disabled():
+    """With <flag actuation="disable"/> MuJoCo leaves actuator velocities, forces and activation
+    derivatives at zero (lengths and moments are still computed); so does the engine."""
+    path = str(DATA / "pipeline_features.xml")
+    mm, m = load_pair(path, "ours")
+    mm.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+    m.opt.disableflags = m.opt.disableflags | DisableBit.ACTUATION
+    md, d = mujoco.MjData(mm), engine.make_data(m)
+    state = random_state(mm, np.random.default_rng(4))
+    set_state(md, state)
+    set_state(d, state)
+    mujoco.mj_forward(mm, md)
+    for name in FIELDS + ["act_dot"]:
+        getattr(d, name)[...] = np.nan
+    engine.forward(m, d)
+    for name in FIELDS + ["act_dot"]:
+        assert_close(name, getattr(d, name), getattr(md, name))
+    assert not md.actuator_velocity.any() and md.actuator_length.any()

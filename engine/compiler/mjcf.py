@@ -162,9 +162,10 @@ class DefClass:
 
 def _orientation(spec, degree, eulerseq, node, default_quat=(1.0, 0.0, 0.0, 0.0)):
     """Quaternion from quat / axisangle / xyaxes / zaxis / euler (MuJoCo's ResolveOrientation)."""
-    given = [a for a in S.ORIENT if spec.get(a) is not None and a != "quat"]
+    given = [a for a in S.ORIENT if spec.get(a) is not None]
     if len(given) > 1:
         raise node.error("multiple orientation specifiers: " + ", ".join(given), given[1])
+    given = [a for a in given if a != "quat"]
     if not given:
         q = spec.get("quat")
         q = list(q) if q is not None else list(default_quat)
@@ -680,6 +681,8 @@ class _Compiler:
                     for a in S.TEXTURE_FILES:
                         if a in t:
                             t[a] = self._asset_path(t[a], texdir)
+                            if self.source.find(t[a], [texdir, self.model_dir]) is None:
+                                raise child.error(f"texture file '{t[a]}' not found", a)
                     if "name" not in t:
                         t["name"] = os.path.splitext(os.path.basename(child.text("file", "")))[0]
                     t["_node"] = child
