@@ -285,24 +285,6 @@ def test_muscle_not_implemented(tmp_path):
     check(e, path, 10, "muscle", None, ["muscle actuators is not implemented"])
 
 
-def test_dampratio_with_kv(tmp_path):
-    e, path = load_error(tmp_path, TREE.format(
-        "  <actuator>\n    <position joint='j' kv='1' dampratio='1'/>\n  </actuator>"))
-    check(e, path, 10, "position", "dampratio", ["kv and dampratio"])
-
-
-def test_refsite_not_implemented(tmp_path):
-    e, path = load_error(tmp_path, TREE.format(
-        "  <actuator>\n    <general site='s' refsite='s'/>\n  </actuator>"))
-    check(e, path, 10, "general", "refsite", ["reference site", "not implemented"])
-
-
-def test_body_transmission_not_implemented(tmp_path):
-    e, path = load_error(tmp_path, TREE.format(
-        "  <actuator>\n    <adhesion body='b' ctrlrange='0 1'/>\n  </actuator>"))
-    check(e, path, 10, "adhesion", "body", ["body transmission", "not implemented"])
-
-
 def test_ball_joint_transmission_not_implemented(tmp_path):
     xml = BODY.format("<joint name='ball' type='ball'/><geom size='.1'/>")
     xml = xml.replace("</mujoco>", "<actuator>\n<motor joint='ball'/>\n</actuator>\n</mujoco>")
@@ -321,21 +303,19 @@ def test_newer_physics_attributes_not_implemented(tmp_path, element, attribute, 
     check(e, path, 4, element.split()[0][1:].rstrip(">"), attribute, [feature, "not implemented"])
 
 
-@pytest.mark.parametrize("actuator, attribute", [
-    ("<motor joint='j' armature='0.1'/>", "armature"),
-    ("<motor joint='j' damping='1'/>", "damping"),
-    ("<motor joint='j' delay='0.01' nsample='3'/>", "delay"),
-    ("<general joint='j' velrange='-1 1'/>", "velrange"),
+@pytest.mark.parametrize("actuator, attribute, words", [
+    ("<position joint='j' kv='1' dampratio='1'/>", "dampratio", ["kv and dampratio"]),
+    ("<general site='s' refsite='s'/>", "refsite", ["reference site", "not implemented"]),
+    ("<adhesion body='b' ctrlrange='0 1'/>", "body", ["body transmission", "not implemented"]),
+    ("<motor joint='j' armature='0.1'/>", "armature", ["not implemented"]),
+    ("<motor joint='j' damping='1'/>", "damping", ["not implemented"]),
+    ("<motor joint='j' delay='0.01' nsample='3'/>", "delay", ["not implemented"]),
+    ("<general joint='j' velrange='-1 1'/>", "velrange", ["not implemented"]),
+    ("<pid joint='j' kp='1'/>", None, ["<pid> actuators", "not implemented"]),
 ])
-def test_newer_actuator_attributes_not_implemented(tmp_path, actuator, attribute):
+def test_actuator_errors(tmp_path, actuator, attribute, words):
     e, path = load_error(tmp_path, TREE.format(f"  <actuator>\n    {actuator}\n  </actuator>"))
-    check(e, path, 10, actuator.split()[0][1:], attribute, ["not implemented"])
-
-
-def test_newer_actuator_elements_not_implemented(tmp_path):
-    e, path = load_error(tmp_path, TREE.format(
-        "  <actuator>\n    <pid joint='j' kp='1'/>\n  </actuator>"))
-    check(e, path, 10, "pid", None, ["<pid> actuators", "not implemented"])
+    check(e, path, 10, actuator.split()[0][1:], attribute, words)
 
 
 def test_newer_enable_flag_not_implemented(tmp_path):
