@@ -6,7 +6,7 @@ from .types import DATA_TYPE, MODEL_TYPE
 
 
 @njit(cache=True)
-def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_stabilization, opt_iterations, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rgba, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, exclude_body1, exclude_body2, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, tendon_invweight0, geom_aabb, qpos0, qpos_spring):
+def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_stabilization, opt_iterations, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rgba, geom_sameframe, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, exclude_body1, exclude_body2, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, tendon_invweight0, geom_aabb, qpos0, qpos_spring):
     s = structref.new(MODEL_TYPE)
     s.opt_timestep = opt_timestep
     s.opt_gravity = opt_gravity
@@ -44,6 +44,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.body_subtreemass = body_subtreemass
     s.body_inertia = body_inertia
     s.body_gravcomp = body_gravcomp
+    s.body_sameframe = body_sameframe
     s.jnt_type = jnt_type
     s.jnt_qposadr = jnt_qposadr
     s.jnt_dofadr = jnt_dofadr
@@ -57,6 +58,8 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.jnt_margin = jnt_margin
     s.jnt_epsilon = jnt_epsilon
     s.jnt_kappa = jnt_kappa
+    s.jnt_actfrclimited = jnt_actfrclimited
+    s.jnt_actfrcrange = jnt_actfrcrange
     s.dof_bodyid = dof_bodyid
     s.dof_jntid = dof_jntid
     s.dof_parentid = dof_parentid
@@ -83,6 +86,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.geom_epsilon = geom_epsilon
     s.geom_kappa = geom_kappa
     s.geom_rgba = geom_rgba
+    s.geom_sameframe = geom_sameframe
     s.site_type = site_type
     s.site_bodyid = site_bodyid
     s.site_group = site_group
@@ -90,6 +94,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.site_pos = site_pos
     s.site_quat = site_quat
     s.site_rgba = site_rgba
+    s.site_sameframe = site_sameframe
     s.cam_mode = cam_mode
     s.cam_bodyid = cam_bodyid
     s.cam_targetbodyid = cam_targetbodyid
@@ -196,6 +201,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.body_treedofadr = body_treedofadr
     s.body_treedofnum = body_treedofnum
     s.dof_invweight0 = dof_invweight0
+    s.dof_M0 = dof_M0
     s.tendon_invweight0 = tendon_invweight0
     s.geom_aabb = geom_aabb
     s.qpos0 = qpos0

@@ -21,14 +21,19 @@ def next_activation(m, i, act, act_dot, h):
 
 @jit
 def fwd_actuation(m, d):
-    """act_dot, actuator_force (gain * [ctrl or act] + bias) and qfrc_actuator = moment' force."""
+    """act_dot, actuator_force (gain * [ctrl or act] + bias), qfrc_actuator = moment' force
+    (clamped per joint to jnt_actfrcrange)."""
     nu = m.actuator_trntype.shape[0]
     nv = d.qvel.shape[0]
     d.qfrc_actuator[:] = 0.0
     d.actuator_force[:] = 0.0
     d.act_dot[:] = 0.0
     flags = m.opt_disableflags[0]
-    if nu == 0 or flags & DisableBit.ACTUATION:
+    if flags & DisableBit.ACTUATION:
+        # as MuJoCo: disabled actuators have no velocity either
+        d.actuator_velocity[:] = 0.0
+        return
+    if nu == 0:
         return
     # controls are clamped in a local copy; a non-finite control zeroes them all
     bad = False
@@ -68,3 +73,9 @@ def fwd_actuation(m, d):
         d.actuator_force[i] = force
         for k in range(nv):
             d.qfrc_actuator[k] += d.actuator_moment[i, k] * force
+    # the total actuator force on a joint is clamped to the joint's actuatorfrcrange
+    for j in range(m.jnt_type.shape[0]):
+        if m.jnt_actfrclimited[j]:
+            k = m.jnt_dofadr[j]
+            d.qfrc_actuator[k] = min(max(d.qfrc_actuator[k], m.jnt_actfrcrange[j, 0]),
+                                     m.jnt_actfrcrange[j, 1])

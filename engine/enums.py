@@ -20,6 +20,16 @@ class GeomType(IntEnum):
     MESH = 7
 
 
+class SameFrame(IntEnum):
+    """A frame that coincides with (the orientation of) its body's frame or inertial frame:
+    kinematics copies that frame instead of composing it (MuJoCo's mjtSameFrame)."""
+    NONE = 0
+    BODY = 1
+    INERTIA = 2
+    BODYROT = 3
+    INERTIAROT = 4
+
+
 class Integrator(IntEnum):
     """The manual's five integrators. SEMIIMPLICIT is MuJoCo's "Euler"."""
     SEMIIMPLICIT = 0

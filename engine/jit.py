@@ -7,12 +7,17 @@ results are compared with MuJoCo to 1e-9.
 
 numba's cache does not notice when a kernel that another kernel calls has changed, so the cache
 lives in a directory named after a digest of the engine's sources: any edit starts a fresh
-cache. The base directory is ``NUMBA_CACHE_DIR`` if set, else ``~/.cache/engine-numba``.
+cache. The base directory is ``NUMBA_CACHE_DIR`` if set, else ``~/.cache/engine-numba``. Only
+the engine's own kernels are cached there (a cache locator that recognises the engine's source
+files); other numba code in the same process keeps numba's usual cache places.
 Set ``ENGINE_JIT=0`` to run the kernels as plain Python (slow; for debugging only).
 
 LLVM optimizes at level 1 unless ``NUMBA_OPT`` says otherwise: the kernels are short loops over
 small arrays that level 3 does not make measurably faster (benchmarks/smooth.py and contact.py
-agree within their noise), while it costs about a sixth more compile time.
+agree within their noise), while it costs about a sixth more compile time. numba has no
+per-function optimization level (one code generator serves every function of the process), so
+this setting applies to all numba code compiled in a process that imports the engine; set
+``NUMBA_OPT`` explicitly to choose another level for everything.
 
 A kernel called from another kernel is compiled for the types of its arguments with literal
 values made plain: by default numba compiles a separate copy of the callee for every distinct
@@ -24,23 +29,41 @@ import os
 import pathlib
 
 from numba import njit, types
-from numba.core import config
+from numba.core import caching, config
 
 ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
+_ENGINE_DIR = pathlib.Path(__file__).resolve().parent
 
 
 def _cache_dir():
-    sources = sorted(pathlib.Path(__file__).parent.glob("*.py"))
+    sources = sorted(_ENGINE_DIR.glob("*.py"))
     digest = hashlib.sha1(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
     base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "engine-numba")
     return os.path.join(base, digest)
 
 
+class _EngineCacheLocator(caching.UserProvidedCacheLocator):
+    """Where numba caches a kernel defined in the engine's own modules: _cache_dir()."""
+
+    _root = _cache_dir()
+
+    def __init__(self, py_func, py_file):
+        super().__init__(py_func, py_file)
+        self._cache_path = os.path.join(self._root, self.get_suitable_cache_subpath(py_file))
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if pathlib.Path(py_file).resolve().parent != _ENGINE_DIR:
+            return None      # not an engine kernel: numba's other locators decide
+        return super(caching.UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+
 if "NUMBA_OPT" not in os.environ:
     os.environ["NUMBA_OPT"] = "1"
     config.reload_config()
-config.CACHE_DIR = _cache_dir()
+if _EngineCacheLocator not in caching.CacheImpl._locator_classes:
+    caching.CacheImpl._locator_classes.insert(0, _EngineCacheLocator)
 
 
 def jit(fn):

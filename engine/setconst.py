@@ -1,19 +1,23 @@
 """Constants that depend on the reference configuration, computed once after compilation.
 
 MuJoCo's mj_setConst: lengths of tendons and actuators at qpos0, the rest length of tendon
-springs when the file leaves it to the compiler, and the reference frames of tracking cameras
-and lights.
+springs when the file leaves it to the compiler, the reference frames of tracking cameras and
+lights, mean inverse inertias, and the stiffness and damping that MJCF gives as a time constant
+and damping ratio (joint springdamper, position actuator dampratio), which depend on the inertia
+at qpos0.
 """
+import math
+
 import numpy as np
 
-from .enums import JointType, TrnType, WrapType
-from .types import Data, Model, ModelError
+from .enums import BiasType, JointType
+from .math import MINVAL
+from .types import Data, Model
 from . import collision_driver, smooth
 
 
 def set_const(m: Model) -> Model:
-    """Fill the qpos0-dependent fields of m and reject transmissions we do not implement."""
-    _check_supported(m)
+    """Fill the qpos0-dependent fields of m."""
     collision_driver.set_const_collision(m)
     d = Data(m)
     d.qpos[:] = m.qpos0
@@ -54,9 +58,38 @@ def set_const(m: Model) -> Model:
         m.light_pos0[li] = pos - d.xpos[b]
         m.light_poscom0[li] = pos - d.subtree_com[b]
         m.light_dir0[li] = xmat @ m.light_dir[li]
-    _set_invweight0(m, d)
+    Minv = _set_invweight0(m, d)
+    _set_springdamper(m)
+    _set_dampratio(m, d, Minv)
     _set_trees(m)
     return m
+
+
+def _set_springdamper(m: Model) -> None:
+    """Joint springdamper = (timeconst, dampratio): the spring and damper of a mass-spring-damper
+    with that time constant and damping ratio, the mass being the joint's inertia at qpos0 (the
+    inverse of its mean dof_invweight0): stiffness = mass / (timeconst dampratio)^2,
+    damping = 2 mass / timeconst (as MuJoCo)."""
+    for j, (timeconst, dampratio) in getattr(m, "springdamper", {}).items():
+        a = m.jnt_dofadr[j]
+        n = {JointType.FREE: 6, JointType.BALL: 3}.get(JointType(m.jnt_type[j]), 1)
+        mass = 1.0 / (float(np.add.accumulate(m.dof_invweight0[a:a + n])[-1]) / n)
+        m.jnt_stiffness[j] = mass / (timeconst * timeconst * dampratio * dampratio)
+        m.dof_damping[a:a + n] = 2 * mass / timeconst
+
+
+def _set_dampratio(m: Model, d: Data, Minv: np.ndarray) -> None:
+    """Position actuators given a damping ratio (positive biasprm[2] with gain kp = -biasprm[1]):
+    damping = dampratio 2 sqrt(kp mass), with mass = 1 / (moment M^-1 moment') the inertia the
+    actuator sees at qpos0, stored as biasprm[2] = -damping (as MuJoCo)."""
+    for i in range(m.nu):
+        kp, bias = m.actuator_gainprm[i, 0], m.actuator_biasprm[i]
+        if m.actuator_biastype[i] != BiasType.AFFINE or abs(kp + bias[1]) > MINVAL \
+                or bias[2] <= 0:
+            continue
+        moment = d.actuator_moment[i]
+        mass = 1.0 / (moment @ Minv @ moment)
+        bias[2] = -(bias[2] * 2.0 * math.sqrt(kp * mass))
 
 
 def _set_trees(m: Model) -> None:
@@ -69,12 +102,15 @@ def _set_trees(m: Model) -> None:
             m.body_treedofnum[b] = dofs[-1] - dofs[0] + 1
 
 
-def _set_invweight0(m: Model, d: Data) -> None:
-    """Mean inverse inertias at qpos0 (MuJoCo's invweight0), used to approximate diag(A)."""
+def _set_invweight0(m: Model, d: Data) -> np.ndarray:
+    """Mean inverse inertias at qpos0 (MuJoCo's invweight0), used to approximate diag(A), and
+    the diagonal of M (dof_M0); returns M^-1 at qpos0."""
     ms, ds = m._struct, d._struct
     smooth.crb(ms, ds)
     from .forward import full_inertia
-    Minv = np.linalg.inv(full_inertia(m, d)) if m.nv else np.zeros((0, 0))
+    M = full_inertia(m, d)
+    m.dof_M0[:] = np.diag(M)
+    Minv = np.linalg.inv(M) if m.nv else np.zeros((0, 0))
     for b in range(1, m.nbody):
         jacp = np.zeros((3, m.nv))
         jacr = np.zeros((3, m.nv))
@@ -98,6 +134,7 @@ def _set_invweight0(m: Model, d: Data) -> None:
     for t in range(m.ntendon):
         J = d.ten_J[t]
         m.tendon_invweight0[t] = J @ Minv @ J
+    return Minv
 
 
 def _fixed_frame(d, b, pos, quat):
@@ -108,26 +145,3 @@ def _fixed_frame(d, b, pos, quat):
                   [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                   [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
     return p, (xmat @ r).ravel()
-
-
-def _check_supported(m: Model) -> None:
-    where = getattr(m, "path", None)
-    names = m.names.get("actuator", [])
-    for i in range(m.nu):
-        trn = m.actuator_trntype[i]
-        label = names[i] if i < len(names) and names[i] else f"#{i}"
-        if trn in (TrnType.JOINT, TrnType.JOINTINPARENT):
-            if m.jnt_type[m.actuator_trnid[i, 0]] in (JointType.FREE, JointType.BALL):
-                raise ModelError(f"actuator {label}: transmission on a ball or free joint is "
-                                 "not implemented", file=where, element="actuator",
-                                 attribute="joint")
-        elif trn == TrnType.SITE and m.actuator_trnid[i, 1] >= 0:
-            raise ModelError(f"actuator {label}: site transmission with refsite is not "
-                             "implemented", file=where, element="actuator", attribute="refsite")
-        elif trn in (TrnType.SLIDERCRANK, TrnType.BODY):
-            raise ModelError(f"actuator {label}: {TrnType(trn).name.lower()} transmission is "
-                             "not implemented", file=where, element="actuator")
-    for w in range(m.nwrap):
-        if m.wrap_type[w] in (WrapType.SPHERE, WrapType.CYLINDER):
-            raise ModelError("tendon wrapping around geoms is not implemented", file=where,
-                             element="spatial", attribute="geom")

@@ -7,7 +7,7 @@ Spatial vectors are (rot, lin) about the centre of mass of each kinematic tree
 """
 import math
 
-from .enums import CamLight, JointType, TrnType, WrapType
+from .enums import CamLight, JointType, SameFrame, TrnType, WrapType
 from .jit import jit
 from .math import (MINVAL, add3, add6, axis_angle2quat, cross3, cross_force, cross_motion, dot3,
                    dot6, mat9, mul_inert_vec, mulmatmat3, mulmattvec3, mulmatvec3, norm3,
@@ -18,6 +18,10 @@ FREE = int(JointType.FREE)
 BALL = int(JointType.BALL)
 SLIDE = int(JointType.SLIDE)
 HINGE = int(JointType.HINGE)
+SAME_BODY = int(SameFrame.BODY)
+SAME_INERTIA = int(SameFrame.INERTIA)
+SAME_BODYROT = int(SameFrame.BODYROT)
+SAME_INERTIAROT = int(SameFrame.INERTIAROT)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -28,6 +32,23 @@ def local2global(d, bodyid, pos, quat):
     """Global position and orientation matrix of a frame given in a body's frame."""
     xmat = mat9(d.xmat, bodyid)
     xpos = add3(vec3(d.xpos, bodyid), mulmatvec3(xmat, pos))
+    return xpos, quat2mat(quat_mul(quat4(d.xquat, bodyid), quat))
+
+
+@jit
+def local2global_same(d, bodyid, pos, quat, sameframe):
+    """local2global with MuJoCo's same-frame shortcut: a frame that coincides with the body
+    frame (BODY), the inertial frame (INERTIA) or shares their orientation (BODYROT,
+    INERTIAROT) copies that frame's position and/or matrix instead of composing it."""
+    if sameframe == SAME_BODY:
+        return vec3(d.xpos, bodyid), mat9(d.xmat, bodyid)
+    if sameframe == SAME_INERTIA:
+        return vec3(d.xipos, bodyid), mat9(d.ximat, bodyid)
+    xpos = add3(vec3(d.xpos, bodyid), mulmatvec3(mat9(d.xmat, bodyid), pos))
+    if sameframe == SAME_BODYROT:
+        return xpos, mat9(d.xmat, bodyid)
+    if sameframe == SAME_INERTIAROT:
+        return xpos, mat9(d.ximat, bodyid)
     return xpos, quat2mat(quat_mul(quat4(d.xquat, bodyid), quat))
 
 
@@ -86,14 +107,18 @@ def kinematics(m, d):
         set4(d.xquat, i, xquat)
         xmat = quat2mat(xquat)
         set9(d.xmat, i, xmat)
-        set3(d.xipos, i, add3(xpos, mulmatvec3(xmat, vec3(m.body_ipos, i))))
-        set9(d.ximat, i, quat2mat(quat_mul(xquat, quat4(m.body_iquat, i))))
+        pos, mat = local2global_same(d, i, vec3(m.body_ipos, i), quat4(m.body_iquat, i),
+                                     m.body_sameframe[i])
+        set3(d.xipos, i, pos)
+        set9(d.ximat, i, mat)
     for g in range(m.geom_bodyid.shape[0]):
-        pos, mat = local2global(d, m.geom_bodyid[g], vec3(m.geom_pos, g), quat4(m.geom_quat, g))
+        pos, mat = local2global_same(d, m.geom_bodyid[g], vec3(m.geom_pos, g),
+                                     quat4(m.geom_quat, g), m.geom_sameframe[g])
         set3(d.geom_xpos, g, pos)
         set9(d.geom_xmat, g, mat)
     for s in range(m.site_bodyid.shape[0]):
-        pos, mat = local2global(d, m.site_bodyid[s], vec3(m.site_pos, s), quat4(m.site_quat, s))
+        pos, mat = local2global_same(d, m.site_bodyid[s], vec3(m.site_pos, s),
+                                     quat4(m.site_quat, s), m.site_sameframe[s])
         set3(d.site_xpos, s, pos)
         set9(d.site_xmat, s, mat)
 

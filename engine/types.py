@@ -66,6 +66,7 @@ body_mass           f nbody      # mass
 body_subtreemass    f nbody      # mass of the subtree starting at this body
 body_inertia        f nbody 3    # diagonal inertia in the ipos/iquat frame
 body_gravcomp       f nbody      # gravity compensation (fraction of the body's weight)
+body_sameframe      i nbody      # SameFrame of the inertial frame: NONE, BODY or BODYROT
 # joints
 jnt_type            i njnt       # JointType
 jnt_qposadr         i njnt       # start address in qpos
@@ -80,6 +81,8 @@ jnt_range           f njnt 2     # joint limits
 jnt_margin          f njnt       # minimum distance for limit detection
 jnt_epsilon         f njnt       # softness epsilon of the joint's limit (-1: use opt)
 jnt_kappa           f njnt       # softness kappa of the joint's limit (-1: use opt)
+jnt_actfrclimited   i njnt       # is the actuator force on the joint limited (0/1)
+jnt_actfrcrange     f njnt 2     # range of the total actuator force on the joint
 # dofs
 dof_bodyid          i nv         # id of the dof's body
 dof_jntid           i nv         # id of the dof's joint
@@ -108,6 +111,8 @@ geom_gap            f ngeom      # detect within margin + gap; no rows beyond ma
 geom_epsilon        f ngeom      # softness epsilon (-1: use opt)
 geom_kappa          f ngeom      # softness kappa (-1: use opt)
 geom_rgba           f ngeom 4    # colour
+geom_sameframe      i ngeom      # SameFrame: the geom frame is (the orientation of) the body's
+                                 # or inertial frame, copied in kinematics
 # sites
 site_type           i nsite      # GeomType of the site's visual shape
 site_bodyid         i nsite      # id of the site's body
@@ -116,6 +121,7 @@ site_size           f nsite 3    # geom-like size
 site_pos            f nsite 3    # local position offset relative to the body
 site_quat           f nsite 4    # local orientation offset relative to the body
 site_rgba           f nsite 4    # colour
+site_sameframe      i nsite      # SameFrame, as geom_sameframe
 # cameras
 cam_mode            i ncam       # CamLight
 cam_bodyid          i ncam       # id of the camera's body
@@ -234,6 +240,7 @@ body_invweight0     f+ nbody 2   # mean inverse inertia at qpos0: translation, r
 body_treedofadr     i+ nbody     # first dof of the body's kinematic tree (dofs of a tree are contiguous)
 body_treedofnum     i+ nbody     # number of dofs of the body's kinematic tree
 dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
+dof_M0              f+ nv        # diagonal of the inertia matrix (with armature) at qpos0
 tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
 geom_aabb           f+ ngeom 6   # local bounding box of the geom: centre, half sizes (collision)
 # default state
@@ -639,12 +646,46 @@ class Data(_ArrayHolder):
         return self
 
     @property
+    def contact(self) -> "ContactView":
+        """The valid contacts as one object: ``d.contact.dist`` is ``d.contact_dist[:ncon]``."""
+        return ContactView(self)
+
+    @property
     def time(self):
         return float(self._arrays["time"][0])
 
     @time.setter
     def time(self, value):
         self._arrays["time"][0] = value
+
+
+class ContactView:
+    """The first ``ncon`` rows of the ``contact_*`` arrays of a Data, by field name (MuJoCo's
+    ``d.contact.dist``, ``.pos``, ``.frame``, ``.geom1``, ``.geom2``, ``.dim``, ``.friction``
+    ...). Each attribute is a numpy view of ``d.contact_<name>``, looked up when accessed (so it
+    follows ``Data.grow``); nothing is copied and writes go to the Data."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d: Data):
+        object.__setattr__(self, "_d", d)
+
+    def __getattr__(self, name):
+        d = object.__getattribute__(self, "_d")
+        try:
+            array = d._arrays["contact_" + name]
+        except KeyError:
+            raise AttributeError(f"contacts have no field '{name}'") from None
+        return array[:int(d._arrays["ncon"][0])]
+
+    def __setattr__(self, name, value):
+        getattr(self, name)[...] = value
+
+    def __len__(self):
+        return int(self._d._arrays["ncon"][0])
+
+    def __dir__(self):
+        return [n[len("contact_"):] for n in self._d._arrays if n.startswith("contact_")]
 
 
 def _generate_structs_source():

@@ -56,6 +56,36 @@ def test_load_urdf_matches_mujoco(name):
     assert m.nbody == mujoco.MjModel.from_xml_path(path).nbody
 
 
+def test_mimic_is_a_joint_equality():
+    """<mimic joint multiplier offset>: joint = offset + multiplier * mimicked, MuJoCo's joint
+    equality with polycoef (offset, multiplier, 0, 0, 0); the constrained motion agrees."""
+    path = os.path.join(DATA, "urdf_mimic.urdf")
+    ref = mujoco.MjModel.from_xml_path(path)
+    m = engine.load_model(path)
+    compare(m, ref)
+    assert m.neq == ref.neq == 1
+    assert m.eq_type[0] == engine.EqType.JOINT == ref.eq_type[0]
+    assert (m.eq_obj1id[0], m.eq_obj2id[0]) == (ref.eq_obj1id[0], ref.eq_obj2id[0])
+    np.testing.assert_array_equal(m.eq_data[0, :5], ref.eq_data[0, :5])
+    assert m.names["joint"][m.eq_obj1id[0]] == "j2" and m.names["joint"][m.eq_obj2id[0]] == "j1"
+    # driven from rest, j2 tracks 0.1 - 0.5 j1 (to the constraint softness: gravity acts on j2)
+    d = engine.make_data(m)
+    d.qfrc_applied[0] = 0.02
+    engine.step(m, d, 200)
+    assert abs(d.qpos[0]) > 0.2 and abs(d.qpos[1] - (0.1 - 0.5 * d.qpos[0])) < 3e-3
+
+
+def test_mimic_of_unknown_joint(tmp_path):
+    e = error_of(tmp_path, f"""
+        <robot name="r">
+          <link name="a">{INERTIAL}</link><link name="b">{INERTIAL}</link>
+          <joint name="j" type="revolute"><parent link="a"/><child link="b"/>
+            <mimic joint="nope"/>
+          </joint>
+        </robot>""")
+    assert (e.line, e.element, e.attribute) == (6, "mimic", "joint") and "nope" in str(e)
+
+
 def test_arm_structure():
     m = load_urdf(os.path.join(DATA, "urdf_arm.urdf"))
     # base is static (fused into the world), tool_mount is fixed to upper (fused)

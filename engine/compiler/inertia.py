@@ -11,7 +11,6 @@ import math
 
 EPS = 1e-14      # MuJoCo's mjEPS
 MINVAL = 1e-15   # MuJoCo's mjMINVAL
-_EIG_EPS = 1e-12
 
 SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH, PLANE, HFIELD = 2, 3, 4, 5, 6, 7, 0, 1
 
@@ -97,6 +96,29 @@ def frameinvert(pos, quat):
     return [-p[0], -p[1], -p[2]], negquat(quat)
 
 
+FRAME_EPS = 1e-6  # frames closer than this are treated as the same (MuJoCo's kFrameEps)
+
+
+def _same_vec(a, b):
+    return all(abs(x - y) < FRAME_EPS for x, y in zip(a, b))
+
+
+def _same_quat(a, b):
+    return _same_vec(a, b) or all(abs(x + y) < FRAME_EPS for x, y in zip(a, b))
+
+
+def same_frame(pos, quat, ipos=None, iquat=None):
+    """SameFrame code of a frame (pos, quat) in its body: BODY (1) if it is the body frame,
+    BODYROT (3) if it has the body's orientation, INERTIA (2) / INERTIAROT (4) likewise for the
+    inertial frame (ipos, iquat; None for the inertial frame itself), else NONE (0)."""
+    identity = (1.0, 0.0, 0.0, 0.0)
+    if _same_quat(quat, identity):
+        return 1 if _same_vec(pos, (0.0, 0.0, 0.0)) else 3
+    if iquat is not None and _same_quat(quat, iquat):
+        return 2 if _same_vec(pos, ipos) else 4
+    return 0
+
+
 def cross(a, b):
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 
@@ -146,54 +168,61 @@ def frame2quat(x, y, z):
     return q
 
 
-def _mulmat(a, b):
-    return [sum(a[3 * i + k] * b[3 * k + j] for k in range(3)) for i in range(3) for j in range(3)]
+def eig3(mat, tol=4e-15):
+    """Eigen-decomposition of a symmetric 3x3 (row-major 9 list): (eigval desc, quat of axes).
 
-
-def _transpose(m):
-    return [m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8]]
-
-
-def eig3(mat):
-    """Eigen-decomposition of a symmetric 3x3 (row-major 9 list): (eigval desc, quat of axes)."""
+    MuJoCo 4's compiler routine (mjuu_eig3), operation for operation, so that principal axes
+    agree to the last bit: the iteration stops at a tolerance and the axes of repeated moments
+    are arbitrary, so any other rounding gives a different, equally valid, frame. Jacobi
+    rotations annihilate the largest off-diagonal element of D = R' A R until it is at most
+    tol max|A_ij| (tol: 4e-15 for bodies, 1e-7 for meshes); the plane rotation of angle theta
+    (tan theta = t from the 2x2 Schur decomposition) is accumulated as the half-angle
+    quaternion (cos, sin)(theta/2) with tan(theta/2) = t / (1 + sqrt(1 + t^2)). The moments
+    are then sorted in decreasing order by quarter turns (pairs 0-1, 1-2, 0-1), swapping only
+    moments that differ by more than max(tol, 1e-12) max|A_ij|.
+    """
+    scale = 0.0
+    for x in mat:
+        scale = max(abs(x), scale)
+    eps = max(tol, 4e-15) * scale
     quat = [1.0, 0.0, 0.0, 0.0]
-    eigval = [0.0, 0.0, 0.0]
+    eigval = [mat[0], mat[4], mat[8]]
     for _ in range(500):
-        ev = quat2mat(quat)
-        D = _mulmat(_mulmat(_transpose(ev), mat), ev)
+        R = quat2mat(quat)
+        # D = R' A R, each entry summed left to right
+        RtA = [(R[i] * mat[j] + R[3 + i] * mat[3 + j]) + R[6 + i] * mat[6 + j]
+               for i in range(3) for j in range(3)]
+        D = [(RtA[3 * i] * R[j] + RtA[3 * i + 1] * R[3 + j]) + RtA[3 * i + 2] * R[6 + j]
+             for i in range(3) for j in range(3)]
         eigval = [D[0], D[4], D[8]]
+        # largest off-diagonal element (rk, ck); the plane rotation is about axis rotk
         if abs(D[1]) > abs(D[2]) and abs(D[1]) > abs(D[5]):
             rk, ck, rotk = 0, 1, 2
         elif abs(D[2]) > abs(D[5]):
             rk, ck, rotk = 0, 2, 1
         else:
             rk, ck, rotk = 1, 2, 0
-        if abs(D[3 * rk + ck]) < _EIG_EPS:
+        off = D[3 * rk + ck]
+        if eps >= abs(off):
             break
-        tau = (D[4 * ck] - D[4 * rk]) / (2 * D[3 * rk + ck])
-        if tau >= 0:
-            t = 1.0 / (tau + math.sqrt(1 + tau * tau))
-        else:
-            t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
-        c = 1.0 / math.sqrt(1 + t * t)
-        if c > 1.0 - _EIG_EPS:
-            break
-        tmp = [0.0, 0.0, 0.0, 0.0]
-        tmp[rotk + 1] = -math.sqrt(0.5 - 0.5 * c) if tau >= 0 else math.sqrt(0.5 - 0.5 * c)
-        if rotk == 1:
-            tmp[rotk + 1] = -tmp[rotk + 1]
-        tmp[0] = math.sqrt(1.0 - tmp[rotk + 1] * tmp[rotk + 1])
-        normvec(tmp)
-        quat = mulquat(quat, tmp)
-        normvec(quat)
+        tau = (D[4 * ck] - D[4 * rk]) / (off + off)
+        s = math.sqrt(tau * tau + 1)
+        t = 1 / (tau + s) if tau >= 0 else -1 / (s - tau)
+        h = t / (math.sqrt(t * t + 1) + 1)   # tan(theta / 2)
+        ch = 1 / math.sqrt(h * h + 1)         # cos(theta / 2)
+        if rotk != 1:
+            h = -h
+        rot = [ch, 0.0, 0.0, 0.0]
+        rot[rotk + 1] = h * ch
+        quat = normalized(mulquat(quat, rot))
+    tol = max(tol, 1e-12) * scale
     for j in range(3):
         j1 = j % 2
-        if eigval[j1] + _EIG_EPS < eigval[j1 + 1]:
+        if eigval[j1 + 1] > eigval[j1] + tol:
             eigval[j1], eigval[j1 + 1] = eigval[j1 + 1], eigval[j1]
-            tmp = [0.707106781186548, 0.0, 0.0, 0.0]
-            tmp[(j1 + 2) % 3 + 1] = tmp[0]
-            quat = mulquat(quat, tmp)
-            normvec(quat)
+            rot = [0.707106781186548, 0.0, 0.0, 0.0]   # quarter turn: cos(pi/4) = sin(pi/4)
+            rot[(j1 + 2) % 3 + 1] = rot[0]
+            quat = normalized(mulquat(quat, rot))
     return eigval, quat
 
 
@@ -262,13 +291,14 @@ def geom_volume(gtype, size, shell=False, mesh_volume=None):
     return 0.0
 
 
-def geom_inertia(gtype, size, mass, shell=False, mesh_inertia=None, mesh_volume=None):
-    """Principal inertia of a geom of the given mass (mesh: per-unit-density inertia scaled)."""
+def geom_inertia(gtype, size, mass, shell=False, mesh_boxsz=None):
+    """Principal inertia of a geom of the given mass (a mesh: that of its equivalent box,
+    half-sizes mesh_boxsz, as MuJoCo's mjCGeom::SetInertia)."""
     pi = math.pi
     if gtype == MESH:
-        if not mesh_volume:
-            return [0.0, 0.0, 0.0]
-        return [mass / mesh_volume * i for i in mesh_inertia]
+        b = mesh_boxsz
+        return [mass * (b[1] * b[1] + b[2] * b[2]) / 3, mass * (b[0] * b[0] + b[2] * b[2]) / 3,
+                mass * (b[0] * b[0] + b[1] * b[1]) / 3]
     if gtype == SPHERE:
         v = 2 * mass * size[0] * size[0] / (3 if shell else 5)
         return [v, v, v]

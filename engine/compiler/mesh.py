@@ -22,10 +22,9 @@ import numpy as np
 
 from ..enums import GeomType
 from ..types import ModelError
+from . import inertia as I
 
 MINVAL = 1e-15          # MuJoCo's mjMINVAL
-_EIG_EPS = 1e-12        # relative tolerance for ordering eigenvalues
-_EIG_REL = 1e-7         # Jacobi stops when the off-diagonal is below _EIG_REL * max|A|
 _MAX_COORD = 2.0 ** 30  # MuJoCo refuses larger STL coordinates
 
 INERTIA_MODES = ("legacy", "convex", "exact", "shell")
@@ -279,99 +278,46 @@ def _load_msh(data, filename):
 
 
 # ----------------------------------------------------------------------------------------------
-# small rotation helpers (MuJoCo conventions: quaternion w, x, y, z; R maps frame to parent)
+# rotation helpers (MuJoCo conventions: quaternion w, x, y, z; R maps frame to parent)
 # ----------------------------------------------------------------------------------------------
 def quat2mat(q):
-    w, x, y, z = q
-    return np.array([
-        [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z]])
+    """3x3 rotation matrix of a quaternion (MuJoCo's compiler formula)."""
+    return np.array(I.quat2mat([float(x) for x in q])).reshape(3, 3)
 
 
-def mulquat(a, b):
-    return np.array([
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+def _sum(x):
+    """Sum of x left to right, as a C loop accumulates it (numpy's sum is pairwise)."""
+    return float(np.add.accumulate(x)[-1]) if len(x) else 0.0
 
 
-def _normalize(q):
-    n = math.sqrt(float(np.dot(q, q)))
-    return q / n if n >= 1e-15 else np.array([1.0, 0, 0, 0])
+def _dot3(a, b):
+    return (a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]) + a[:, 2] * b[:, 2]
 
 
-def eig3(mat):
-    """Eigen-decomposition of a symmetric 3x3 matrix by Jacobi rotations, as MuJoCo 4 does it.
-
-    Returns (eigval (3,) in decreasing order, quat (4,)) with mat = R diag(eigval) R^T,
-    R = quat2mat(quat). The same rotation sequence as MuJoCo (largest off-diagonal element
-    first, stopping when it is below 1e-7 of the largest entry, then a bubble sort by quarter
-    turns), so that the principal frame agrees with MuJoCo's whenever the eigenvalues
-    are distinct. (For repeated eigenvalues the frame is arbitrary and may differ.)
-    """
-    mat = np.asarray(mat, dtype=np.float64).reshape(3, 3)
-    scale = float(np.abs(mat).max())
-    quat = np.array([1.0, 0.0, 0.0, 0.0])
-    eigval = np.diag(mat).copy()
-    for _ in range(500):
-        # D = R^T mat R
-        R = quat2mat(quat)
-        D = (R.T @ mat) @ R
-        eigval = np.array([D[0, 0], D[1, 1], D[2, 2]])
-        a01, a02, a12 = abs(D[0, 1]), abs(D[0, 2]), abs(D[1, 2])
-        # pick the largest off-diagonal element (r, c) and the axis of the plane rotation
-        if a01 > a02 and a01 > a12:
-            r, c, rotk = 0, 1, 2
-        elif a02 > a12:
-            r, c, rotk = 0, 2, 1
-        else:
-            r, c, rotk = 1, 2, 0
-        if abs(D[r, c]) < _EIG_REL * scale:
-            break
-        # 2x2 symmetric Schur decomposition: tan(theta) = t, cos(theta) = cs
-        tau = (D[c, c] - D[r, r]) / (2 * D[r, c])
-        if tau >= 0:
-            t = 1.0 / (tau + math.sqrt(1 + tau * tau))
-        else:
-            t = -1.0 / (-tau + math.sqrt(1 + tau * tau))
-        cs = 1.0 / math.sqrt(1 + t * t)
-        # rotation about axis rotk by -theta as a half-angle quaternion (accurate for small theta)
-        ch = math.sqrt(0.5 + 0.5 * cs)
-        sh = -t * cs / (2 * ch)
-        if rotk == 1:
-            sh = -sh
-        rot = np.zeros(4)
-        rot[0] = ch
-        rot[rotk + 1] = sh
-        rot = _normalize(rot)
-        quat = _normalize(mulquat(quat, rot))
-    # sort eigenvalues in decreasing order (bubble sort on pairs 0, 1, 0)
-    for j in range(3):
-        j1 = j % 2
-        if eigval[j1] + _EIG_EPS * scale < eigval[j1 + 1]:
-            eigval[j1], eigval[j1 + 1] = eigval[j1 + 1], eigval[j1]
-            rot = np.zeros(4)
-            rot[0] = 0.707106781186548          # cos(pi/4) = sin(pi/4)
-            rot[(j1 + 2) % 3 + 1] = rot[0]
-            quat = _normalize(mulquat(quat, rot))
-    return eigval, quat
+def _mulmatvec(m, v):
+    """m @ v for each row v of an (n, 3) array, each entry summed left to right."""
+    return np.stack([(m[i, 0] * v[:, 0] + m[i, 1] * v[:, 1]) + m[i, 2] * v[:, 2]
+                     for i in range(3)], axis=1)
 
 
 # ----------------------------------------------------------------------------------------------
 # processing
 # ----------------------------------------------------------------------------------------------
 def _triangles(v, f):
-    """Per-triangle area, unit normal and centre (MuJoCo ignores faces with |cross| < MINVAL)."""
+    """Per-triangle area, unit normal and centre, each as MuJoCo computes it (user_mesh.cc
+    triangle()): centre (a + b + c) / 3, normal (b - a) x (c - a) / |.|, area |.| / 2, and
+    faces with |(b - a) x (c - a)| < MINVAL ignored (area 0)."""
     a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
-    cross = np.cross(b - a, c - a)
-    length = np.sqrt(np.einsum("ij,ij->i", cross, cross))
+    center = (a + b + c) / 3
+    e1, e2 = b - a, c - a
+    cross = np.stack([e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1],
+                      e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2],
+                      e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]], axis=1)
+    length = np.sqrt(_dot3(cross, cross))
     ok = length >= MINVAL
-    normal = np.zeros_like(cross)
+    normal = cross.copy()
     normal[ok] = cross[ok] / length[ok, None]
     area = np.where(ok, 0.5 * length, 0.0)
-    center = (a + b + c) / 3
     return area, normal, center
 
 
@@ -445,21 +391,23 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
                 raise ModelError(f"faces of mesh '{name}' have inconsistent orientation; check "
                                  f"the faces containing vertices {a} and {b}", file=file)
 
-    # user offset, rotation, scaling
-    if refpos is not None:
+    # user offset, rotation, scaling (MuJoCo's ApplyTransformations)
+    if refpos is not None and np.any(np.asarray(refpos) != 0):
         v = v - np.asarray(refpos, dtype=np.float64)
     if refquat is not None and np.any(np.asarray(refquat) != (1, 0, 0, 0)):
-        q = _normalize(np.asarray(refquat, dtype=np.float64))
-        v = v @ quat2mat(q)          # R^T v for each row
+        R = quat2mat(I.normalized([float(x) for x in refquat]))
+        v = _mulmatvec(R.T, v)
     if np.any(scale != 1):
         v = v * scale
 
+    # Sums over faces run in file order, left to right, and each product is formed as MuJoCo
+    # forms it (user_mesh.cc), so that volume, centre of mass and inertia agree to the last bit.
     # area-weighted centroid of the faces: apex of the tetrahedra
     area, normal, center = _triangles(v, f)
-    total_area = area.sum()
+    total_area = _sum(area)
     if total_area < MINVAL:
         raise ModelError(f"mesh '{name}': surface area is too small", file=file)
-    facecen = (area[:, None] * center).sum(axis=0) / total_area
+    facecen = np.array([_sum(area * center[:, k]) for k in range(3)]) / total_area
 
     inertia_faces = convex_hull(v, maxhullvert) if inertia_mode == "convex" else f
     if inertia_mode == "convex":
@@ -473,11 +421,12 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
     if inertia_mode == "shell":
         weight = area
     else:
-        weight = np.einsum("ij,ij->i", center - facecen, normal) * area / 3
+        weight = _dot3(center - facecen, normal) * area / 3
         if inertia_mode == "legacy":
             weight = np.abs(weight)
-    total = weight.sum()
-    com = (weight[:, None] * (0.75 * center + 0.25 * facecen)).sum(axis=0)
+    total = _sum(weight)
+    com = np.array([_sum(weight * (center[:, k] * 3.0 / 4.0 + facecen[k] / 4.0))
+                    for k in range(3)])
     if total >= MINVAL:
         com = com / total
     if inertia_mode == "shell":
@@ -489,29 +438,32 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
                              file=file)
         raise ModelError(f"mesh '{name}': volume is too small; try inertia='shell'", file=file)
 
-    # second moments about the com: P_kl = sum vol/C (2 sum_i x_ik x_il + sum_{i!=j} x_ik x_jl)
-    # (C = 20 for solid tetrahedra with apex at the com, 12 for triangle shells)
+    # second moments about the com, per tetrahedron (com, D, E, F) or triangle shell:
+    # P_kl = vol / C (2 (D_k D_l + E_k E_l + F_k F_l) + D_k E_l + D_l E_k + D_k F_l + D_l F_k
+    #                 + E_k F_l + E_l F_k), C = 20 for solids, 12 for shells
     vc = v - com
     area, normal, center = _triangles(vc, inertia_faces)
     if inertia_mode == "shell":
         vol = area
     else:
-        vol = np.einsum("ij,ij->i", center, normal) * area / 3
+        vol = _dot3(center, normal) * area / 3
         if inertia_mode == "legacy":
             vol = np.abs(vol)
-    volume = float(vol.sum())
+    volume = _sum(vol)
     D, E, F = vc[inertia_faces[:, 0]], vc[inertia_faces[:, 1]], vc[inertia_faces[:, 2]]
-    S = D + E + F
-    # 2(DD + EE + FF) + (DE + ED + DF + FD + EF + FE) = (DD + EE + FF) + S S^T
-    prod = (np.einsum("ni,nj->nij", D, D) + np.einsum("ni,nj->nij", E, E)
-            + np.einsum("ni,nj->nij", F, F) + np.einsum("ni,nj->nij", S, S))
-    C = 12.0 if inertia_mode == "shell" else 20.0
-    P = np.einsum("n,nij->ij", vol / C, prod)
-    full = np.array([[P[1, 1] + P[2, 2], -P[0, 1], -P[0, 2]],
-                     [-P[0, 1], P[0, 0] + P[2, 2], -P[1, 2]],
-                     [-P[0, 2], -P[1, 2], P[0, 0] + P[1, 1]]])
+    C = 12 if inertia_mode == "shell" else 20
+    P = []
+    for k, l in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)):
+        term = (2 * ((D[:, k] * D[:, l] + E[:, k] * E[:, l]) + F[:, k] * F[:, l])
+                + D[:, k] * E[:, l] + D[:, l] * E[:, k] + D[:, k] * F[:, l]
+                + D[:, l] * F[:, k] + E[:, k] * F[:, l] + E[:, l] * F[:, k])
+        P.append(_sum(vol / C * term))
+    full = [P[1] + P[2], -P[3], -P[4],
+            -P[3], P[0] + P[2], -P[5],
+            -P[4], -P[5], P[0] + P[1]]
 
-    eigval, quat = eig3(full)
+    eigval, quat = I.eig3(full, tol=1e-7)
+    eigval, quat = np.array(eigval), np.array(quat)
     if eigval[2] <= 0:
         raise ModelError(f"mesh '{name}': eigenvalue of mesh inertia must be positive", file=file)
     rtol, atol = 1e-6, 1e-9
@@ -522,9 +474,8 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
                          file=file)
     boxsz = 0.5 * np.sqrt(6 * np.array([b + c - a, a + c - b, a + b - c]) / volume)
 
-    # vertices in the principal frame: R^T (v - com)
-    R = quat2mat(quat)
-    vert = vc @ R
+    # vertices in the principal frame: R' (v - com)
+    vert = _mulmatvec(quat2mat(I.negquat(list(quat))), vc)
     aamm = np.concatenate([vert.min(axis=0), vert.max(axis=0)])
     hull = convex_hull(vert, maxhullvert)
     return MeshInfo(vert=vert, face=f, volume=volume, pos=com, quat=quat, inertia=eigval,
@@ -551,7 +502,7 @@ def fit_geom(info: MeshInfo, geom_type, fitaabb: bool = False, fitscale: float =
     if not fitaabb:
         bx = info.boxsz
         if gt == GeomType.SPHERE:
-            size[0] = bx.sum() / 3
+            size[0] = (bx[0] + bx[1] + bx[2]) / 3
         elif gt == GeomType.CAPSULE:
             size[0] = (bx[0] + bx[1]) / 2
             size[1] = max(0.0, bx[2] - size[0] / 2)
@@ -567,7 +518,7 @@ def fit_geom(info: MeshInfo, geom_type, fitaabb: bool = False, fitscale: float =
         lo, hi = info.aamm[:3], info.aamm[3:]
         cen = (lo + hi) / 2
         half = hi - cen
-        pos = pos + quat2mat(info.quat) @ cen
+        pos = pos + np.array(I.rotvecquat([float(x) for x in cen], [float(x) for x in info.quat]))
         if gt == GeomType.SPHERE:
             size[0] = half.max()
         elif gt == GeomType.CAPSULE:

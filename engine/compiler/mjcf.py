@@ -153,16 +153,19 @@ class DefClass:
         if parent is None:
             self.spec = {k: {} for k in S.DEFAULT_KINDS}
             self.act = {t: S.actuator_default() for t in S.ACT_SPECIFIC}
+            self.texture = {}
         else:
             self.spec = {k: dict(v) for k, v in parent.spec.items()}
             self.act = {t: dict(v) for t, v in parent.act.items()}
+            self.texture = dict(parent.texture)
 
 
 def _orientation(spec, degree, eulerseq, node, default_quat=(1.0, 0.0, 0.0, 0.0)):
     """Quaternion from quat / axisangle / xyaxes / zaxis / euler (MuJoCo's ResolveOrientation)."""
-    given = [a for a in S.ORIENT if spec.get(a) is not None and a != "quat"]
+    given = [a for a in S.ORIENT if spec.get(a) is not None]
     if len(given) > 1:
         raise node.error("multiple orientation specifiers: " + ", ".join(given), given[1])
+    given = [a for a in given if a != "quat"]
     if not given:
         q = spec.get("quat")
         q = list(q) if q is not None else list(default_quat)
@@ -322,6 +325,20 @@ class _Compiler:
     def unsupported(self, node, feature, attribute=None):
         return node.error(f"{feature} is not implemented", attribute)
 
+    def reject_set(self, node, spec, features):
+        """ModelError for the first attribute in `features` ({attribute: feature}) that spec
+        sets to a value other than MuJoCo's default (physics this engine does not have)."""
+        for a, feature in features.items():
+            if spec.given(a) and spec[a] != spec.builtin[a]:
+                raise self.unsupported(node, feature, a)
+
+    def ignore_visual(self, node, spec, attributes):
+        """Accept purely visual attributes that the engine does not use, reported once each."""
+        for a in attributes:
+            if spec.given(a):
+                self.warn_once((node.tag, a), f"<{node.tag}> attribute '{a}' only affects "
+                                              "rendering in MuJoCo and is not used here")
+
     # ------------------------------------------------------------------------------------------
     def run(self, data):
         root = parse_text(data, self.file)
@@ -372,7 +389,7 @@ class _Compiler:
              "angle": "degree", "fitaabb": False, "eulerseq": "xyz", "meshdir": "",
              "texturedir": "", "discardvisual": False, "usethread": True, "fusestatic": False,
              "inertiafromgeom": 2, "inertiagrouprange": [0, 5], "saveinertial": False,
-             "assetdir": "", "alignfree": False}
+             "assetdir": "", "alignfree": False, "passthrough": False}
         for n in nodes:
             self.current = n
             for child in n.children:
@@ -398,6 +415,11 @@ class _Compiler:
                               "coordinate")
             if c["fusestatic"]:
                 raise self.unsupported(n, "fusestatic (merging static bodies)", "fusestatic")
+            if c["passthrough"]:
+                raise self.unsupported(n, "passthrough (no compiler processing)", "passthrough")
+            for a in ("savecanonical", "savecompiled", "conflict"):
+                if n.has(a):
+                    self.warn(f"compiler option '{a}' has no effect in this engine", n)
         if c["assetdir"]:
             c["meshdir"] = c["meshdir"] or c["assetdir"]
             c["texturedir"] = c["texturedir"] or c["assetdir"]
@@ -486,6 +508,9 @@ class _Compiler:
             if a in bits:
                 if not v:
                     o["disableflags"] |= int(bits[a])
+            elif a in ("diagexact", "ipc", "speculative"):
+                if v:
+                    raise self.unsupported(n, f"the '{a}' flag", a)
             elif a in enable_kind:
                 if v:
                     self.warn(f"flag '{a}' is not supported by this engine and is ignored", n)
@@ -572,6 +597,11 @@ class _Compiler:
                 d.spec[tag] = _overlay(d.spec[tag], child, table, builtin=builtin)
             elif tag in S.ACT_SPECIFIC:
                 self._default_actuator(d, child)
+            elif tag in ("orientation", "pid", "dcmotor"):
+                raise self.unsupported(child, f"<{tag}> actuators")
+            elif tag == "texture":
+                child.check_attrs(S.TEXTURE_DEFAULT)
+                d.texture.update(child.attrib)
             else:
                 raise child.error(f"unknown element <{tag}> in <default>")
         for child in nested:
@@ -645,10 +675,14 @@ class _Compiler:
                     self.read_material(child)
                 elif tag == "texture":
                     child.check_attrs(S.TEXTURE)
-                    t = dict(child.attrib)
+                    t = dict(self.defclass(child, None).texture)
+                    t.update(child.attrib)
+                    t.pop("class", None)
                     for a in S.TEXTURE_FILES:
                         if a in t:
                             t[a] = self._asset_path(t[a], texdir)
+                            if self.source.find(t[a], [texdir, self.model_dir]) is None:
+                                raise child.error(f"texture file '{t[a]}' not found", a)
                     if "name" not in t:
                         t["name"] = os.path.splitext(os.path.basename(child.text("file", "")))[0]
                     t["_node"] = child
@@ -877,6 +911,10 @@ class _Compiler:
         if n.has("sleep"):
             n.keyword("sleep", {"auto": 0, "never": 1, "allowed": 2, "init": 3})
             self.warn("body sleep settings have no effect in this engine", n)
+        if n.keyword("fuse", {"true": True, "false": False, "auto": False}, False):
+            raise self.unsupported(n, "merging a static body into its parent (fuse)", "fuse")
+        if n.has("simple"):
+            n.keyword("simple", {"true": 1, "false": 0, "auto": 2})
         n.floats("user", None, minimum=0)
         parent.children.append(body)
         self.read_body_children(n, body, cc, None)
@@ -889,7 +927,8 @@ class _Compiler:
                     pos=[0.0, 0.0, 0.0], axis=[0.0, 0.0, 1.0], limited=False, range=[0.0, 0.0],
                     stiffness=0.0, springref=0.0, ref=0.0, armature=0.0, damping=0.0,
                     frictionloss=0.0, margin=0.0, epsilon=-1.0, kappa=-1.0,
-                    align=n.keyword("align", {"false": 0, "true": 1, "auto": 2}, 2))
+                    align=n.keyword("align", {"false": 0, "true": 1, "auto": 2}, 2),
+                    actfrclimited=False, actfrcrange=[0.0, 0.0], springdamper=None)
             body.joints.append(j)
             return
         cls = self.defclass(n, childclass)
@@ -912,20 +951,30 @@ class _Compiler:
                 raise n.error("range[0] should be 0 in ball joint", "range")
             if self.degree and jtype in (1, 3):
                 rng = [r * PI / 180.0 if r else r for r in rng]
-        if sp["springdamper"][0] or sp["springdamper"][1]:
-            raise self.unsupported(n, "springdamper (automatic joint stiffness and damping)",
-                                   "springdamper")
-        if sp["actuatorfrclimited"] == 1 or (
-                sp["actuatorfrclimited"] == 2 and sp["actuatorfrcrange"][0] <
-                sp["actuatorfrcrange"][1] and self.cc["autolimits"] and jtype in (2, 3)):
-            raise self.unsupported(n, "joint actuator force limits (actuatorfrcrange)",
-                                   "actuatorfrcrange")
+        springdamper = list(sp["springdamper"])
+        if springdamper[0] or springdamper[1]:
+            if springdamper[0] <= 0 or springdamper[1] <= 0:
+                raise n.error("when defined, springdamper values must be positive",
+                              "springdamper")
+        else:
+            springdamper = None
+        # limits of the total actuator force on a hinge or slide joint
+        afl, afr = sp["actuatorfrclimited"], list(sp["actuatorfrcrange"])
+        if afl == 2 and not self.cc["autolimits"] and not (afr[0] == 0 and afr[1] == 0):
+            raise n.error("joint has 'actuatorfrcrange' but not 'actuatorfrclimited'; set "
+                          "autolimits=\"true\" in <compiler> or give actuatorfrclimited "
+                          "explicitly", "actuatorfrcrange")
+        act_limited = jtype in (2, 3) and _islimited(afl, afr)
+        if act_limited and afr[0] >= afr[1]:
+            raise n.error("actuatorfrcrange[0] should be smaller than actuatorfrcrange[1]",
+                          "actuatorfrcrange")
         if sp["actuatorgravcomp"]:
             raise self.unsupported(n, "actuatorgravcomp", "actuatorgravcomp")
         for a in ("solreffriction", "solimpfriction"):
             if sp.given(a):
                 self.warn(f"'{a}' has no counterpart in this engine (friction loss uses the "
                           "global softness)", n)
+        self.reject_set(n, sp, {"springyield": "spring yield (plasticity)"})
         axis = list(sp["axis"])
         pos = list(sp["pos"])
         if jtype in (0, 1):
@@ -949,7 +998,7 @@ class _Compiler:
             axis=axis, limited=is_lim, range=rng, stiffness=sp["stiffness"],
             springref=springref, ref=ref, armature=sp["armature"], damping=sp["damping"],
             frictionloss=sp["frictionloss"], margin=sp["margin"], epsilon=eps, kappa=kap,
-            align=2))
+            align=2, actfrclimited=act_limited, actfrcrange=afr, springdamper=springdamper))
 
     # ---- geoms -------------------------------------------------------------------------------
     def read_geom(self, n, body, childclass, frame):
@@ -964,6 +1013,9 @@ class _Compiler:
         if sp["fluidshape"] == "ellipsoid":
             raise self.unsupported(n, "fluid forces with fluidshape=\"ellipsoid\"",
                                    "fluidshape")
+        self.reject_set(n, sp, {"adhesion": "contact adhesion",
+                                "surfacevel": "surface velocity (conveyor contacts)"})
+        self.ignore_visual(n, sp, ("castshadow",))
         condim = sp["condim"]
         if condim not in (1, 3, 4, 6):
             raise n.error("invalid condim in geom (must be 1, 3, 4 or 6)", "condim")
@@ -1073,20 +1125,20 @@ class _Compiler:
         if not infer:
             return
         mvol = g.mesh.info.volume if g.mesh is not None else None
-        minert = [float(x) for x in g.mesh.info.inertia] if g.mesh is not None else None
+        mbox = [float(x) for x in g.mesh.info.boxsz] if g.mesh is not None else None
         vol = I.geom_volume(g.type, g.size, g.shell, mvol)
         if g.mass_given is not None:
             if g.mass_given == 0:
                 g.mass = 0.0
             elif vol > I.EPS:
                 g.mass = g.mass_given
-                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, minert, mvol)
+                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, mbox)
         else:
             if g.density == 0:
                 g.mass = 0.0
             else:
                 g.mass = g.density * vol
-                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, minert, mvol)
+                g.inertia = I.geom_inertia(g.type, g.size, g.mass, g.shell, mbox)
         if g.mass < 0 or min(g.inertia) < 0:
             raise g.node.error("mass, inertia or density are negative in geom")
 
@@ -1094,6 +1146,7 @@ class _Compiler:
     def read_site(self, n, body, childclass, frame):
         cls = self.defclass(n, childclass)
         sp = self.spec(n, "site", cls)
+        self.ignore_visual(n, sp, ("mesh",))
         stype = sp["type"]
         if stype in (0, 1, 7, 8):
             raise n.error("meshes, hfields and planes are not allowed in site", "type")
@@ -1133,6 +1186,7 @@ class _Compiler:
     def read_camera(self, n, body, childclass, frame):
         cls = self.defclass(n, childclass)
         sp = self.spec(n, "camera", cls, extra=("target",))
+        self.ignore_visual(n, sp, ("output",))
         quat = _orientation(sp.d, self.degree, self.eulerseq, n)
         pos = list(sp["pos"])
         if frame is not None:
@@ -1146,6 +1200,7 @@ class _Compiler:
     def read_light(self, n, body, childclass, frame):
         cls = self.defclass(n, childclass)
         sp = self.spec(n, "light", cls, extra=("target", "texture"))
+        self.ignore_visual(n, sp, ("softness",))
         pos = list(sp["pos"])
         ldir = list(sp["dir"])
         if frame is not None:
@@ -1465,6 +1520,7 @@ class _Compiler:
         condim = sp["condim"]
         if condim not in (1, 3, 4, 6):
             raise n.error("invalid condim in contact pair", "condim")
+        self.reject_set(n, sp, {"adhesion": "contact adhesion"})
         margin, gap, fr = sp["margin"], sp["gap"], list(sp["friction"])
         if sp.given("solreffriction"):
             self.warn("'solreffriction' has no counterpart in this engine", n)
@@ -1489,7 +1545,7 @@ class _Compiler:
             for child in n.children:
                 self.current = child
                 tag = child.tag
-                if tag in ("flex", "distance"):
+                if tag in ("flex", "flexstrain", "distance"):
                     raise self.unsupported(child, f"<{tag}> equality constraints")
                 if tag not in attrs:
                     raise child.error(f"unknown element <{tag}> in <equality>")
@@ -1698,8 +1754,8 @@ class _Compiler:
         is_lim = _islimited(limited, rng)
         if is_lim and rng[0] >= rng[1]:
             raise n.error("invalid limits in tendon", "range")
-        if sp["armature"]:
-            raise self.unsupported(n, "tendon armature", "armature")
+        self.reject_set(n, sp, {"armature": "tendon armature",
+                                "springyield": "spring yield (plasticity)"})
         if sp["actuatorfrclimited"] == 1 or (sp["actuatorfrclimited"] == 2 and
                                              self.cc["autolimits"] and
                                              sp["actuatorfrcrange"][0] <
@@ -1764,6 +1820,11 @@ class _Compiler:
             a["gear"] = g + a["gear"][len(g):]
         if n.has("cranklength") and "cranklength" in table:
             a["cranklength"] = n.float("cranklength")
+        for k in ("armature", "damping", "delay", "nsample", "interp", "ffrange", "velrange",
+                  "input", "inheritrange"):
+            if n.has(k) and k in table:
+                v = _read(n, k, table[k])
+                a[k] = v + a[k][len(v):] if table[k][0] == "p" else v
         if n.has("user"):
             n.floats("user", None, minimum=0)
         a["shortcut"] = tag
@@ -1804,8 +1865,7 @@ class _Compiler:
             if dampratio is not None:
                 if dampratio < 0:
                     raise n.error("dampratio cannot be negative", "dampratio")
-                bp[2] = dampratio
-                a["dampratio"] = n
+                bp[2] = dampratio       # positive: converted to damping at qpos0 by set_const
             if timeconst is not None:
                 if timeconst < 0:
                     raise n.error("timeconst cannot be negative", "timeconst")
@@ -1877,6 +1937,8 @@ class _Compiler:
                 self.current = child
                 if child.tag == "plugin":
                     raise self.unsupported(child, "actuator plugins")
+                if child.tag in ("orientation", "pid", "dcmotor"):
+                    raise self.unsupported(child, f"<{child.tag}> actuators")
                 if child.tag not in S.ACT_SPECIFIC:
                     raise child.error(f"unknown element <{child.tag}> in <actuator>")
                 self.read_actuator(child)
@@ -1885,14 +1947,19 @@ class _Compiler:
     def read_actuator(self, n):
         cls = self.defclass(n, None)
         a = dict(cls.act[n.tag])
-        a["dampratio"] = None
         a["muscle"] = False
         self._apply_actuator(a, n, is_default=False)
         name = n.text("name", "")
         if a["muscle"] or a["dyntype"] == 4 or a["gaintype"] == 2 or a["biastype"] == 2:
             raise self.unsupported(n, "muscle actuators", None)
-        if a["dampratio"] is not None:
-            raise self.unsupported(n, "dampratio on position actuators", "dampratio")
+        # MuJoCo 4 actuator features without a counterpart here (the history buffer size
+        # nsample and its interpolation only matter together with a delay)
+        default = S.actuator_default()
+        for k, feature in (("armature", "actuator armature"), ("damping", "actuator damping"),
+                           ("delay", "actuator delays"), ("ffrange", "actuator ffrange"),
+                           ("velrange", "actuator velrange"), ("input", "actuator input")):
+            if a[k] != default[k]:
+                raise self.unsupported(n, feature, k)
         for k, enum in (("dyntype", 5), ("gaintype", 3), ("biastype", 3)):
             if a[k] == enum:
                 raise self.unsupported(n, f"user-defined actuator {k} (callbacks)", k)
@@ -1915,6 +1982,8 @@ class _Compiler:
         if t in ("joint", "jointinparent"):
             trntype = TrnType.JOINT if t == "joint" else TrnType.JOINTINPARENT
             trnid[0] = self.lookup_joint(n, tname, t)
+            if self.joints[trnid[0]].type in (0, 1):
+                raise self.unsupported(n, "actuator transmission on a ball or free joint", t)
         elif t == "tendon":
             trntype = TrnType.TENDON
             trnid[0] = self._lookup(self.tendon_index, n, tname, t, "tendon")
@@ -1924,10 +1993,12 @@ class _Compiler:
             trntype = TrnType.SITE
             trnid[0] = self.lookup_site(n, tname, t)
             if n.has("refsite"):
-                trnid[1] = self.lookup_site(n, n.text("refsite"), "refsite")
+                self.lookup_site(n, n.text("refsite"), "refsite")
+                raise self.unsupported(n, "site transmission with a reference site (refsite)",
+                                       "refsite")
         else:
-            trntype = TrnType.BODY
-            trnid[0] = self.lookup_body(n, tname, t)
+            self.lookup_body(n, tname, t)
+            raise self.unsupported(n, "body transmission (adhesion to contacts)", t)
         # inheritrange
         if a["gaintype"] == 0 and a["biastype"] == 1 and a["gainprm"][0] == -a["biasprm"][1] \
                 and a["inheritrange"] > 0:
@@ -2081,7 +2152,10 @@ class _Compiler:
                 if child.tag != "key":
                     raise child.error(f"unknown element <{child.tag}> in <keyframe>")
                 child.check_attrs(("name", "time", "qpos", "qvel", "act", "mpos", "mquat",
-                                   "ctrl"))
+                                   "ctrl", "plastic"))
+                if child.has("plastic"):
+                    raise self.unsupported(child, "plastic deformation state in keyframes",
+                                           "plastic")
                 self.keys.append(child)
 
     # ------------------------------------------------------------------------------------------
@@ -2115,7 +2189,7 @@ class _Compiler:
 
         # bodies
         for k in ("parentid", "rootid", "weldid", "mocapid", "jntnum", "jntadr", "dofnum",
-                  "dofadr", "geomnum", "geomadr"):
+                  "dofadr", "geomnum", "geomadr", "sameframe"):
             arr("body_" + k, nbody, int)
         for k, w in (("pos", 3), ("quat", 4), ("ipos", 3), ("iquat", 4), ("inertia", 3)):
             arr("body_" + k, (nbody, w))
@@ -2125,10 +2199,12 @@ class _Compiler:
         mocapid = 0
         # joints / dofs
         jt = {k: arr("jnt_" + k, njnt, int) for k in ("type", "qposadr", "dofadr", "bodyid",
+                                                       "actfrclimited",
                                                        "group", "limited")}
         arr("jnt_pos", (njnt, 3))
         arr("jnt_axis", (njnt, 3))
         arr("jnt_range", (njnt, 2))
+        arr("jnt_actfrcrange", (njnt, 2))
         for k in ("stiffness", "margin", "epsilon", "kappa"):
             arr("jnt_" + k, njnt)
         for k in ("bodyid", "jntid", "parentid", "Madr"):
@@ -2159,6 +2235,7 @@ class _Compiler:
             A["body_mass"][i] = b.mass
             A["body_inertia"][i] = b.inertia
             A["body_gravcomp"][i] = b.gravcomp
+            A["body_sameframe"][i] = I.same_frame(b.ipos, b.iquat)
             ndof = sum({0: 6, 1: 3, 2: 1, 3: 1}[j.type] for j in b.joints)
             A["body_dofnum"][i] = ndof
             A["body_dofadr"][i] = dofadr if ndof else -1
@@ -2174,6 +2251,8 @@ class _Compiler:
                 A["jnt_pos"][jid] = j.pos
                 A["jnt_axis"][jid] = j.axis
                 A["jnt_range"][jid] = j.range
+                jt["actfrclimited"][jid] = int(j.actfrclimited)
+                A["jnt_actfrcrange"][jid] = j.actfrcrange
                 A["jnt_stiffness"][jid] = j.stiffness
                 A["jnt_margin"][jid] = j.margin
                 A["jnt_epsilon"][jid] = j.epsilon
@@ -2215,7 +2294,7 @@ class _Compiler:
         # geoms
         gi = {k: arr("geom_" + k, ngeom, int) for k in ("type", "contype", "conaffinity",
                                                         "condim", "bodyid", "dataid", "matid",
-                                                        "group", "priority")}
+                                                        "group", "priority", "sameframe")}
         for k, w in (("size", 3), ("pos", 3), ("quat", 4), ("friction", 3), ("rgba", 4)):
             arr("geom_" + k, (ngeom, w))
         for k in ("rbound", "margin", "gap", "epsilon", "kappa"):
@@ -2236,6 +2315,7 @@ class _Compiler:
             A["geom_quat"][k] = g.quat
             A["geom_friction"][k] = g.friction
             A["geom_rgba"][k] = g.rgba
+            A["geom_sameframe"][k] = I.same_frame(g.pos, g.quat, g.body.ipos, g.body.iquat)
             A["geom_margin"][k] = g.margin
             A["geom_gap"][k] = g.gap
             A["geom_epsilon"][k] = g.epsilon
@@ -2245,7 +2325,7 @@ class _Compiler:
 
         # sites
         nsite = len(sites)
-        for k in ("type", "bodyid", "group"):
+        for k in ("type", "bodyid", "group", "sameframe"):
             arr("site_" + k, nsite, int)
         for k, w in (("size", 3), ("pos", 3), ("quat", 4), ("rgba", 4)):
             arr("site_" + k, (nsite, w))
@@ -2257,6 +2337,7 @@ class _Compiler:
             A["site_pos"][s.id] = s.pos
             A["site_quat"][s.id] = s.quat
             A["site_rgba"][s.id] = s.rgba
+            A["site_sameframe"][s.id] = I.same_frame(s.pos, s.quat, s.body.ipos, s.body.iquat)
 
         # cameras
         ncam = len(cams)
@@ -2444,26 +2525,20 @@ class _Compiler:
             self.current = n
             key_names.append(n.text("name", ""))
             A["key_time"][i] = n.float("time", 0.0)
+            # a key may give the first values only: qpos is completed from qpos0, qvel, act
+            # and ctrl with zeros (as MuJoCo); mocap poses must be complete or are ignored
             for attr, target, size in (("qpos", kq, nq), ("qvel", kv, nv), ("act", ka, na),
-                                       ("ctrl", kc, nu)):
+                                       ("ctrl", kc, nu), ("mpos", kmp, 3 * nmocap),
+                                       ("mquat", kmq, 4 * nmocap)):
                 if n.has(attr):
                     v = n.floats(attr, None, minimum=0)
-                    if len(v) != size:
-                        raise n.error(f"expected {size} numbers ({attr} size), got {len(v)}",
-                                      attr)
-                    target[i] = v
-            if n.has("mpos"):
-                v = n.floats("mpos", None, minimum=0)
-                if len(v) != 3 * nmocap:
-                    raise n.error(f"expected {3 * nmocap} numbers (3 per mocap body), got "
-                                  f"{len(v)}", "mpos")
-                kmp[i] = np.reshape(v, (nmocap, 3))
-            if n.has("mquat"):
-                v = n.floats("mquat", None, minimum=0)
-                if len(v) != 4 * nmocap:
-                    raise n.error(f"expected {4 * nmocap} numbers (4 per mocap body), got "
-                                  f"{len(v)}", "mquat")
-                kmq[i] = np.reshape(v, (nmocap, 4))
+                    if len(v) > size:
+                        raise n.error(f"expected at most {size} numbers ({attr} size), got "
+                                      f"{len(v)}", attr)
+                    if attr in ("qpos", "qvel", "act", "ctrl"):
+                        target[i, :len(v)] = v
+                    elif len(v) == size:
+                        target[i] = np.reshape(v, target[i].shape)
             for j in joints:
                 if j.type in (0, 1):
                     a0 = A["jnt_qposadr"][j.id] + (3 if j.type == 0 else 0)
@@ -2510,4 +2585,6 @@ class _Compiler:
         return Model(sizes, A, names, path=path, materials=materials, textures=textures,
                      sensors=self.sensors, visual=self.visual,
                      statistic=self.statistic, warnings=list(self.warnings),
-                     size=dict(self.size), model_name=self.model_name)
+                     size=dict(self.size), model_name=self.model_name,
+                     springdamper={j.id: tuple(j.springdamper) for j in joints
+                                   if j.springdamper})

@@ -49,7 +49,7 @@ JOINT = {
     "solreflimit": SOLREF, "solimplimit": SOLIMP, "solreffriction": SOLREF,
     "solimpfriction": SOLIMP, "stiffness": F1, "range": F(2), "actuatorfrcrange": F(2),
     "actuatorgravcomp": B, "margin": F1, "ref": F1, "springref": F1, "armature": F1,
-    "damping": F1, "frictionloss": F1, "user": V, **SOFT_TABLE}
+    "damping": F1, "frictionloss": F1, "springyield": F1, "user": V, **SOFT_TABLE}
 JOINT_DEFAULT = {
     "type": 3, "group": 0, "pos": [0.0, 0.0, 0.0], "axis": [0.0, 0.0, 1.0],
     "springdamper": [0.0, 0.0], "limited": 2, "actuatorfrclimited": 2,
@@ -57,7 +57,7 @@ JOINT_DEFAULT = {
     "solreffriction": [0.02, 1.0], "solimpfriction": [0.9, 0.95, 0.001, 0.5, 2.0],
     "stiffness": 0.0, "range": [0.0, 0.0], "actuatorfrcrange": [0.0, 0.0],
     "actuatorgravcomp": False, "margin": 0.0, "ref": 0.0, "springref": 0.0, "armature": 0.0,
-    "damping": 0.0, "frictionloss": 0.0, "user": []}
+    "damping": 0.0, "frictionloss": 0.0, "springyield": 0.0, "user": []}
 
 GEOM = {
     "type": K(values=GEOM_TYPES), "pos": F(3), **ORIENT_TABLE, "contype": I1,
@@ -65,7 +65,8 @@ GEOM = {
     "friction": P(3), "mass": F1, "density": F1, "shellinertia": B, "solmix": F1,
     "solref": SOLREF, "solimp": SOLIMP, "margin": F1, "gap": F1, "fromto": F(6), "hfield": S,
     "mesh": S, "fitscale": F1, "rgba": F(4), "fluidshape": K("none", "ellipsoid"),
-    "fluidcoef": P(5), "user": V, **SOFT_TABLE}
+    "fluidcoef": P(5), "user": V, "castshadow": B, "adhesion": F1, "surfacevel": P(6),
+    **SOFT_TABLE}
 GEOM_DEFAULT = {
     "type": 2, "pos": [0.0, 0.0, 0.0], "quat": [1.0, 0.0, 0.0, 0.0], "contype": 1,
     "conaffinity": 1, "condim": 3, "group": 0, "priority": 0, "size": [0.0, 0.0, 0.0],
@@ -73,33 +74,37 @@ GEOM_DEFAULT = {
     "shellinertia": False, "solmix": 1.0, "solref": [0.02, 1.0],
     "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "margin": 0.0, "gap": 0.0, "fromto": None,
     "hfield": "", "mesh": "", "fitscale": 1.0, "rgba": [0.5, 0.5, 0.5, 1.0],
-    "fluidshape": "none", "fluidcoef": [0.5, 0.25, 1.5, 1.0, 1.0], "user": []}
+    "fluidshape": "none", "fluidcoef": [0.5, 0.25, 1.5, 1.0, 1.0], "user": [],
+    "castshadow": True, "adhesion": 0.0, "surfacevel": [0.0] * 6}
 
 SITE = {"type": K(values=GEOM_TYPES), "group": I1, "pos": F(3), **ORIENT_TABLE, "material": S,
-        "size": P(3), "fromto": F(6), "rgba": F(4), "user": V}
+        "size": P(3), "fromto": F(6), "rgba": F(4), "user": V, "mesh": S}
 SITE_DEFAULT = {"type": 2, "group": 0, "pos": [0.0, 0.0, 0.0], "quat": [1.0, 0.0, 0.0, 0.0],
                 "material": "", "size": [0.005, 0.005, 0.005], "fromto": None,
-                "rgba": [0.5, 0.5, 0.5, 1.0], "user": []}
+                "rgba": [0.5, 0.5, 0.5, 1.0], "user": [], "mesh": ""}
 
 CAMERA = {"projection": K("perspective", "orthographic"), "orthographic": B, "fovy": F1,
           "ipd": F1, "resolution": F(2), "pos": F(3), **ORIENT_TABLE, "mode": K(values=CAMLIGHT),
           "focal": F(2), "focalpixel": F(2), "principal": F(2), "principalpixel": F(2),
-          "sensorsize": F(2), "user": V}
+          "sensorsize": F(2), "user": V, "output": S}
 CAMERA_DEFAULT = {"projection": "perspective", "orthographic": False, "fovy": 45.0,
                   "ipd": 0.068, "resolution": [1.0, 1.0], "pos": [0.0, 0.0, 0.0],
                   "quat": [1.0, 0.0, 0.0, 0.0], "mode": 0, "focal": [0.0, 0.0],
                   "focalpixel": [0.0, 0.0], "principal": [0.0, 0.0],
-                  "principalpixel": [0.0, 0.0], "sensorsize": [0.0, 0.0], "user": []}
+                  "principalpixel": [0.0, 0.0], "sensorsize": [0.0, 0.0], "user": [],
+                  "output": "rgb"}
 
 LIGHT = {"pos": F(3), "dir": F(3), "bulbradius": F1, "intensity": F1, "range": F1,
          "directional": B, "type": K("spot", "directional", "point", "image"),
          "castshadow": B, "active": B, "attenuation": F(3), "cutoff": F1, "exponent": F1,
-         "ambient": F(3), "diffuse": F(3), "specular": F(3), "mode": K(values=CAMLIGHT)}
+         "ambient": F(3), "diffuse": F(3), "specular": F(3), "mode": K(values=CAMLIGHT),
+         "softness": F1}
 LIGHT_DEFAULT = {"pos": [0.0, 0.0, 0.0], "dir": [0.0, 0.0, -1.0], "bulbradius": 0.02,
                  "intensity": 0.0, "range": 10.0, "directional": False, "type": "spot",
                  "castshadow": True, "active": True, "attenuation": [1.0, 0.0, 0.0],
                  "cutoff": 45.0, "exponent": 10.0, "ambient": [0.0, 0.0, 0.0],
-                 "diffuse": [0.7, 0.7, 0.7], "specular": [0.3, 0.3, 0.3], "mode": 0}
+                 "diffuse": [0.7, 0.7, 0.7], "specular": [0.3, 0.3, 0.3], "mode": 0,
+                 "softness": 0.2}
 
 MESH = {"scale": F(3), "maxhullvert": I1,
         "inertia": K("legacy", "convex", "exact", "shell")}
@@ -112,10 +117,11 @@ MATERIAL_DEFAULT = {"texture": "", "emission": 0.0, "specular": 0.5, "shininess"
                     "rgba": [1.0, 1.0, 1.0, 1.0], "texrepeat": [1.0, 1.0], "texuniform": False}
 
 PAIR = {"condim": I1, "friction": P(5), "solref": SOLREF, "solreffriction": SOLREF,
-        "solimp": SOLIMP, "gap": F1, "margin": F1, **SOFT_TABLE}
+        "solimp": SOLIMP, "gap": F1, "margin": F1, "adhesion": F1, **SOFT_TABLE}
 PAIR_DEFAULT = {"condim": 3, "friction": [1.0, 1.0, 0.005, 0.0001, 0.0001],
                 "solref": [0.02, 1.0], "solreffriction": [0.0, 0.0],
-                "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "gap": 0.0, "margin": 0.0}
+                "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "gap": 0.0, "margin": 0.0,
+                "adhesion": 0.0}
 
 EQUALITY = {"active": B, "solref": SOLREF, "solimp": SOLIMP, "hard": B, **SOFT_TABLE}
 EQUALITY_DEFAULT = {"active": True, "hard": False, "solref": [0.02, 1.0],
@@ -125,26 +131,31 @@ TENDON = {"group": I1, "limited": TFAUTO, "actuatorfrclimited": TFAUTO, "range":
           "actuatorfrcrange": F(2), "solreflimit": SOLREF, "solimplimit": SOLIMP,
           "solreffriction": SOLREF, "solimpfriction": SOLIMP, "frictionloss": F1,
           "springlength": P(2), "width": F1, "material": S, "margin": F1, "stiffness": F1,
-          "damping": F1, "armature": F1, "rgba": F(4), "user": V, **SOFT_TABLE}
+          "damping": F1, "armature": F1, "rgba": F(4), "user": V, "springyield": F1,
+          **SOFT_TABLE}
 TENDON_DEFAULT = {"group": 0, "limited": 2, "actuatorfrclimited": 2, "range": [0.0, 0.0],
                   "actuatorfrcrange": [0.0, 0.0], "solreflimit": [0.02, 1.0],
                   "solimplimit": [0.9, 0.95, 0.001, 0.5, 2.0], "solreffriction": [0.02, 1.0],
                   "solimpfriction": [0.9, 0.95, 0.001, 0.5, 2.0], "frictionloss": 0.0,
                   "springlength": None, "width": 0.003, "material": "", "margin": 0.0,
                   "stiffness": 0.0, "damping": 0.0, "armature": 0.0,
-                  "rgba": [0.5, 0.5, 0.5, 1.0], "user": []}
+                  "rgba": [0.5, 0.5, 0.5, 1.0], "user": [], "springyield": 0.0}
 
 # actuators: attributes common to all shortcut elements, then per element
 ACT_COMMON = {"ctrllimited": TFAUTO, "forcelimited": TFAUTO, "actlimited": TFAUTO,
               "ctrlrange": F(2), "forcerange": F(2), "actrange": F(2), "lengthrange": F(2),
-              "gear": P(6), "cranklength": F1, "user": V, "group": I1}
+              "gear": P(6), "cranklength": F1, "user": V, "group": I1,
+              # MuJoCo 4 additions, all rejected when set except the history buffer size:
+              "armature": F1, "damping": P(3), "delay": F1, "nsample": I1,
+              "interp": K("zoh", "linear", "cubic")}
 DYN_TYPES = {"none": 0, "integrator": 1, "filter": 2, "filterexact": 3, "muscle": 4, "user": 5}
 GAIN_TYPES = {"fixed": 0, "affine": 1, "muscle": 2, "user": 3}
 BIAS_TYPES = {"none": 0, "affine": 1, "muscle": 2, "user": 3}
 ACT_SPECIFIC = {
     "general": {"actdim": I1, "dyntype": K(values=DYN_TYPES), "gaintype": K(values=GAIN_TYPES),
                 "biastype": K(values=BIAS_TYPES), "dynprm": P(10), "gainprm": P(10),
-                "biasprm": P(10), "actearly": B},
+                "biasprm": P(10), "actearly": B, "inheritrange": F1, "ffrange": F(2),
+                "velrange": F(2), "input": S},
     "motor": {},
     "position": {"kp": F1, "kv": F1, "dampratio": F1, "timeconst": F1, "inheritrange": F1},
     "velocity": {"kv": F1},
@@ -160,8 +171,8 @@ ACT_NOT_IN = {"motor": ("actlimited", "actrange"), "position": ("actlimited", "a
                                                                   "ctrllimited"),
               "cylinder": ("actlimited", "actrange"), "muscle": ("actlimited", "actrange"),
               "adhesion": ("actlimited", "actrange", "ctrllimited", "gear", "cranklength",
-                           "lengthrange"),
-              "intvelocity": ("actlimited",), "general": ()}
+                           "lengthrange", "armature", "damping"),
+              "intvelocity": (), "general": ()}
 ACT_TARGETS = ("joint", "jointinparent", "tendon", "slidersite", "cranksite", "site", "refsite",
                "body")
 
@@ -178,8 +189,10 @@ def actuator_default():
             "gear": [1.0, 0, 0, 0, 0, 0], "cranklength": 0.0, "user": [], "group": 0,
             "actdim": -1, "dyntype": 0, "gaintype": 0, "biastype": 0,
             "dynprm": [1.0] + [0.0] * 9, "gainprm": [1.0] + [0.0] * 9, "biasprm": [0.0] * 10,
-            "actearly": False, "inheritrange": 0.0, "shortcut": "general", "dampratio": None,
-            "muscle": False}
+            "actearly": False, "inheritrange": 0.0, "shortcut": "general",
+            "muscle": False, "armature": 0.0, "damping": [0.0, 0.0, 0.0], "delay": 0.0,
+            "nsample": 0, "interp": "zoh", "ffrange": [0.0, 0.0], "velrange": [0.0, 0.0],
+            "input": None}
 
 
 DEFAULT_KINDS = {"joint": (JOINT, JOINT_DEFAULT), "geom": (GEOM, GEOM_DEFAULT),
@@ -201,14 +214,16 @@ OPTION = {"timestep": F1, "impratio": F1, "tolerance": F1, "ls_tolerance": F1,
 FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring", "damper",
          "gravity", "clampctrl", "warmstart", "filterparent", "actuation", "refsafe", "sensor",
          "midphase", "eulerdamp", "autoreset", "nativeccd", "island", "override", "energy",
-         "fwdinv", "invdiscrete", "multiccd", "sleep", "passive")
+         "fwdinv", "invdiscrete", "multiccd", "sleep", "passive", "diagexact", "ipc",
+         "speculative")
 
 COMPILER = {"autolimits": B, "boundmass": F1, "boundinertia": F1, "settotalmass": F1,
             "balanceinertia": B, "strippath": B, "coordinate": K("local", "global"),
             "angle": K("radian", "degree"), "fitaabb": B, "eulerseq": S, "meshdir": S,
             "texturedir": S, "discardvisual": B, "usethread": B, "fusestatic": B,
             "inertiafromgeom": K(values={"false": 0, "true": 1, "auto": 2}),
-            "inertiagrouprange": ("i2",), "saveinertial": B, "assetdir": S, "alignfree": B}
+            "inertiagrouprange": ("i2",), "saveinertial": B, "assetdir": S, "alignfree": B,
+            "savecanonical": B, "savecompiled": S, "conflict": S, "passthrough": B}
 
 SIZE = ("memory", "njmax", "nconmax", "nstack", "nuserdata", "nkey", "nuser_body",
         "nuser_jnt", "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
@@ -236,7 +251,10 @@ STATISTIC = ("meaninertia", "meanmass", "meansize", "extent", "center")
 TEXTURE = ("name", "type", "colorspace", "content_type", "file", "gridsize", "gridlayout",
            "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback", "builtin",
            "rgb1", "rgb2", "mark", "markrgb", "random", "width", "height", "hflip", "vflip",
-           "nchannel")
+           "nchannel", "class", "embed")
+TEXTURE_DEFAULT = ("builtin", "colorspace", "embed", "gridlayout", "gridsize", "height", "hflip",
+                   "mark", "markrgb", "nchannel", "random", "rgb1", "rgb2", "type", "vflip",
+                   "width")
 TEXTURE_FILES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
 
 MESH_ASSET = ("name", "class", "content_type", "file", "vertex", "normal", "texcoord", "face",
@@ -245,7 +263,7 @@ MESH_ASSET = ("name", "class", "content_type", "file", "vertex", "normal", "texc
 HFIELD = ("name", "content_type", "file", "nrow", "ncol", "size", "elevation")
 
 BODY = ("name", "childclass", "pos", "quat", "mocap", "axisangle", "xyaxes", "zaxis", "euler",
-        "gravcomp", "sleep", "user")
+        "gravcomp", "sleep", "user", "fuse", "simple")
 FRAME = ("name", "childclass", "pos", "quat", "axisangle", "xyaxes", "zaxis", "euler")
 INERTIAL = ("pos", "quat", "mass", "diaginertia", "axisangle", "xyaxes", "zaxis", "euler",
             "fullinertia")
@@ -279,10 +297,11 @@ SENSORS = {
     "e_potential": ("", None, 1), "e_kinetic": ("", None, 1), "clock": ("", None, 1),
     "user": (None, None, None), "tactile": ("geom", "geom", None),
 }
-SENSOR_COMMON = ("name", "cutoff", "noise", "user")
+SENSOR_COMMON = ("name", "cutoff", "noise", "user", "delay", "interp", "interval", "nsample")
 SENSOR_EXTRA = {
     "camprojection": ("site", "camera"), "framelinacc": ("objtype", "objname"),
-    "frameangacc": ("objtype", "objname"), "insidesite": ("site", "objtype", "objname"),
+    "frameangacc": ("objtype", "objname"), "insidesite": ("site", "objtype", "objname", "enclosed"),
+    "rangefinder": ("site", "camera", "data"),
     "distance": ("geom1", "geom2", "body1", "body2"), "normal": ("geom1", "geom2", "body1",
                                                                   "body2"),
     "fromto": ("geom1", "geom2", "body1", "body2"),

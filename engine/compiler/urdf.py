@@ -125,6 +125,7 @@ class _Joint:
     upper: object = None
     damping: float = 0.0
     friction: float = 0.0
+    mimic: object = None     # (mimicked joint name, multiplier, offset, <mimic> element)
 
 
 @dataclass
@@ -242,6 +243,17 @@ class _Reader:
             child.parent = parent
         for j, parent, child in joints:
             parent.children.append((j, child))
+        self.joints = {j.name: j for j, _, _ in joints}
+        for j in self.joints.values():
+            if j.mimic is not None:
+                target, node = j.mimic[0], j.mimic[3]
+                if target not in self.joints:
+                    raise node.error(f"joint '{j.name}' mimics unknown joint '{target}'",
+                                     "joint")
+                for k in (j, self.joints[target]):
+                    if k.type not in ("revolute", "continuous", "prismatic"):
+                        raise node.error(f"mimic needs revolute, continuous or prismatic "
+                                         f"joints; '{k.name}' is {k.type}", "joint")
 
         roots = [link for link in links.values() if link.parent is None]
         if not roots:
@@ -325,6 +337,12 @@ class _Reader:
         if dyn is not None:
             j.damping = dyn.float("damping", 0.0)
             j.friction = dyn.float("friction", 0.0)
+        mimic = self.child(n, "mimic")
+        if mimic is not None:
+            target = mimic.text("joint")
+            if not target:
+                raise mimic.error("<mimic> needs a 'joint' attribute", "joint")
+            j.mimic = (target, mimic.float("multiplier", 1.0), mimic.float("offset", 0.0), mimic)
         return j
 
     def read_link(self, link):
@@ -506,15 +524,14 @@ class _Reader:
                 continue                      # visual geoms have density 0
             gtype = types[g.kind]
             pos, quat = g.pos, g.quat
-            mesh_volume = mesh_inertia = None
+            mesh_volume = mesh_boxsz = None
             if g.kind == "mesh":
                 info = self.mesh_info(g.mesh)
                 pos, quat = _accum(pos, quat, info.pos, info.quat)
-                mesh_volume, mesh_inertia = info.volume, list(info.inertia)
+                mesh_volume, mesh_boxsz = info.volume, [float(x) for x in info.boxsz]
             vol = I.geom_volume(gtype, list(g.size), mesh_volume=mesh_volume)
             mass = 1000.0 * vol
-            diag = I.geom_inertia(gtype, list(g.size), mass, mesh_inertia=mesh_inertia,
-                                  mesh_volume=mesh_volume)
+            diag = I.geom_inertia(gtype, list(g.size), mass, mesh_boxsz=mesh_boxsz)
             R = _quat2mat(quat)
             out.append(_Inertial(mass=mass, com=np.asarray(pos, float),
                                  full=R @ np.diag(diag) @ R.T, node=link.node))
@@ -576,6 +593,15 @@ class _Reader:
         else:
             self.emit_body(2, root, None)
         self.emit(1, "</worldbody>", self.robot)
+        # <mimic>: joint = offset + multiplier * mimicked joint, a joint equality (as MuJoCo)
+        mimics = [j for j in self.joints.values() if j.mimic is not None]
+        if mimics:
+            self.emit(1, "<equality>", self.robot)
+            for j in mimics:
+                target, multiplier, offset, node = j.mimic
+                self.emit(2, f'<joint joint1="{_esc(j.name)}" joint2="{_esc(target)}" '
+                             f'polycoef="{offset!r} {multiplier!r} 0 0 0"/>', node)
+            self.emit(1, "</equality>", self.robot)
         self.emit(0, "</mujoco>", self.robot)
         return "\n".join(self.lines) + "\n"
 

@@ -52,6 +52,9 @@ class Node:
                 raise self.error(f"'{tok}' is not a valid {kind} in '{raw}'", name) from None
             if kind == "number" and not math.isfinite(v):
                 raise self.error(f"'{tok}' is not a finite number", name)
+            if kind == "integer" and not -2 ** 31 <= v < 2 ** 31:
+                raise self.error(f"integer '{tok}' is too large (32-bit integers as MuJoCo)",
+                                 name)
             out.append(v)
         return out
 
