@@ -26,7 +26,8 @@ Contact parameters of dynamic pairs (MuJoCo's mj_contactParam): the higher geom_
 condim, friction and softness; equal priorities take condim = max, friction = elementwise max
 (unpacked to 5: sliding, sliding, torsional, rolling, rolling). Softness: MuJoCo
 mixes solref (time constant, damping ratio) and solimp by the average (solmix 1:1); the
-engine's kappa is a time constant and epsilon an impedance scaling, so both are averaged. A
+engine's kappa is a time constant and epsilon an impedance scaling, so both are averaged, and
+so is the regulariser floor rmin. A
 geom value of -1 means "use m.opt"; when both geoms say -1 the contact keeps -1 so that the
 constraint stage reads the live option, otherwise the -1 side is replaced by the option value
 before averaging.
@@ -218,6 +219,7 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
               m.pair_friction[ipair, 3], m.pair_friction[ipair, 4])
         eps = m.pair_epsilon[ipair]
         kap = m.pair_kappa[ipair]
+        rmin = m.pair_rmin[ipair]
     else:
         p1 = m.geom_priority[g1]
         p2 = m.geom_priority[g2]
@@ -230,6 +232,7 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
             f2 = m.geom_friction[gh, 2]
             eps = m.geom_epsilon[gh]
             kap = m.geom_kappa[gh]
+            rmin = m.geom_rmin[gh]
         else:
             condim = max(m.geom_condim[g1], m.geom_condim[g2])
             f0 = max(m.geom_friction[g1, 0], m.geom_friction[g2, 0])
@@ -237,6 +240,7 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
             f2 = max(m.geom_friction[g1, 2], m.geom_friction[g2, 2])
             eps = _mix_soft(m.geom_epsilon[g1], m.geom_epsilon[g2], m.opt_epsilon[0])
             kap = _mix_soft(m.geom_kappa[g1], m.geom_kappa[g2], m.opt_kappa[0])
+            rmin = _mix_soft(m.geom_rmin[g1], m.geom_rmin[g2], m.opt_rmin[0])
         fr = (f0, f0, f1, f2, f2)
     for i in range(num):
         n = d.ncon[0]
@@ -254,6 +258,7 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
             d.contact_friction[n, k] = fr[k]
         d.contact_epsilon[n] = eps
         d.contact_kappa[n] = kap
+        d.contact_rmin[n] = rmin
         d.contact_geom1[n] = g1
         d.contact_geom2[n] = g2
         d.contact_dim[n] = condim
@@ -475,8 +480,8 @@ def broadphase(m, d):
 
 @jit
 def collision(m, d):
-    """Contacts: ncon, contact_* (dist pos frame includemargin friction epsilon kappa geom1 geom2
-    dim efc_address); scratch geom_aabb_world bp_order bp_pairs bp_npairs; nefc_overflow."""
+    """Contacts: ncon, contact_* (dist pos frame includemargin friction epsilon kappa rmin geom1
+    geom2 dim efc_address); scratch geom_aabb_world bp_order bp_pairs bp_npairs; nefc_overflow."""
     d.ncon[0] = 0
     d.nefc_overflow[0] = 0
     d.bp_npairs[0] = 0

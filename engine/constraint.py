@@ -4,7 +4,8 @@ Rows are stored in the paper's order of objects: equality constraints (soft Gaus
 unconstrained impulses, eq. 5-7), then friction loss (impulse in [-eta, eta]), limits (impulse
 >= 0) and contacts (normal then friction dimensions, impulse in the friction cone, eq. 9).
 
-Softness (paper section V), per row i with the object's epsilon and kappa:
+Softness (paper section V), per row i with the object's epsilon, kappa and rmin (its own
+values, or m.opt's where it has none):
     R_ii = max(A_ii eps, rmin)                      (27)  A_ii approximated at qpos0
     B_ii = 2 (1 + eps) / kappa, K_ii = (1 + eps) / kappa^2   (28)  K = 0 on friction rows
     v*   = J v - h B J v - h K x                    (24)  x: violation (pos - margin)
@@ -67,20 +68,25 @@ ZERO3 = (0.0, 0.0, 0.0)
 
 
 @jit
-def softness(m, eps, kappa):
-    """The object's (epsilon, kappa), falling back on m.opt; kappa kept >= 2 h."""
+def softness(m, eps, kappa, rmin):
+    """The object's softness (epsilon, kappa, rmin), each falling back on m.opt when negative;
+    kappa kept >= 2 h."""
     if eps < 0.0:
         eps = m.opt_epsilon[0]
     if kappa < 0.0:
         kappa = m.opt_kappa[0]
-    return eps, max(kappa, 2.0 * m.opt_timestep[0])
+    if rmin < 0.0:
+        rmin = m.opt_rmin[0]
+    return eps, max(kappa, 2.0 * m.opt_timestep[0]), rmin
 
 
 @jit
-def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction, b1, b2):
+def _add_row(m, d, ctype, cid, pos, margin, approx, soft, friction, b1, b2):
     """Append a row (J left at zero for the caller to fill); returns its index or -1 if full.
 
-    b1, b2: the bodies whose trees hold the row's nonzero dofs (efc_range); -1: any dof."""
+    soft: the object's (epsilon, kappa, rmin); b1, b2: the bodies whose trees hold the row's
+    nonzero dofs (efc_range); -1: any dof."""
+    eps, kappa, rmin = soft
     i = d.nefc[0]
     if i >= d.efc_type.shape[0]:
         d.nefc_overflow[0] = 1
@@ -109,7 +115,7 @@ def _add_row(m, d, ctype, cid, pos, margin, approx, eps, kappa, friction, b1, b2
     d.efc_frictionloss[i] = 0.0   # impulse bound of friction-loss rows (eta h)
     d.efc_mu[i] = 0.0
     # (27) and (28)
-    d.efc_R[i] = max(approx * eps, m.opt_rmin[0])
+    d.efc_R[i] = max(approx * eps, rmin)
     d.efc_B[i] = 2.0 * (1.0 + eps) / kappa
     d.efc_K[i] = 0.0 if friction else (1.0 + eps) / (kappa * kappa)
     d.efc_kappa[i] = kappa
@@ -131,9 +137,9 @@ def _equality_rows(m, d):
     for e in range(m.eq_type.shape[0]):
         if not m.eq_active0[e]:
             continue
-        eps, kappa = softness(m, m.eq_epsilon[e], m.eq_kappa[e])
+        soft = softness(m, m.eq_epsilon[e], m.eq_kappa[e], m.eq_rmin[e])
         if m.eq_hard[e]:
-            eps = 0.0                # B, K of (28) in the limit eps -> 0; R set to 0 below
+            soft = (0.0, soft[1], soft[2])   # B, K of (28) in the limit eps -> 0; R = 0 below
         first_row = d.nefc[0]
         t = m.eq_type[e]
         o1 = m.eq_obj1id[e]
@@ -161,7 +167,7 @@ def _equality_rows(m, d):
             err = sub3(p1, p2)
             approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
             for k in range(3):
-                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, eps, kappa, False, b1, b2)
+                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, soft, False, b1, b2)
                 if i < 0:
                     return
                 axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
@@ -181,7 +187,7 @@ def _equality_rows(m, d):
                 approx = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
                 first = d.nefc[0]
                 for k in range(3):
-                    i = _add_row(m, d, EQUALITY, e, dif[k + 1] * ts, 0.0, approx, eps, kappa,
+                    i = _add_row(m, d, EQUALITY, e, dif[k + 1] * ts, 0.0, approx, soft,
                                  False, b1, b2)
                     if i < 0:
                         return
@@ -220,7 +226,7 @@ def _equality_rows(m, d):
                 jb2 = m.jnt_bodyid[o2] if o2 >= 0 else 0
             else:
                 jb1 = jb2 = -1
-            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, eps, kappa, False, jb1, jb2)
+            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, soft, False, jb1, jb2)
             if i < 0:
                 return
             if t == EqType.JOINT:
@@ -244,8 +250,8 @@ def _friction_rows(m, d):
         eta = m.dof_frictionloss[k]
         if eta > 0.0:
             j = m.dof_jntid[k]
-            eps, kappa = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j])
-            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], eps, kappa, True,
+            soft = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j], m.jnt_rmin[j])
+            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], soft, True,
                          m.dof_bodyid[k], 0)
             if i < 0:
                 return
@@ -254,8 +260,8 @@ def _friction_rows(m, d):
     for t in range(m.tendon_frictionloss.shape[0]):
         eta = m.tendon_frictionloss[t]
         if eta > 0.0:
-            eps, kappa = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t])
-            i = _add_row(m, d, FRICTION_TENDON, t, 0.0, 0.0, m.tendon_invweight0[t], eps, kappa,
+            soft = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t], m.tendon_rmin[t])
+            i = _add_row(m, d, FRICTION_TENDON, t, 0.0, 0.0, m.tendon_invweight0[t], soft,
                          True, -1, -1)
             if i < 0:
                 return
@@ -277,9 +283,9 @@ def _limit_rows(m, d):
             angle = norm3(rv)
             dist = max(m.jnt_range[j, 0], m.jnt_range[j, 1]) - angle
             if dist < m.jnt_margin[j]:
-                eps, kappa = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j])
+                soft = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j], m.jnt_rmin[j])
                 i = _add_row(m, d, LIMIT_JOINT, j, dist, m.jnt_margin[j],
-                             m.dof_invweight0[da], eps, kappa, False, m.jnt_bodyid[j], 0)
+                             m.dof_invweight0[da], soft, False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
                 for c in range(3):
@@ -288,13 +294,13 @@ def _limit_rows(m, d):
         q = d.qpos[m.jnt_qposadr[j]]
         da = m.jnt_dofadr[j]
         margin = m.jnt_margin[j]
-        eps, kappa = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j])
+        soft = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j], m.jnt_rmin[j])
         for side in range(2):
             # lower: x = q - lo, J = +1; upper: x = hi - q, J = -1
             dist = q - m.jnt_range[j, 0] if side == 0 else m.jnt_range[j, 1] - q
             if dist < margin:
-                i = _add_row(m, d, LIMIT_JOINT, j, dist, margin, m.dof_invweight0[da], eps,
-                             kappa, False, m.jnt_bodyid[j], 0)
+                i = _add_row(m, d, LIMIT_JOINT, j, dist, margin, m.dof_invweight0[da], soft,
+                             False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
                 d.efc_J[i, da] = 1.0 if side == 0 else -1.0
@@ -303,12 +309,12 @@ def _limit_rows(m, d):
             continue
         length = d.ten_length[t]
         margin = m.tendon_margin[t]
-        eps, kappa = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t])
+        soft = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t], m.tendon_rmin[t])
         for side in range(2):
             dist = length - m.tendon_range[t, 0] if side == 0 else m.tendon_range[t, 1] - length
             if dist < margin:
-                i = _add_row(m, d, LIMIT_TENDON, t, dist, margin, m.tendon_invweight0[t], eps,
-                             kappa, False, -1, -1)
+                i = _add_row(m, d, LIMIT_TENDON, t, dist, margin, m.tendon_invweight0[t], soft,
+                             False, -1, -1)
                 if i < 0:
                     return
                 sgn = 1.0 if side == 0 else -1.0
@@ -361,7 +367,8 @@ def _contact_rows(m, d):
             continue
         b1 = m.geom_bodyid[d.contact_geom1[c]]
         b2 = m.geom_bodyid[d.contact_geom2[c]]
-        eps, kappa = softness(m, d.contact_epsilon[c], d.contact_kappa[c])
+        soft = softness(m, d.contact_epsilon[c], d.contact_kappa[c], d.contact_rmin[c])
+        eps, rmin = soft[0], soft[2]
         dim = d.contact_dim[c]
         ctype = CONTACT_FRICTIONLESS if dim == 1 else CONTACT_ELLIPTIC
         nrows = dim
@@ -381,7 +388,7 @@ def _contact_rows(m, d):
             # edges J_n +- mu_k J_k; one R for all, as MuJoCo: (27) on the first edge,
             # A_ii ~ (1 + mu_1^2) tran, times 2 mu_1^2 (the friction match)
             mu1 = _friction_of_dim(d, c, 1)
-            rpy = (2.0 * mu1 * mu1 * max((1.0 + mu1 * mu1) * tran * eps, m.opt_rmin[0])
+            rpy = (2.0 * mu1 * mu1 * max((1.0 + mu1 * mu1) * tran * eps, rmin)
                    / m.opt_impratio[0])
             for k in range(1, dim):
                 mu = _friction_of_dim(d, c, k)
@@ -389,7 +396,7 @@ def _contact_rows(m, d):
                 rotational = k >= 3
                 for side in range(2):
                     sgn = mu if side == 0 else -mu
-                    i = _add_row(m, d, ctype, c, dist, margin, 0.0, eps, kappa, False, b1, b2)
+                    i = _add_row(m, d, ctype, c, dist, margin, 0.0, soft, False, b1, b2)
                     _jac_dot(m, d, i, b2, p, n_axis, False, 1.0)
                     _jac_dot(m, d, i, b1, p, n_axis, False, -1.0)
                     _jac_dot(m, d, i, b2, p, axis, rotational, sgn)
@@ -401,7 +408,7 @@ def _contact_rows(m, d):
         rf = 0.0
         mu2inv = 0.0
         for k in range(1, dim):
-            rf += max((tran if k < 3 else rot) * eps, m.opt_rmin[0])
+            rf += max((tran if k < 3 else rot) * eps, rmin)
             mu = _friction_of_dim(d, c, k)
             mu2inv += 1.0 / (mu * mu)
         if dim > 1:
@@ -412,7 +419,7 @@ def _contact_rows(m, d):
         for k in range(dim):
             approx = _normal_weight(m, d, b1, b2, p, n_axis) if k == 0 else 0.0
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
-                         approx, eps, kappa, k > 0, b1, b2)
+                         approx, soft, k > 0, b1, b2)
             # rows: normal and tangents translate along frame rows 0..2; torsion about the
             # normal and rolling about the tangents rotate (frame rows 0, 1, 2)
             axis = _frame_axis(d, c, k)

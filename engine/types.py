@@ -81,6 +81,7 @@ jnt_range           f njnt 2     # joint limits
 jnt_margin          f njnt       # minimum distance for limit detection
 jnt_epsilon         f njnt       # softness epsilon of the joint's limit (-1: use opt)
 jnt_kappa           f njnt       # softness kappa of the joint's limit (-1: use opt)
+jnt_rmin            f njnt       # regulariser floor rmin (-1: use opt)
 jnt_actfrclimited   i njnt       # is the actuator force on the joint limited (0/1)
 jnt_actfrcrange     f njnt 2     # range of the total actuator force on the joint
 # dofs
@@ -110,6 +111,7 @@ geom_margin         f ngeom      # constraint rows if dist < margin (summed over
 geom_gap            f ngeom      # detect within margin + gap; no rows beyond margin
 geom_epsilon        f ngeom      # softness epsilon (-1: use opt)
 geom_kappa          f ngeom      # softness kappa (-1: use opt)
+geom_rmin           f ngeom      # regulariser floor rmin (-1: use opt)
 geom_rgba           f ngeom 4    # colour
 geom_sameframe      i ngeom      # SameFrame: the geom frame is (the orientation of) the body's
                                  # or inertial frame, copied in kinematics
@@ -178,6 +180,7 @@ tendon_lengthspring f ntendon 2  # spring rest length range (a dead band when th
 tendon_length0      f ntendon    # tendon length at qpos0
 tendon_epsilon      f ntendon    # softness epsilon of the tendon's limit (-1: use opt)
 tendon_kappa        f ntendon    # softness kappa of the tendon's limit (-1: use opt)
+tendon_rmin         f ntendon    # regulariser floor rmin (-1: use opt)
 tendon_width        f ntendon    # width for rendering
 tendon_rgba         f ntendon 4  # colour
 wrap_type           i nwrap      # WrapType
@@ -215,6 +218,7 @@ eq_active0          i neq        # initial enable state (0/1)
 eq_data             f neq 11     # type-specific data
 eq_epsilon          f neq        # softness epsilon (-1: use opt)
 eq_kappa            f neq        # softness kappa (-1: use opt)
+eq_rmin             f neq        # regulariser floor rmin (-1: use opt)
 eq_hard             i neq        # 1: hard constraint (R_E -> 0, solved exactly; paper section II.C)
 # explicit contact pairs and exclusions (stored for the collision stage)
 pair_geom1          i npair      # id of geom 1
@@ -225,6 +229,7 @@ pair_margin         f npair      # constraint rows if dist < margin
 pair_gap            f npair      # detect within margin + gap; no rows beyond margin
 pair_epsilon        f npair      # softness epsilon (-1: use opt)
 pair_kappa          f npair      # softness kappa (-1: use opt)
+pair_rmin           f npair      # regulariser floor rmin (-1: use opt)
 exclude_body1       i nexclude   # id of body 1
 exclude_body2       i nexclude   # id of body 2
 # keyframes
@@ -328,6 +333,7 @@ contact_includemargin f nconmax  # include in the solver if dist < includemargin
 contact_friction    f nconmax 5  # tangent1, tangent2, spin, roll1, roll2
 contact_epsilon     f nconmax    # softness epsilon of the contact
 contact_kappa       f nconmax    # softness kappa of the contact
+contact_rmin        f nconmax    # regulariser floor rmin of the contact (-1: use opt)
 contact_geom1       i nconmax    # id of geom 1
 contact_geom2       i nconmax    # id of geom 2
 contact_dim         i nconmax    # contact dimensionality (1, 3, 4, 6)

@@ -45,7 +45,7 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
     for name, _, shape in MODEL_SPEC:
         if name.startswith("opt_"):
             continue
-        if name.endswith("_epsilon") or name.endswith("_kappa"):
+        if name.endswith(("_epsilon", "_kappa", "_rmin")):
             n = sizes[shape[0]]
             arrays[name] = -np.ones(n)
             continue

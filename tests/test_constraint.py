@@ -492,3 +492,60 @@ def test_impratio_scales_the_friction_regulariser_as_mujoco(cone, impratio):
     n = d.nefc[0]
     assert n == md.nefc == (3 if cone == "elliptic" else 4)
     np.testing.assert_allclose(d.efc_R[:n], md.efc_R[:n], rtol=1e-9)
+
+
+RMIN = """
+<mujoco>
+  <option epsilon="0" rmin="1e-7"/>
+  <default><default class="floored"><geom rmin="2e-3"/></default></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1" {floor}/>
+    <body name="ball" pos="0 0 0.099"><freejoint/>
+      <geom name="ball" type="sphere" size="0.1" condim="1" {ball}/></body>
+    <body name="arm" pos="2 0 1"><joint name="hinge" axis="0 1 0" range="-10 10" rmin="3e-3"
+        frictionloss="1"/><geom type="capsule" fromto="0 0 0 .3 0 0" size=".02"/>
+      <site name="s1" pos=".3 0 0"/></body>
+    <site name="s0" pos="2.3 0 1.2"/>
+  </worldbody>
+  <tendon><spatial name="rope" limited="true" range="0 0.1" rmin="4e-3">
+    <site site="s0"/><site site="s1"/></spatial></tendon>
+  <equality><connect body1="arm" anchor=".3 0 0" rmin="5e-3"/></equality>
+  {pair}
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("floor, ball, pair, expected", [
+    ("", "", "", 1e-7),                                          # the option
+    ("", 'class="floored"', "", 0.5 * (2e-3 + 1e-7)),            # mixed with the option
+    ('class="floored"', 'rmin="4e-3"', "", 3e-3),                # averaged
+    ('priority="1" rmin="6e-3"', 'rmin="4e-3"', "", 6e-3),       # the higher priority wins
+    ("", "", '<contact><pair geom1="floor" geom2="ball" rmin="7e-3" condim="1"/></contact>',
+     7e-3),                                                      # the pair's own
+])
+def test_rmin_per_object(floor, ball, pair, expected):
+    """rmin, the floor of R in (27), is set per geom (mixed as epsilon and kappa), pair, joint,
+    tendon and equality; with epsilon = 0 every row's R is its floor."""
+    m = engine.load_model_from_string(RMIN.format(floor=floor, ball=ball, pair=pair))
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    n = d.nefc[0]
+    R = {int(t): d.efc_R[:n][d.efc_type[:n] == t] for t in set(d.efc_type[:n])}
+    assert d.ncon[0] == 1
+    np.testing.assert_allclose(d.efc_R[d.contact_efc_address[0]], expected, rtol=1e-12)
+    np.testing.assert_allclose(R[CT.EQUALITY], 5e-3, rtol=1e-12)
+    np.testing.assert_allclose(R[CT.FRICTION_DOF], 3e-3, rtol=1e-12)
+    np.testing.assert_allclose(R[CT.LIMIT_TENDON], 4e-3, rtol=1e-12)
+    m.opt.rmin = 1e-6                   # objects without their own floor follow the option
+    engine.forward(m, d)
+    if not floor and not ball and not pair:
+        np.testing.assert_allclose(d.efc_R[d.contact_efc_address[0]], 1e-6, rtol=1e-12)
+
+
+@pytest.mark.parametrize("attr, value", [("rmin", "0"), ("epsilon", "-0.5"), ("kappa", "0")])
+def test_bad_softness_values_are_model_errors(attr, value):
+    xml = RMIN.format(floor="", ball=f'{attr}="{value}"', pair="")
+    with pytest.raises(engine.ModelError) as err:
+        engine.load_model_from_string(xml)
+    assert err.value.attribute == attr and err.value.element == "geom"
+    assert err.value.line == 8

@@ -239,7 +239,9 @@ def _png_rows(data, path, node):
 
 
 def _soft(spec, own_eps, own_kappa, ref_key, imp_key, warn, what):
-    """(epsilon, kappa) overrides: our own attributes, else mapped from solref / solimp.
+    """(epsilon, kappa, rmin) overrides: our own attributes, else (epsilon, kappa) mapped from
+    solref / solimp; -1 = the global option. Our own values must be admissible (epsilon >= 0,
+    kappa > 0, rmin > 0).
 
     Both engines' reference acceleration has the same form once R = eps A, i.e. 1 + eps = 1/d:
     MuJoCo's a_ref = -B v - K d x with B = 2 / (d timeconst), K = 1 / (d timeconst dampratio)^2
@@ -255,6 +257,11 @@ def _soft(spec, own_eps, own_kappa, ref_key, imp_key, warn, what):
     Only values written in the file (element or default class) are mapped; -1 = global option.
     warn(key, message) records a warning once per key.
     """
+    for key, ok, word in ((own_eps, lambda v: v >= 0.0, "non-negative"),
+                          (own_kappa, lambda v: v > 0.0, "positive"),
+                          ("rmin", lambda v: v > 0.0, "positive")):
+        if spec.given(key) and not ok(spec[key]):
+            raise spec.node.error(f"{key} must be {word}, got {spec[key]:g}", key)
     eps = spec[own_eps] if spec.given(own_eps) else None
     kap = spec[own_kappa] if spec.given(own_kappa) else None
     if kap is None and ref_key and spec.given(ref_key):
@@ -291,7 +298,8 @@ def _soft(spec, own_eps, own_kappa, ref_key, imp_key, warn, what):
         else:
             warn((imp_key, tuple(imp)), f"{what}: {imp_key}={imp} has no counterpart; the "
                                         "global epsilon is used")
-    return (-1.0 if eps is None else float(eps)), (-1.0 if kap is None else float(kap))
+    return ((-1.0 if eps is None else float(eps)), (-1.0 if kap is None else float(kap)),
+            (float(spec["rmin"]) if spec.given("rmin") else -1.0))
 
 
 def _islimited(limited, rng):
@@ -926,7 +934,7 @@ class _Compiler:
             j = Obj(name=n.text("name", ""), node=n, body=body, type=0, group=n.int("group", 0),
                     pos=[0.0, 0.0, 0.0], axis=[0.0, 0.0, 1.0], limited=False, range=[0.0, 0.0],
                     stiffness=0.0, springref=0.0, ref=0.0, armature=0.0, damping=0.0,
-                    frictionloss=0.0, margin=0.0, epsilon=-1.0, kappa=-1.0,
+                    frictionloss=0.0, margin=0.0, epsilon=-1.0, kappa=-1.0, rmin=-1.0,
                     align=n.keyword("align", {"false": 0, "true": 1, "auto": 2}, 2),
                     actfrclimited=False, actfrcrange=[0.0, 0.0], springdamper=None)
             body.joints.append(j)
@@ -991,13 +999,14 @@ class _Compiler:
         if jtype == 3 and self.degree:
             ref *= PI / 180.0
             springref *= PI / 180.0
-        eps, kap = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warn_once,
+        eps, kap, rmin = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warn_once,
                          f"joint '{sp['name'] or ''}' (line {n.line})")
         body.joints.append(Obj(
             name=sp["name"] or "", node=n, body=body, type=jtype, group=sp["group"], pos=pos,
             axis=axis, limited=is_lim, range=rng, stiffness=sp["stiffness"],
             springref=springref, ref=ref, armature=sp["armature"], damping=sp["damping"],
             frictionloss=sp["frictionloss"], margin=sp["margin"], epsilon=eps, kappa=kap,
+            rmin=rmin,
             align=2, actfrclimited=act_limited, actfrcrange=afr, springdamper=springdamper))
 
     # ---- geoms -------------------------------------------------------------------------------
@@ -1103,7 +1112,7 @@ class _Compiler:
             raise n.error("geom mass cannot be negative", "mass")
         if density < 0:
             raise n.error("geom density cannot be negative", "density")
-        eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
+        eps, kap, rmin = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
                          f"geom '{name}' (line {n.line})")
         for a in ("solmix",):
             if sp.given(a):
@@ -1116,7 +1125,7 @@ class _Compiler:
                 shell=bool(sp["shellinertia"]), mesh=mesh_for_geom, meshid=(
                     self.mesh_index[meshname] if mesh_for_geom is not None else -1),
                 hfield=hfield, hfieldid=(self.hfield_index[hfname] if hfield else -1),
-                aamm=aamm, frame=frame, epsilon=eps, kappa=kap, mass=0.0,
+                aamm=aamm, frame=frame, epsilon=eps, kappa=kap, rmin=rmin, mass=0.0,
                 inertia=[0.0, 0.0, 0.0])
         body.geoms.append(g)
 
@@ -1524,10 +1533,10 @@ class _Compiler:
         margin, gap, fr = sp["margin"], sp["gap"], list(sp["friction"])
         if sp.given("solreffriction"):
             self.warn("'solreffriction' has no counterpart in this engine", n)
-        eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
+        eps, kap, rmin = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
                          f"pair (line {n.line})")
         self.pairs.append(Obj(name=sp["name"] or "", node=n, g1=g1.id, g2=g2.id, condim=condim,
-                              friction=fr, margin=margin, gap=gap, epsilon=eps, kappa=kap,
+                              friction=fr, margin=margin, gap=gap, epsilon=eps, kappa=kap, rmin=rmin,
                               sig=(g1.body.id << 16) + g2.body.id))
 
     # ------------------------------------------------------------------------------------------
@@ -1555,11 +1564,11 @@ class _Compiler:
                               "polycoef": S.P(5)})
                 extra = {a: extra[a] for a in attrs[tag]}
                 sp = self.spec(child, "equality", cls, extra=extra)
-                eps, kap = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
+                eps, kap, rmin = _soft(sp, "epsilon", "kappa", "solref", "solimp", self.warn_once,
                                  f"equality (line {child.line})")
                 self.eqs.append(Obj(name=sp["name"] or "", node=child, tag=tag, sp=sp,
                                     active=bool(sp["active"]), hard=bool(sp["hard"]),
-                                    epsilon=eps, kappa=kap))
+                                    epsilon=eps, kappa=kap, rmin=rmin))
         self.check_names(self.eqs, "equality")
 
     def compile_equalities(self):
@@ -1775,13 +1784,13 @@ class _Compiler:
                 self.warn(f"'{a}' has no counterpart in this engine", n)
         if sp["material"] and sp["material"] not in self.mat_index:
             raise n.error(f"unknown material '{sp['material']}'", "material")
-        eps, kap = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warn_once,
+        eps, kap, rmin = _soft(sp, "epsilon", "kappa", "solreflimit", "solimplimit", self.warn_once,
                          f"tendon '{name}' (line {n.line})")
         self.tendons.append(Obj(
             name=name, node=n, id=len(self.tendons), path=path, limited=is_lim, range=rng,
             margin=sp["margin"], stiffness=sp["stiffness"], damping=sp["damping"],
             frictionloss=sp["frictionloss"], springlength=springlength, epsilon=eps,
-            kappa=kap, width=sp["width"], rgba=list(sp["rgba"])))
+            kappa=kap, rmin=rmin, width=sp["width"], rgba=list(sp["rgba"])))
 
     # ------------------------------------------------------------------------------------------
     # <actuator>
@@ -2205,7 +2214,7 @@ class _Compiler:
         arr("jnt_axis", (njnt, 3))
         arr("jnt_range", (njnt, 2))
         arr("jnt_actfrcrange", (njnt, 2))
-        for k in ("stiffness", "margin", "epsilon", "kappa"):
+        for k in ("stiffness", "margin", "epsilon", "kappa", "rmin"):
             arr("jnt_" + k, njnt)
         for k in ("bodyid", "jntid", "parentid", "Madr"):
             arr("dof_" + k, nv, int)
@@ -2257,6 +2266,7 @@ class _Compiler:
                 A["jnt_margin"][jid] = j.margin
                 A["jnt_epsilon"][jid] = j.epsilon
                 A["jnt_kappa"][jid] = j.kappa
+                A["jnt_rmin"][jid] = j.rmin
                 if j.type == 0:
                     qpos0[qposadr:qposadr + 3] = b.pos
                     qpos0[qposadr + 3:qposadr + 7] = b.quat
@@ -2297,7 +2307,7 @@ class _Compiler:
                                                         "group", "priority", "sameframe")}
         for k, w in (("size", 3), ("pos", 3), ("quat", 4), ("friction", 3), ("rgba", 4)):
             arr("geom_" + k, (ngeom, w))
-        for k in ("rbound", "margin", "gap", "epsilon", "kappa"):
+        for k in ("rbound", "margin", "gap", "epsilon", "kappa", "rmin"):
             arr("geom_" + k, ngeom)
         for g in geoms:
             k = g.id
@@ -2320,6 +2330,7 @@ class _Compiler:
             A["geom_gap"][k] = g.gap
             A["geom_epsilon"][k] = g.epsilon
             A["geom_kappa"][k] = g.kappa
+            A["geom_rmin"][k] = g.rmin
             A["geom_rbound"][k] = I.geom_rbound(g.type, g.size, g.aamm,
                                                 g.hfield["size"] if g.hfield else None)
 
@@ -2417,7 +2428,7 @@ class _Compiler:
         arr("tendon_lengthspring", (ntendon, 2))
         arr("tendon_rgba", (ntendon, 4))
         for k in ("margin", "stiffness", "damping", "frictionloss", "length0", "epsilon",
-                  "kappa", "width"):
+                  "kappa", "rmin", "width"):
             arr("tendon_" + k, ntendon)
         arr("wrap_type", nwrap, int)
         arr("wrap_objid", nwrap, int)
@@ -2432,7 +2443,7 @@ class _Compiler:
             A["tendon_lengthspring"][k] = t.springlength
             A["tendon_rgba"][k] = t.rgba
             for f in ("margin", "stiffness", "damping", "frictionloss", "epsilon", "kappa",
-                      "width"):
+                      "rmin", "width"):
                 A["tendon_" + f][k] = getattr(t, f)
             for wt, oid, prm, _ in t.path:
                 A["wrap_type"][adr] = wt
@@ -2474,6 +2485,7 @@ class _Compiler:
         arr("eq_data", (neq, 11))
         arr("eq_epsilon", neq)
         arr("eq_kappa", neq)
+        arr("eq_rmin", neq)
         arr("eq_hard", neq, int)
         for i, e in enumerate(self.eqs):
             A["eq_type"][i] = e.type
@@ -2484,6 +2496,7 @@ class _Compiler:
             A["eq_data"][i] = e.data
             A["eq_epsilon"][i] = e.epsilon
             A["eq_kappa"][i] = e.kappa
+            A["eq_rmin"][i] = e.rmin
             A["eq_hard"][i] = int(e.hard)
 
         # pairs, excludes
@@ -2491,12 +2504,12 @@ class _Compiler:
         for k in ("geom1", "geom2", "condim"):
             arr("pair_" + k, npair, int)
         arr("pair_friction", (npair, 5))
-        for k in ("margin", "gap", "epsilon", "kappa"):
+        for k in ("margin", "gap", "epsilon", "kappa", "rmin"):
             arr("pair_" + k, npair)
         for i, p in enumerate(self.pairs):
             A["pair_geom1"][i], A["pair_geom2"][i], A["pair_condim"][i] = p.g1, p.g2, p.condim
             A["pair_friction"][i] = p.friction
-            for f in ("margin", "gap", "epsilon", "kappa"):
+            for f in ("margin", "gap", "epsilon", "kappa", "rmin"):
                 A["pair_" + f][i] = getattr(p, f)
         nexclude = len(self.excludes)
         arr("exclude_body1", nexclude, int)[:] = [e.b1 for e in self.excludes]

@@ -33,7 +33,7 @@ def K(*words, values=None):
 TFAUTO = K(values={"false": 0, "true": 1, "auto": 2})
 ORIENT = ("quat", "axisangle", "xyaxes", "zaxis", "euler")
 ORIENT_TABLE = {"quat": F(4), "axisangle": F(4), "xyaxes": F(6), "zaxis": F(3), "euler": F(3)}
-SOFT_TABLE = {"epsilon": F1, "kappa": F1}
+SOFT_TABLE = {"epsilon": F1, "kappa": F1, "rmin": F1}
 
 GEOM_TYPES = {"plane": 0, "hfield": 1, "sphere": 2, "capsule": 3, "ellipsoid": 4,
               "cylinder": 5, "box": 6, "mesh": 7, "sdf": 8}
