@@ -2,8 +2,10 @@
 torsional and rolling friction, and stability of stacks and of the humanoid at 10 ms with 5
 solver iterations (paper section V)."""
 import pathlib
+import zlib
 
 import dm_control
+import mujoco
 import numpy as np
 import pytest
 
@@ -269,3 +271,112 @@ def test_spinning_disk_stops_under_torsional_friction(solver, euler):
     assert np.abs(normal_speeds).max() < 1e-3
     shift = d.qpos[:3] - start
     assert np.linalg.norm(shift - (shift @ normal) * normal) < 1e-6
+
+
+PLANE_CYLINDER = """
+<mujoco>
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" pos="0.2 -0.1 0.3" quat="{quat}"/>
+    <body><freejoint/><geom type="cylinder" size="0.1 0.01"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _quat(axis, angle):
+    q = np.zeros(4)
+    mujoco.mju_axisAngle2Quat(q, np.asarray(axis, float) / np.linalg.norm(axis), angle)
+    return q
+
+
+def _mulquat(a, b):
+    q = np.zeros(4)
+    mujoco.mju_mulQuat(q, a, b)
+    return q
+
+
+def _disk_on_plane(rng, plane_quat, plane_pos, tilt, depth):
+    """qpos of the cylinder tilted by `tilt` from lying flat on the plane (upside down half of
+    the time), spun about its axis, moved along the plane, its deepest point `depth` below it."""
+    q = _mulquat(_quat([0, 0, 1], rng.uniform(0, 2 * np.pi)), _quat([1, 0, 0], np.pi * rng.integers(2)))
+    q = _mulquat(_quat([*rng.normal(size=2), 0], tilt), q)
+    q = _mulquat(plane_quat, q)
+    frame = np.zeros(9)
+    mujoco.mju_quat2Mat(frame, plane_quat)
+    frame = frame.reshape(3, 3)
+    centre = 0.01 * abs(np.cos(tilt)) + 0.1 * np.sin(tilt) - depth
+    return np.r_[plane_pos + frame @ [*rng.uniform(-1, 1, 2), centre], q]
+
+
+def _contacts(m, d, qpos):
+    d.qpos[:] = qpos
+    d.contact_dist[:] = np.nan
+    d.contact_pos[:] = np.nan
+    d.contact_frame[:] = np.nan
+    engine.forward(m, d)
+    n = d.ncon[0]
+    return d.contact_dist[:n].copy(), d.contact_pos[:n].copy(), d.contact_frame[:n].copy()
+
+
+@pytest.mark.parametrize("plane", ["1 0 0 0", "0.8 0.3 -0.4 0.33", "0.2 -0.9 0.1 0.37"])
+def test_plane_cylinder_nearly_flat_matches_mujoco_and_geometry(plane):
+    """Plane-cylinder contacts of a disk lying flat or nearly flat on a plane (the tilt 0 or
+    from 1e-16 to 0.3 rad) and of tilted ones (up to 90 degrees). Where MuJoCo's own rim direction is accurate
+    (tilt >= 1e-4: it forms axis * prjaxis - normal, whose rounding error along the axis is
+    ~1e-16 / tilt of the radius) its contacts are the oracle, in order: distance, point and frame.
+    Below that the oracle is the geometry: each point is on the rim of the face towards the plane,
+    its distance is the rim point's height above the plane, the deepest is `depth` below it, and
+    the three points of that face form MuJoCo's equilateral triangle (sides r sqrt(3))."""
+    xml = PLANE_CYLINDER.format(quat=plane)
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    dd = mujoco.MjData(mm)
+    plane_quat = np.array([float(x) for x in plane.split()])
+    plane_quat /= np.linalg.norm(plane_quat)
+    plane_pos = np.array([0.2, -0.1, 0.3])
+    rng = np.random.default_rng(zlib.crc32(plane.encode()))
+    r, h = 0.1, 0.01
+    nmujoco = ngeometry = 0
+    for trial in range(400):
+        if trial < 300:
+            tilt = 10.0 ** rng.uniform(-16, np.log10(0.3)) if trial % 20 else 0.0
+        else:
+            tilt = rng.uniform(0.3, 1.57)
+        depth = rng.uniform(1e-4, 0.005)
+        qpos = _disk_on_plane(rng, plane_quat, plane_pos, tilt, depth)
+        dist, pos, frame = _contacts(m, d, qpos)
+        msg = f"trial {trial}: tilt {tilt:.1e}"
+        # the deepest rim point, the opposite one on the far face, the triangle on the near face
+        count = 1 + (2 * h * np.cos(tilt) <= depth) + 2 * (1.5 * r * np.sin(tilt) <= depth)
+        assert len(dist) == count, msg
+        assert dist.min() == pytest.approx(-depth, abs=1e-12), msg
+        normal = d.geom_xmat[0].reshape(3, 3)[:, 2]
+        np.testing.assert_allclose(frame[:, :3], np.tile(normal, (len(dist), 1)), atol=1e-15)
+        if tilt >= 1e-4:
+            dd.qpos[:] = qpos
+            mujoco.mj_forward(mm, dd)
+            assert dd.ncon == len(dist), msg
+            np.testing.assert_allclose(dist, dd.contact.dist[:dd.ncon], atol=1e-12, err_msg=msg)
+            np.testing.assert_allclose(pos, dd.contact.pos[:dd.ncon], atol=1e-12, err_msg=msg)
+            np.testing.assert_allclose(frame, dd.contact.frame[:dd.ncon], atol=1e-12, err_msg=msg)
+            nmujoco += 1
+        else:
+            axis = d.geom_xmat[1].reshape(3, 3)[:, 2]
+            axis = axis if axis @ normal < 0 else -axis          # towards the plane
+            near = []
+            for k in range(len(dist)):
+                point = pos[k] + 0.5 * dist[k] * normal           # on the cylinder
+                arm = point - d.geom_xpos[1]
+                along = arm @ axis
+                assert abs(np.linalg.norm(arm - along * axis) - r) < 1e-12, msg
+                assert abs(abs(along) - h) < 1e-12, msg
+                assert abs((point - d.geom_xpos[0]) @ normal - dist[k]) < 1e-12, msg
+                if along > 0:
+                    near.append(point)
+            assert len(near) == 3, msg
+            sides = [np.linalg.norm(near[i] - near[j]) for i, j in ((0, 1), (1, 2), (0, 2))]
+            np.testing.assert_allclose(sides, r * np.sqrt(3), atol=1e-12, err_msg=msg)
+            ngeometry += 1
+    assert nmujoco > 80 and ngeometry > 150
