@@ -299,9 +299,9 @@ def _mulquat(a, b):
 def _disk_on_plane(rng, plane_quat, plane_pos, tilt, depth):
     """qpos of the cylinder tilted by `tilt` from lying flat on the plane (upside down half of
     the time), spun about its axis, moved along the plane, its deepest point `depth` below it."""
-    q = _mulquat(_quat([0, 0, 1], rng.uniform(0, 2 * np.pi)), _quat([1, 0, 0], np.pi * rng.integers(2)))
-    q = _mulquat(_quat([*rng.normal(size=2), 0], tilt), q)
-    q = _mulquat(plane_quat, q)
+    spin = _quat([0, 0, 1], rng.uniform(0, 2 * np.pi))
+    flip = _quat([1, 0, 0], np.pi * rng.integers(2))
+    q = _mulquat(plane_quat, _mulquat(_quat([*rng.normal(size=2), 0], tilt), _mulquat(spin, flip)))
     frame = np.zeros(9)
     mujoco.mju_quat2Mat(frame, plane_quat)
     frame = frame.reshape(3, 3)
@@ -321,13 +321,13 @@ def _contacts(m, d, qpos):
 
 @pytest.mark.parametrize("plane", ["1 0 0 0", "0.8 0.3 -0.4 0.33", "0.2 -0.9 0.1 0.37"])
 def test_plane_cylinder_nearly_flat_matches_mujoco_and_geometry(plane):
-    """Plane-cylinder contacts of a disk lying flat or nearly flat on a plane (the tilt 0 or
-    from 1e-16 to 0.3 rad) and of tilted ones (up to 90 degrees). Where MuJoCo's own rim direction is accurate
+    """Plane-cylinder contacts of a disk lying flat or nearly flat on a plane (tilt 0, or 1e-16
+    to 0.3 rad) and of tilted ones (up to 90 degrees). Where MuJoCo's rim direction is accurate
     (tilt >= 1e-4: it forms axis * prjaxis - normal, whose rounding error along the axis is
-    ~1e-16 / tilt of the radius) its contacts are the oracle, in order: distance, point and frame.
-    Below that the oracle is the geometry: each point is on the rim of the face towards the plane,
-    its distance is the rim point's height above the plane, the deepest is `depth` below it, and
-    the three points of that face form MuJoCo's equilateral triangle (sides r sqrt(3))."""
+    ~1e-16 / tilt of the radius) its contacts are the oracle, in order: distance, point, frame.
+    Below that the oracle is the geometry: each point is on the rim of the face towards the
+    plane, its distance is that rim point's height above the plane, the deepest is `depth` below
+    it, and the three points form MuJoCo's equilateral triangle (sides r sqrt(3))."""
     xml = PLANE_CYLINDER.format(quat=plane)
     m = engine.load_model_from_string(xml)
     d = engine.make_data(m)
