@@ -241,7 +241,7 @@ def test_spinning_disk_stops_under_torsional_friction(solver, euler):
     sideways drift, and a normal speed below 1 mm/s.
 
     Sliding friction is nearly zero: at a rim contact sliding friction resists the spin as well
-    (torque mu r f_n, with mu = 1 ten times the torsional one here). The spin is slow because
+    (torque mu r f_n: with mu = 1, a hundred times the torsional one here). The spin is slow because
     the convex model lifts a slipping contact (its cone's dual asks v_n >= mu_t |omega|, eq. 11):
     at mu_t omega = 1 mm/s the disk rises by less than 1 mm/s, at a few cm/s it leaves the plane,
     as in MuJoCo."""
