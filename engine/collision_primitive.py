@@ -105,8 +105,12 @@ def plane_cylinder(cd, cp, cf, n0, margin, pos1, mat1, size1, pos2, mat2, size2,
         axis = scl3(axis, -1.0)
         prjaxis = -prjaxis
     dist0 = dot3(sub3(pos2, pos1), normal)
-    # radial direction towards the plane: axis * prjaxis - normal
-    vec = sub3(scl3(axis, prjaxis), normal)
+    # radial direction towards the plane: axis x (axis x normal) = axis * prjaxis - normal.
+    # MuJoCo forms the difference, which cancels to rounding error when the disk is nearly
+    # parallel to the plane: for a tilt t the error along the axis is ~1e-16 / t of the
+    # radius (a rim point off the rim by the whole radius at t ~ 1e-15). The cross products
+    # keep vec orthogonal to the axis to rounding error relative to its own length.
+    vec = cross3(axis, cross3(axis, normal))
     lensqr = dot3(vec, vec)
     if lensqr >= MINVAL * MINVAL:
         vec = scl3(vec, size2[0] / math.sqrt(lensqr))
