@@ -223,16 +223,15 @@ def _solve_subset(S, i0, i1, i2, i3, k):
         return (1.0 - mu, mu, 0.0, 0.0), True
     e2 = sub3(_w(S, i2), p0)
     if k == 3:
-        a11 = dot3(e1, e1)
-        a12 = dot3(e1, e2)
-        a22 = dot3(e2, e2)
-        b1 = -dot3(e1, p0)
-        b2 = -dot3(e2, p0)
-        det = a11 * a22 - a12 * a12
-        if det <= 1e-14 * a11 * a22 or det < 1e-60:
+        # with n = e1 x e2: mu1 = (e2 x p0) . n / |n|^2, mu2 = (p0 x e1) . n / |n|^2 (ratios
+        # of signed areas; the normal equations' determinant |e1|^2 |e2|^2 - (e1 . e2)^2
+        # would lose all its digits on a thin triangle)
+        nrm = cross3(e1, e2)
+        det = dot3(nrm, nrm)
+        if det <= 1e-14 * dot3(e1, e1) * dot3(e2, e2) or det < 1e-60:
             return (1.0, 0.0, 0.0, 0.0), False
-        mu1 = (b1 * a22 - b2 * a12) / det
-        mu2 = (a11 * b2 - a12 * b1) / det
+        mu1 = dot3(cross3(e2, p0), nrm) / det
+        mu2 = dot3(cross3(p0, e1), nrm) / det
         return (1.0 - mu1 - mu2, mu1, mu2, 0.0), True
     e3 = sub3(_w(S, i3), p0)
     # origin = p0 + E mu exactly (square system): Cramer's rule
@@ -376,7 +375,11 @@ def _epa_face(d, f, i, j, k):
     """Set face f = (i, j, k) of the polytope with its outward normal and distance."""
     V = d.epa_vert
     a = _w(V, i)
-    n, ln = normalize3(cross3(sub3(_w(V, j), a), sub3(_w(V, k), a)))
+    # normalised here, not by normalize3: its MINVAL floor would give a small face near the
+    # origin (edges of 1e-8) an arbitrary normal and a wrong distance
+    c = cross3(sub3(_w(V, j), a), sub3(_w(V, k), a))
+    ln = math.sqrt(dot3(c, c))
+    n = scl3(c, 1.0 / ln) if ln > 1e-300 else c
     d.epa_face[f, 0] = i
     d.epa_face[f, 1] = j
     d.epa_face[f, 2] = k
@@ -384,7 +387,7 @@ def _epa_face(d, f, i, j, k):
     d.epa_fdata[f, 1] = n[1]
     d.epa_fdata[f, 2] = n[2]
     d.epa_fdata[f, 3] = dot3(n, a)
-    d.epa_falive[f] = 1 if ln > 1e-30 else 0
+    d.epa_falive[f] = 1 if ln > 1e-300 else 0
 
 
 @jit
