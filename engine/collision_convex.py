@@ -379,15 +379,16 @@ def _epa_face(d, f, i, j, k):
     # origin (edges of 1e-8) an arbitrary normal and a wrong distance
     c = cross3(sub3(_w(V, j), a), sub3(_w(V, k), a))
     ln = math.sqrt(dot3(c, c))
-    n = scl3(c, 1.0 / ln) if ln > 1e-300 else c
+    n = scl3(c, 1.0 / ln) if ln > 0.0 else c
     d.epa_face[f, 0] = i
     d.epa_face[f, 1] = j
     d.epa_face[f, 2] = k
     d.epa_fdata[f, 0] = n[0]
     d.epa_fdata[f, 1] = n[1]
     d.epa_fdata[f, 2] = n[2]
-    d.epa_fdata[f, 3] = dot3(n, a)
-    d.epa_falive[f] = 1 if ln > 1e-300 else 0
+    # a face of no area (no normal) stays in the polytope, never seen nor nearest
+    d.epa_fdata[f, 3] = dot3(n, a) if ln > 0.0 else 1e300
+    d.epa_falive[f] = 1
 
 
 @jit
@@ -445,6 +446,79 @@ def _epa_init(m, d, g1, g2, n):
 
 
 @jit
+def _epa_neighbor(d, nf, a, b):
+    """The face of the polytope holding the directed edge (a, b), or -1."""
+    F = d.epa_face
+    for g in range(nf):
+        if d.epa_falive[g] == 0:
+            continue
+        if ((F[g, 0] == a and F[g, 1] == b) or (F[g, 1] == a and F[g, 2] == b)
+                or (F[g, 2] == a and F[g, 0] == b)):
+            return g
+    return -1
+
+
+@jit
+def _epa_horizon(d, nf, f0, w):
+    """Remove the faces seen from the new vertex w and put the horizon (their edges that
+    no other removed face shares, directed as in the removed face) in d.epa_edge; returns
+    the number of horizon edges.
+
+    The removed faces grow from face f0 (the nearest, seen from w) across shared edges:
+    the part of a convex polytope seen from a point is connected, and a face elsewhere
+    that roundoff alone shows (a tiny face a few 1e-16 from w's side) would otherwise
+    open a second horizon and fold the polytope. When a new face would still leave the
+    origin outside (the polytope is no longer convex to working precision), nothing is
+    changed and -1 is returned: the polytope is as refined as doubles allow."""
+    F = d.epa_face
+    V = d.epa_vert
+    alive = d.epa_falive
+    # marks: 1 kept, 2 removed (neighbours not yet visited), 3 removed
+    alive[f0] = 2
+    grown = True
+    while grown:
+        grown = False
+        for f in range(nf):
+            if alive[f] != 2:
+                continue
+            alive[f] = 3
+            for e in range(3):
+                g = _epa_neighbor(d, nf, F[f, (e + 1) % 3], F[f, e])
+                if g < 0 or alive[g] != 1:
+                    continue
+                fn = (d.epa_fdata[g, 0], d.epa_fdata[g, 1], d.epa_fdata[g, 2])
+                if dot3(fn, sub3(w, _w(V, F[g, 0]))) > 1e-14:
+                    alive[g] = 2
+                    grown = True
+    ne = 0
+    ok = True
+    for f in range(nf):
+        if alive[f] != 3:
+            continue
+        for e in range(3):
+            a = F[f, e]
+            b = F[f, (e + 1) % 3]
+            g = _epa_neighbor(d, nf, b, a)
+            if g < 0 or alive[g] != 1:
+                continue
+            if ne == d.epa_edge.shape[0]:
+                ok = False
+                break
+            d.epa_edge[ne, 0] = a
+            d.epa_edge[ne, 1] = b
+            ne += 1
+            # the new face (a, b, w) keeps the origin inside: ((b - a) x (w - a)) . a >= 0
+            va = _w(V, a)
+            c = cross3(sub3(_w(V, b), va), sub3(w, va))
+            if dot3(c, va) < -1e-12 * math.sqrt(dot3(c, c)):
+                ok = False
+    for f in range(nf):
+        if alive[f] == 3:
+            alive[f] = 0 if ok else 1
+    return ne if ok else -1
+
+
+@jit
 def epa(m, d, g1, g2, n, tol):
     """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B);
     stops when a new support point improves the nearest face's distance by less than tol."""
@@ -486,38 +560,15 @@ def epa(m, d, g1, g2, n, tol):
         w = sub3(a, b)
         if dot3(w, u) - bd < tol * max(1.0, bd) or nv >= maxv or nf + maxe > maxf:
             break
+        ne = _epa_horizon(d, nf, best, w)
+        if ne < 0:
+            break
         _add_vertex(V, nv, a, b)
-        # faces seen from w go; their unshared edges form the horizon
-        ne = 0
-        for f in range(nf):
-            if not d.epa_falive[f]:
-                continue
-            fn = (d.epa_fdata[f, 0], d.epa_fdata[f, 1], d.epa_fdata[f, 2])
-            if dot3(fn, sub3(w, _w(V, d.epa_face[f, 0]))) > 1e-14:
-                d.epa_falive[f] = 0
-                for e in range(3):
-                    ea = d.epa_face[f, e]
-                    eb = d.epa_face[f, (e + 1) % 3]
-                    found = -1
-                    for q in range(ne):
-                        if d.epa_edge[q, 0] == eb and d.epa_edge[q, 1] == ea:
-                            found = q
-                            break
-                    if found >= 0:
-                        ne -= 1
-                        d.epa_edge[found, 0] = d.epa_edge[ne, 0]
-                        d.epa_edge[found, 1] = d.epa_edge[ne, 1]
-                    elif ne < maxe:
-                        d.epa_edge[ne, 0] = ea
-                        d.epa_edge[ne, 1] = eb
-                        ne += 1
         # new faces on the horizon, in the slots of removed faces first
         slot = 0
         for q in range(ne):
             while slot < nf and d.epa_falive[slot]:
                 slot += 1
-            if slot >= maxf:
-                break
             _epa_face(d, slot, d.epa_edge[q, 0], d.epa_edge[q, 1], nv)
             if slot == nf:
                 nf += 1
