@@ -334,37 +334,62 @@ def _center(d, g):
 
 
 @jit
+def _midpoint(S, n):
+    """The point midway between the witnesses on A and B of the simplex S[:n] (weights in
+    column 9)."""
+    p = (0.0, 0.0, 0.0)
+    for i in range(n):
+        p = add3(p, scl3(add3((S[i, 3], S[i, 4], S[i, 5]), (S[i, 6], S[i, 7], S[i, 8])),
+                         0.5 * S[i, 9]))
+    return p
+
+
+@jit
 def gjk(m, d, g1, g2, margin):
-    """GJK on A - B. Returns (status, n, v): status 0 separated by more than margin, 1 separated
-    within margin (v nearest point of A - B, simplex S[:n] with weights), 2 overlapping."""
+    """GJK on A - B. Returns (status, n, v, pos): status 0 separated by more than margin,
+    1 separated within margin (v the nearest point of A - B, pos midway between its witnesses
+    on A and B), 2 overlapping (the simplex S[:n] holds the origin, for EPA).
+
+    Each iterate v has a lower bound on the distance, v.w / |v| with w the support point of
+    A - B along -v, and |v| - v.w / |v| is how far the normal -v / |v| is from separating by
+    the distance. Near the end |v| is far smaller than the points of A - B and roundoff can
+    make the last subsimplex step swing v: the iterate with the smallest such gap is kept."""
     S = d.gjk_simplex
     v = sub3(_center(d, g1), vec3(d.geom_xpos, g2))
     if dot3(v, v) < 1e-20:
         v = (1.0, 0.0, 0.0)
     n = 0
+    pos = (0.0, 0.0, 0.0)
+    vbest = v
+    pbest = pos
+    gbest = 1e300
     for _ in range(GJK_ITER):
         a = support(m, d, g1, scl3(v, -1.0))
         b = support(m, d, g2, v)
         w = sub3(a, b)
         vv = dot3(v, v)
         vw = dot3(v, w)
-        # lower bound on the distance: v.w / |v|
         if vw > 0 and vw * vw > vv * margin * margin:
-            return 0, n, v
+            return 0, n, v, pos
+        if n > 0 and (vv - vw) / math.sqrt(vv) < gbest:
+            gbest = (vv - vw) / math.sqrt(vv)
+            vbest = v
+            pbest = pos
         if n > 0 and vv - vw <= 1e-12 * vv:
-            return 1, n, v
+            break
         dup = False
         for i in range(n):
             if S[i, 0] == w[0] and S[i, 1] == w[1] and S[i, 2] == w[2]:
                 dup = True
         if dup:
-            return 1, n, v
+            break
         _add_vertex(S, n, a, b)
         n += 1
         n, v = _closest(S, n)
         if n == 4 or dot3(v, v) < 1e-24:
-            return 2, n, v
-    return 1, n, v
+            return 2, n, v, pos
+        pos = _midpoint(S, n)
+    return 1, n, vbest, pbest
 
 
 # ------------------------------------------------------------------------------------------------
@@ -612,21 +637,15 @@ def convex_contact(m, d, g1, g2, margin, tol):
     """One contact of two convex objects by GJK (within the margin) or EPA (overlap):
     (found, dist, pos, normal from 1 to 2); tol: EPA's tolerance. g1 < 0 is the height-field
     prism."""
-    S = d.gjk_simplex
     zero = (0.0, 0.0, 0.0)
-    status, n, v = gjk(m, d, g1, g2, margin)
+    status, n, v, pos = gjk(m, d, g1, g2, margin)
     if status == 0:
         return False, 0.0, zero, zero
     dist = math.sqrt(dot3(v, v))
     if status == 1 and dist > 1e-10:
         if dist > margin:
             return False, 0.0, zero, zero
-        pa = (0.0, 0.0, 0.0)
-        pb = (0.0, 0.0, 0.0)
-        for i in range(n):
-            pa = add3(pa, scl3((S[i, 3], S[i, 4], S[i, 5]), S[i, 9]))
-            pb = add3(pb, scl3((S[i, 6], S[i, 7], S[i, 8]), S[i, 9]))
-        return True, dist, scl3(add3(pa, pb), 0.5), scl3(v, -1.0 / dist)
+        return True, dist, pos, scl3(v, -1.0 / dist)
     ok, depth, normal, pa, pb = epa(m, d, g1, g2, n, tol)
     if not ok:
         return False, 0.0, zero, zero
