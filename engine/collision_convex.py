@@ -471,76 +471,90 @@ def _epa_init(m, d, g1, g2, n):
 
 
 @jit
-def _epa_neighbor(d, nf, a, b):
-    """The face of the polytope holding the directed edge (a, b), or -1."""
-    F = d.epa_face
-    for g in range(nf):
-        if d.epa_falive[g] == 0:
-            continue
-        if ((F[g, 0] == a and F[g, 1] == b) or (F[g, 1] == a and F[g, 2] == b)
-                or (F[g, 2] == a and F[g, 0] == b)):
-            return g
-    return -1
+def _epa_adjacent(F, f, g):
+    """Whether faces f and g share an edge (each holds it in the other direction)."""
+    for e in range(3):
+        a = F[f, e]
+        b = F[f, (e + 1) % 3]
+        if ((F[g, 0] == b and F[g, 1] == a) or (F[g, 1] == b and F[g, 2] == a)
+                or (F[g, 2] == b and F[g, 0] == a)):
+            return True
+    return False
 
 
 @jit
 def _epa_horizon(d, nf, f0, w):
-    """Remove the faces seen from the new vertex w and put the horizon (their edges that
-    no other removed face shares, directed as in the removed face) in d.epa_edge; returns
-    the number of horizon edges.
+    """Remove the faces seen from the new vertex w and put the horizon (the edges of the
+    removed faces that no other removed face shares, directed as in the removed face) in
+    d.epa_edge; returns the number of horizon edges.
 
-    The removed faces grow from face f0 (the nearest, seen from w) across shared edges:
-    the part of a convex polytope seen from a point is connected, and a face elsewhere
-    that roundoff alone shows (a tiny face a few 1e-16 from w's side) would otherwise
-    open a second horizon and fold the polytope. When a new face would still leave the
-    origin outside (the polytope is no longer convex to working precision), nothing is
-    changed and -1 is returned: the polytope is as refined as doubles allow."""
+    The removed faces are those seen from w that are connected to face f0 (the nearest,
+    seen from w) across shared edges: the part of a convex polytope seen from a point is
+    connected, and a face elsewhere that roundoff alone shows (a tiny face a few 1e-16 from
+    w's side) would otherwise open a second horizon and fold the polytope. When a new face
+    would still leave the origin outside (the polytope is no longer convex to working
+    precision), or the edge scratch is full, nothing is changed and -1 is returned.
+
+    The faces seen from w are listed from the end of d.epa_edge (column 0 the face, column 1
+    set once the face is known to be connected to f0), the horizon from its start."""
     F = d.epa_face
     V = d.epa_vert
-    alive = d.epa_falive
-    # marks: 1 kept, 2 removed (neighbours not yet visited), 3 removed
-    alive[f0] = 2
+    E = d.epa_edge
+    last = E.shape[0] - 1
+    k = 0
+    for f in range(nf):
+        fn = (d.epa_fdata[f, 0], d.epa_fdata[f, 1], d.epa_fdata[f, 2])
+        if d.epa_falive[f] and (f == f0 or dot3(fn, sub3(w, _w(V, F[f, 0]))) > 1e-14):
+            if k > last // 2:
+                return -1
+            E[last - k, 0] = f
+            E[last - k, 1] = 1 if f == f0 else 0
+            k += 1
+    # grow the connected part from f0 (marks: 0 not reached, 1 reached, 2 neighbours visited)
     grown = True
     while grown:
         grown = False
-        for f in range(nf):
-            if alive[f] != 2:
+        for i in range(k):
+            if E[last - i, 1] != 1:
                 continue
-            alive[f] = 3
-            for e in range(3):
-                g = _epa_neighbor(d, nf, F[f, (e + 1) % 3], F[f, e])
-                if g < 0 or alive[g] != 1:
-                    continue
-                fn = (d.epa_fdata[g, 0], d.epa_fdata[g, 1], d.epa_fdata[g, 2])
-                if dot3(fn, sub3(w, _w(V, F[g, 0]))) > 1e-14:
-                    alive[g] = 2
+            E[last - i, 1] = 2
+            for j in range(k):
+                if E[last - j, 1] == 0 and _epa_adjacent(F, E[last - i, 0], E[last - j, 0]):
+                    E[last - j, 1] = 1
                     grown = True
     ne = 0
-    ok = True
-    for f in range(nf):
-        if alive[f] != 3:
+    for i in range(k):
+        if E[last - i, 1] == 0:
             continue
+        f = E[last - i, 0]
         for e in range(3):
             a = F[f, e]
             b = F[f, (e + 1) % 3]
-            g = _epa_neighbor(d, nf, b, a)
-            if g < 0 or alive[g] != 1:
-                continue
-            if ne == d.epa_edge.shape[0]:
-                ok = False
-                break
-            d.epa_edge[ne, 0] = a
-            d.epa_edge[ne, 1] = b
-            ne += 1
-            # the new face (a, b, w) keeps the origin inside: ((b - a) x (w - a)) . a >= 0
-            va = _w(V, a)
-            c = cross3(sub3(_w(V, b), va), sub3(w, va))
-            if dot3(c, va) < -1e-12 * math.sqrt(dot3(c, c)):
-                ok = False
-    for f in range(nf):
-        if alive[f] == 3:
-            alive[f] = 0 if ok else 1
-    return ne if ok else -1
+            found = -1
+            for q in range(ne):
+                if E[q, 0] == b and E[q, 1] == a:
+                    found = q
+                    break
+            if found >= 0:
+                ne -= 1
+                E[found, 0] = E[ne, 0]
+                E[found, 1] = E[ne, 1]
+            elif ne < last - k:
+                E[ne, 0] = a
+                E[ne, 1] = b
+                ne += 1
+            else:
+                return -1
+    for q in range(ne):
+        # the new face (a, b, w) keeps the origin inside: ((b - a) x (w - a)) . a >= 0
+        va = _w(V, E[q, 0])
+        c = cross3(sub3(_w(V, E[q, 1]), va), sub3(w, va))
+        if dot3(c, va) < -1e-12 * math.sqrt(dot3(c, c)):
+            return -1
+    for i in range(k):
+        if E[last - i, 1] != 0:
+            d.epa_falive[E[last - i, 0]] = 0
+    return ne
 
 
 @jit

@@ -366,9 +366,10 @@ def test_convex_pairs_oracle(pair):
     """Every trial against the signed distance of the two geoms (minus the penetration
     depth when they overlap): detection within the summed margin, the deepest contact's
     distance, and its normal (the overlap along it is the penetration depth). MuJoCo 4 for
-    shallow penetrations where it finds the same normal (its GJK/EPA is exact to its 1e-6
-    tolerance there; in separation it runs EPA on margin-inflated shapes and can be 1e-3
-    off: not compared)."""
+    shallow penetrations (its GJK/EPA is exact to its 1e-6 tolerance there; in separation it
+    runs EPA on margin-inflated shapes and can be 1e-3 off: not compared): its single
+    contact of nearly the same normal has the same depth, and the points of its
+    multi-contact polygon of the same normal are no deeper than ours."""
     t1, t2 = pair
     margin = 0.02
     xml = pair_xml(t1, t2, margin)
@@ -410,13 +411,19 @@ def test_convex_pairs_oracle(pair):
         ndeep += sd < -0.002
         nsep += sd > 0
         if -0.002 < sd < 0 and theirs:
-            # MuJoCo's contacts of the same normal (its multi-contact polygon may tilt the
-            # normal, and then the depth, away from the exact one: those are not compared)
-            same = [c for c in theirs if np.linalg.norm(c["frame"][:3] - deepest["frame"][:3])
-                    < 1e-4]
-            if same:
+            dn = [np.linalg.norm(c["frame"][:3] - deepest["frame"][:3]) for c in theirs]
+            if len(theirs) == 1 and dn[0] < 1e-2:
+                # MuJoCo's single contact: its EPA stops at its 1e-6 tolerance, which leaves
+                # its normal up to a few 1e-3 from the exact one on a curved surface (the
+                # depth then changes to second order only)
                 nmj += 1
-                assert abs(deepest["dist"] - min(c["dist"] for c in same)) < 2e-5, msg
+                assert abs(deepest["dist"] - theirs[0]["dist"]) < 2e-5, msg
+            for c, e in zip(theirs, dn):
+                # MuJoCo's multi-contact polygon of a flat patch: points of the same normal
+                # are none of them deeper than the deepest point (nor need to reach it);
+                # points of a tilted normal measure another overlap and are not compared
+                if len(theirs) > 1 and e < 1e-4:
+                    assert c["dist"] > deepest["dist"] - 2e-5, msg
     assert ndeep >= 10 and nsep >= 3 and nmj >= 4
 
 
