@@ -31,6 +31,7 @@ MESH = int(GeomType.MESH)
 
 GJK_ITER = 100
 EPA_TOL = 1e-10      # EPA stops when a new support point improves the face distance by less
+POLISH_ITER = 20     # Newton steps on the overlap after EPA stopped short of its tolerance
 TOLPLANEMESH = 1e-3  # least spacing of plane-mesh contacts (fraction of rbound)
 FACE_TOL = 1e-6      # relative tolerance for the vertices of a flat contact face
 
@@ -558,6 +559,65 @@ def _epa_horizon(d, nf, f0, w):
 
 
 @jit
+def _overlap(m, d, g1, g2, u):
+    """Support points a of A along u and b of B along -u, and the overlap (a - b) . u of
+    the two geoms' projections on u (the penetration depth is its minimum over unit u)."""
+    a = support(m, d, g1, u)
+    b = support(m, d, g2, scl3(u, -1.0))
+    return a, b, dot3(sub3(a, b), u)
+
+
+@jit
+def _epa_polish(m, d, g1, g2, u, tol):
+    """Newton's method for the minimum over unit u of the overlap h(u) = (s_A(u) - s_B(-u)) . u,
+    from EPA's normal u: for EPA stopped short of its tolerance on a smooth, nearly
+    concentric part of A - B (deep contacts of ellipsoids), where its polytope would need
+    many more faces. Returns (converged, u, h, a, b): converged once a step decreases h by
+    less than tol (Newton converges quadratically: the rest is far below tol).
+
+    On the unit sphere the gradient of h is the tangential part of w = s_A(u) - s_B(-u), and
+    the Hessian is P (dw/du) P - h I (P the projector on the tangent plane); dw/du (the radii
+    of curvature of A - B) is taken by finite differences of the support. Where the
+    Hessian is not positive definite (a flat face or an edge of A - B: its minimum is at a
+    kink, which EPA resolves exactly) no step is taken; a step is halved until h decreases."""
+    a, b, h = _overlap(m, d, g1, g2, u)
+    for _ in range(POLISH_ITER):
+        w = sub3(a, b)
+        t1, _ = normalize3(cross3(u, (1.0, 0.0, 0.0) if abs(u[0]) < 0.6 else (0.0, 1.0, 0.0)))
+        t2 = cross3(u, t1)
+        r1 = dot3(w, t1)
+        r2 = dot3(w, t2)
+        eps = 1e-6
+        dw1 = scl3(sub3(sub3(support(m, d, g1, add3(u, scl3(t1, eps))),
+                             support(m, d, g2, scl3(add3(u, scl3(t1, eps)), -1.0))), w), 1.0 / eps)
+        dw2 = scl3(sub3(sub3(support(m, d, g1, add3(u, scl3(t2, eps))),
+                             support(m, d, g2, scl3(add3(u, scl3(t2, eps)), -1.0))), w), 1.0 / eps)
+        h11 = dot3(dw1, t1) - h
+        h22 = dot3(dw2, t2) - h
+        h12 = 0.5 * (dot3(dw1, t2) + dot3(dw2, t1))
+        det = h11 * h22 - h12 * h12
+        if h11 <= 0.0 or det <= 0.0:
+            break
+        s1 = -(h22 * r1 - h12 * r2) / det
+        s2 = -(h11 * r2 - h12 * r1) / det
+        step = 1.0
+        hn = h
+        for _ in range(10):
+            un, _ = normalize3(add3(u, add3(scl3(t1, step * s1), scl3(t2, step * s2))))
+            an, bn, hn = _overlap(m, d, g1, g2, un)
+            if hn < h:
+                break
+            step *= 0.5
+        if not hn < h:
+            break
+        done = h - hn < tol * max(1.0, h)
+        u, a, b, h = un, an, bn, hn
+        if done:
+            return True, u, h, a, b
+    return False, u, h, a, b
+
+
+@jit
 def epa(m, d, g1, g2, n, tol):
     """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B);
     stops when a new support point improves the nearest face's distance by less than tol."""
@@ -583,6 +643,7 @@ def epa(m, d, g1, g2, n, tol):
     maxf = d.epa_face.shape[0]
     maxe = d.epa_edge.shape[0]
     best = -1
+    converged = False
     for _ in range(maxv):
         # nearest live face
         best = -1
@@ -597,7 +658,10 @@ def epa(m, d, g1, g2, n, tol):
         a = support(m, d, g1, u)
         b = support(m, d, g2, scl3(u, -1.0))
         w = sub3(a, b)
-        if dot3(w, u) - bd < tol * max(1.0, bd) or nv >= maxv or nf + maxe > maxf:
+        if dot3(w, u) - bd < tol * max(1.0, bd):
+            converged = True
+            break
+        if nv >= maxv or nf + maxe > maxf:
             break
         ne = _epa_horizon(d, nf, best, w)
         if ne < 0:
@@ -616,6 +680,10 @@ def epa(m, d, g1, g2, n, tol):
     f = best
     u = (d.epa_fdata[f, 0], d.epa_fdata[f, 1], d.epa_fdata[f, 2])
     depth = d.epa_fdata[f, 3]
+    if not converged:
+        ok, un, h, pa, pb = _epa_polish(m, d, g1, g2, u, tol)
+        if ok:
+            return True, h, un, pa, pb
     # barycentric coordinates of the origin's projection on the face
     i, j, k = d.epa_face[f, 0], d.epa_face[f, 1], d.epa_face[f, 2]
     p = scl3(u, depth)
@@ -828,7 +896,8 @@ def _point3(w, r, t1, t2, normal):
 @jit
 def polytope_contacts(m, d, g1, g2, margin, dist0, normal):
     """Up to 4 contacts from the overlap of the two faces orthogonal to the normal; the single
-    GJK/EPA contact already in d.col_* row 0 is kept when the faces do not give more."""
+    GJK/EPA contact already in d.col_* row 0 (dist0, exact) is kept when the faces do not give
+    more, and is the deepest one unless a clipped point reaches its depth."""
     w = d.col_work
     f = d.col_frame
     f[0, 3] = f[0, 4] = f[0, 5] = 0.0
@@ -884,6 +953,21 @@ def polytope_contacts(m, d, g1, g2, margin, dist0, normal):
         cnt += 1
     if cnt < 2:
         return 1
+    if abs(w[_CLIP + best, 2] - dist0) > EPA_TOL * max(1.0, abs(dist0)):
+        # faces only nearly flat (vertices within the tolerance of the support plane): the
+        # heights between their vertices are approximate and the clipped points may miss
+        # or overshoot the deepest one; the GJK/EPA contact (row 0) is the deepest
+        p0 = (d.col_pos[0, 0], d.col_pos[0, 1], d.col_pos[0, 2])
+        w[_CLIP + cnt, 0] = dot3(p0, t1)
+        w[_CLIP + cnt, 1] = dot3(p0, t2)
+        w[_CLIP + cnt, 2] = dist0
+        w[_CLIP + cnt, 3] = dot3(p0, normal)
+        w[_CLIP + cnt, 5] = 0.0
+        best = cnt
+        cnt += 1
+    for i in range(cnt):
+        # along the normal no point is deeper than the overlap of the two geoms (dist0)
+        w[_CLIP + i, 2] = max(w[_CLIP + i, 2], dist0)
     # keep the deepest, then repeatedly the point farthest from those kept (column 5 marks)
     w[_CLIP + best, 5] = 1.0
     put(d.col_dist, d.col_pos, d.col_frame, 0, w[_CLIP + best, 2],
