@@ -32,8 +32,9 @@ MESH = int(GeomType.MESH)
 GJK_ITER = 100
 EPA_TOL = 1e-10      # EPA stops when a new support point improves the face distance by less
 POLISH_ITER = 20     # Newton steps on the overlap after EPA stopped short of its tolerance
+POLISH_EPS = 1e-6    # their finite-difference step of the support direction
 TOLPLANEMESH = 1e-3  # least spacing of plane-mesh contacts (fraction of rbound)
-FACE_TOL = 1e-6      # relative tolerance for the vertices of a flat contact face
+FACE_TOL = 1e-3      # relative tolerance for the vertices of a flat contact face
 
 
 # ------------------------------------------------------------------------------------------------
@@ -587,14 +588,14 @@ def _epa_polish(m, d, g1, g2, u, tol):
         t2 = cross3(u, t1)
         r1 = dot3(w, t1)
         r2 = dot3(w, t2)
-        eps = 1e-6
-        dw1 = scl3(sub3(sub3(support(m, d, g1, add3(u, scl3(t1, eps))),
-                             support(m, d, g2, scl3(add3(u, scl3(t1, eps)), -1.0))), w), 1.0 / eps)
-        dw2 = scl3(sub3(sub3(support(m, d, g1, add3(u, scl3(t2, eps))),
-                             support(m, d, g2, scl3(add3(u, scl3(t2, eps)), -1.0))), w), 1.0 / eps)
-        h11 = dot3(dw1, t1) - h
-        h22 = dot3(dw2, t2) - h
-        h12 = 0.5 * (dot3(dw1, t2) + dot3(dw2, t1))
+        # dw/du along t1 and t2 (times POLISH_EPS)
+        a1, b1, _ = _overlap(m, d, g1, g2, add3(u, scl3(t1, POLISH_EPS)))
+        a2, b2, _ = _overlap(m, d, g1, g2, add3(u, scl3(t2, POLISH_EPS)))
+        dw1 = sub3(sub3(a1, b1), w)
+        dw2 = sub3(sub3(a2, b2), w)
+        h11 = dot3(dw1, t1) / POLISH_EPS - h
+        h22 = dot3(dw2, t2) / POLISH_EPS - h
+        h12 = 0.5 * (dot3(dw1, t2) + dot3(dw2, t1)) / POLISH_EPS
         det = h11 * h22 - h12 * h12
         if h11 <= 0.0 or det <= 0.0:
             break
@@ -798,7 +799,7 @@ def _face_polygon(m, d, g, u, t1, t2, w, row):
     for i in range(nvert):
         x = add3(mulmatvec3(r, _vertex(m, g, i)), p)
         hmax = max(hmax, dot3(x, u))
-    tol = 1e-3 * m.geom_rbound[g]
+    tol = FACE_TOL * m.geom_rbound[g]
     k = 0
     for i in range(nvert):
         x = add3(mulmatvec3(r, _vertex(m, g, i)), p)

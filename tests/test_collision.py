@@ -366,10 +366,9 @@ def test_convex_pairs_oracle(pair):
     """Every trial against the signed distance of the two geoms (minus the penetration
     depth when they overlap): detection within the summed margin, the deepest contact's
     distance, and its normal (the overlap along it is the penetration depth). MuJoCo 4 for
-    shallow penetrations (its GJK/EPA is exact to its 1e-6 tolerance there; in separation it
-    runs EPA on margin-inflated shapes and can be 1e-3 off: not compared): its single
-    contact of nearly the same normal has the same depth, and the points of its
-    multi-contact polygon of the same normal are no deeper than ours."""
+    shallow penetrations (in separation it runs EPA on margin-inflated shapes and can be 1e-3
+    off: not compared): its contacts bracket the depth, and its single contact of the same
+    normal has the same depth."""
     t1, t2 = pair
     margin = 0.02
     xml = pair_xml(t1, t2, margin)
@@ -411,19 +410,20 @@ def test_convex_pairs_oracle(pair):
         ndeep += sd < -0.002
         nsep += sd > 0
         if -0.002 < sd < 0 and theirs:
-            dn = [np.linalg.norm(c["frame"][:3] - deepest["frame"][:3]) for c in theirs]
-            if len(theirs) == 1 and dn[0] < 1e-2:
-                # MuJoCo's single contact: its EPA stops at its 1e-6 tolerance, which leaves
-                # its normal up to a few 1e-3 from the exact one on a curved surface (the
-                # depth then changes to second order only)
+            # MuJoCo's contacts bracket the depth: it is no more than the overlap along any
+            # of their normals (the depth is the least overlap) and no less than the depth of
+            # MuJoCo's single contact (EPA's nearest face of a polytope inside A - B, to
+            # MuJoCo's float tolerances)
+            for c in theirs:
+                assert _overlap(t1, t2, m, d, c["frame"][:3]) + deepest["dist"] > -1e-9, msg
+            if len(theirs) == 1:
                 nmj += 1
-                assert abs(deepest["dist"] - theirs[0]["dist"]) < 2e-5, msg
-            for c, e in zip(theirs, dn):
-                # MuJoCo's multi-contact polygon of a flat patch: points of the same normal
-                # are none of them deeper than the deepest point (nor need to reach it);
-                # points of a tilted normal measure another overlap and are not compared
-                if len(theirs) > 1 and e < 1e-4:
-                    assert c["dist"] > deepest["dist"] - 2e-5, msg
+                assert theirs[0]["dist"] > deepest["dist"] - 1e-8, msg
+                # MuJoCo's EPA stops at its 1e-6 tolerance: on curved surfaces its normal is
+                # a few 1e-3 off and its depth up to 1e-4 short (cylinder rims); with the
+                # same normal the depths agree
+                if np.linalg.norm(theirs[0]["frame"][:3] - deepest["frame"][:3]) < 1e-4:
+                    assert abs(deepest["dist"] - theirs[0]["dist"]) < 2e-5, msg
     assert ndeep >= 10 and nsep >= 3 and nmj >= 4
 
 
