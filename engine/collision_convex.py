@@ -569,18 +569,89 @@ def _overlap(m, d, g1, g2, u):
 
 
 @jit
+def _slope(m, d, g1, g2, u, t, x):
+    """The sign of the derivative in x of the overlap h at the unit vector along u + x t
+    (u, t orthonormal): w . t |v|^2 - h(v) x with v = u + x t."""
+    v = add3(u, scl3(t, x))
+    a, b, h = _overlap(m, d, g1, g2, v)
+    return dot3(sub3(a, b), t) * dot3(v, v) - h * x
+
+
+@jit
+def _newton_step(m, d, g1, g2, u, h, step):
+    """u moved by the Newton step (tangent), halved until the overlap decreases from h:
+    (decreased, u, a, b, h)."""
+    for _ in range(10):
+        un, _ = normalize3(add3(u, step))
+        an, bn, hn = _overlap(m, d, g1, g2, un)
+        if hn < h:
+            return True, un, an, bn, hn
+        step = scl3(step, 0.5)
+    return False, u, u, u, h
+
+
+@jit
+def _line_min(m, d, g1, g2, u, t):
+    """Bracket (lo, hi), 1e-18 wide, of the least overlap h along the great circle from u
+    towards t (u, t orthonormal; h decreasing at u): the step doubles from POLISH_EPS until
+    h rises, then bisection. hi < 0 when h still falls at a step of 0.1."""
+    lo = 0.0
+    hi = POLISH_EPS
+    while _slope(m, d, g1, g2, u, t, hi) < 0.0:
+        lo = hi
+        hi *= 2.0
+        if hi > 0.1:
+            return lo, -1.0
+    for _ in range(60):
+        x = 0.5 * (lo + hi)
+        if _slope(m, d, g1, g2, u, t, x) < 0.0:
+            lo = x
+        else:
+            hi = x
+    return lo, hi
+
+
+@jit
+def _polish_ridge(m, d, g1, g2, u, e, tol):
+    """The minimum of the overlap h on a ridge of A - B: a segment of its boundary along e (a
+    cylinder's side line, an edge of a polytope, plus a point of the other geom), where the
+    support point jumps across the great circle of directions orthogonal to e. h is kinked
+    across that circle and smooth along it: Newton's method in the angle along the circle
+    (the support's ambiguity along e does not change the derivative w . s along it).
+    Returns as _epa_polish."""
+    u, _ = normalize3(sub3(u, scl3(e, dot3(u, e))))
+    a, b, h = _overlap(m, d, g1, g2, u)
+    for _ in range(POLISH_ITER):
+        s = cross3(e, u)
+        # dh/dangle = w . s, and its derivative by central differences
+        rs = dot3(sub3(a, b), s)
+        ap, bp, _ = _overlap(m, d, g1, g2, add3(u, scl3(s, POLISH_EPS)))
+        an, bn, _ = _overlap(m, d, g1, g2, add3(u, scl3(s, -POLISH_EPS)))
+        hss = dot3(sub3(sub3(ap, bp), sub3(an, bn)), s) / (2.0 * POLISH_EPS) - h
+        if hss <= 0.0:
+            break
+        if 0.5 * rs * rs / hss < tol * max(1.0, h):
+            return True, u, h, a, b
+        ok, u, a, b, h = _newton_step(m, d, g1, g2, u, h, scl3(s, -rs / hss))
+        if not ok:
+            break
+    return False, u, h, a, b
+
+
+@jit
 def _epa_polish(m, d, g1, g2, u, tol):
     """Newton's method for the minimum over unit u of the overlap h(u) = (s_A(u) - s_B(-u)) . u,
     from EPA's normal u: for EPA stopped short of its tolerance on a smooth, nearly
     concentric part of A - B (deep contacts of ellipsoids), where its polytope would need
-    many more faces. Returns (converged, u, h, a, b): converged once a step decreases h by
-    less than tol (Newton converges quadratically: the rest is far below tol).
+    many more faces. Returns (converged, u, h, a, b): converged once the Newton step would
+    decrease h by less than tol.
 
     On the unit sphere the gradient of h is the tangential part of w = s_A(u) - s_B(-u), and
     the Hessian is P (dw/du) P - h I (P the projector on the tangent plane); dw/du (the radii
     of curvature of A - B) is taken by finite differences of the support. Where the
-    Hessian is not positive definite (a flat face or an edge of A - B: its minimum is at a
-    kink, which EPA resolves exactly) no step is taken; a step is halved until h decreases."""
+    Hessian is not positive definite, h is minimised down the gradient: a ridge found there
+    (a jump of the support) goes to _polish_ridge. A Newton step is halved until h
+    decreases."""
     a, b, h = _overlap(m, d, g1, g2, u)
     for _ in range(POLISH_ITER):
         w = sub3(a, b)
@@ -598,23 +669,31 @@ def _epa_polish(m, d, g1, g2, u, tol):
         h12 = 0.5 * (dot3(dw1, t2) + dot3(dw2, t1)) / POLISH_EPS
         det = h11 * h22 - h12 * h12
         if h11 <= 0.0 or det <= 0.0:
-            break
+            # not locally convex: to the least h down the gradient, where w may jump
+            t, lr = normalize3(add3(scl3(t1, -r1), scl3(t2, -r2)))
+            if lr < MINVAL:
+                break
+            lo, hi = _line_min(m, d, g1, g2, u, t)
+            if hi < 0.0:
+                break
+            an, bn, _ = _overlap(m, d, g1, g2, add3(u, scl3(t, lo - 1e-12)))
+            ap, bp, _ = _overlap(m, d, g1, g2, add3(u, scl3(t, hi + 1e-12)))
+            u, _ = normalize3(add3(u, scl3(t, hi)))
+            # the jump across the bracket is the ridge's segment (to 1e-12: the smooth
+            # part of w moves by the radius of curvature times the tiny step)
+            e, le = normalize3(sub3(sub3(ap, bp), sub3(an, bn)))
+            if le > 1e-6 * h:
+                return _polish_ridge(m, d, g1, g2, u, e, tol)
+            a, b, h = _overlap(m, d, g1, g2, u)
+            continue
         s1 = -(h22 * r1 - h12 * r2) / det
         s2 = -(h11 * r2 - h12 * r1) / det
-        step = 1.0
-        hn = h
-        for _ in range(10):
-            un, _ = normalize3(add3(u, add3(scl3(t1, step * s1), scl3(t2, step * s2))))
-            an, bn, hn = _overlap(m, d, g1, g2, un)
-            if hn < h:
-                break
-            step *= 0.5
-        if not hn < h:
-            break
-        done = h - hn < tol * max(1.0, h)
-        u, a, b, h = un, an, bn, hn
-        if done:
+        # the Newton decrement: what the step would still gain
+        if -0.5 * (s1 * r1 + s2 * r2) < tol * max(1.0, h):
             return True, u, h, a, b
+        ok, u, a, b, h = _newton_step(m, d, g1, g2, u, h, add3(scl3(t1, s1), scl3(t2, s2)))
+        if not ok:
+            break
     return False, u, h, a, b
 
 
