@@ -4,14 +4,18 @@ Every convex geom is described by its support function s(u) = argmax_{x in geom}
 by its vertices, i.e. its convex hull). GJK finds the distance between two geoms (the point of
 the Minkowski difference A - B nearest to the origin, with witness points on A and B); when the
 geoms overlap, EPA expands the final GJK simplex into a polytope of A - B and returns the
-penetration depth, the normal and the witness points. A contact reports, as MuJoCo,
-dist (signed), the normal from geom 1 to geom 2 and the point midway between the witnesses.
+penetration depth, the normal and the witness points. The depth is the least overlap of the
+two geoms' projections over all directions, and the normal that direction; where EPA would
+need too many faces (deep contacts of smooth geoms) Newton's method on that overlap finishes
+it. A contact reports, as MuJoCo, dist (signed), the normal from geom 1 to geom 2 and the
+point midway between the witnesses.
 
 Multiple contacts for flat contacts between polytopes (box-mesh, mesh-mesh), where a single
 point would let the geoms rock: the faces of both geoms nearly orthogonal to the normal
 (vertices within a small tolerance of each support plane) are intersected in the contact plane
 (Sutherland-Hodgman clipping of one polygon by the other) and at most 4 points are kept
-(the deepest and the ones farthest from it), each with its own depth along the normal.
+(the deepest and the ones farthest from it), each with its own depth along the normal, none
+deeper than the EPA depth (which stays the deepest contact when no clipped point reaches it).
 
 Scratch (no allocation in a step) lives in Data: ``gjk_simplex`` and the ``epa_*`` arrays.
 """
@@ -578,16 +582,16 @@ def _slope(m, d, g1, g2, u, t, x):
 
 
 @jit
-def _newton_step(m, d, g1, g2, u, h, step):
-    """u moved by the Newton step (tangent), halved until the overlap decreases from h:
-    (decreased, u, a, b, h)."""
+def _newton_step(m, d, g1, g2, u, a, b, h, step):
+    """u (with its support points a, b and overlap h) moved by the Newton step (tangent),
+    halved until the overlap decreases: (decreased, u, a, b, h), unchanged if it does not."""
     for _ in range(10):
         un, _ = normalize3(add3(u, step))
         an, bn, hn = _overlap(m, d, g1, g2, un)
         if hn < h:
             return True, un, an, bn, hn
         step = scl3(step, 0.5)
-    return False, u, u, u, h
+    return False, u, a, b, h
 
 
 @jit
@@ -632,7 +636,7 @@ def _polish_ridge(m, d, g1, g2, u, e, tol):
             break
         if 0.5 * rs * rs / hss < tol * max(1.0, h):
             return True, u, h, a, b
-        ok, u, a, b, h = _newton_step(m, d, g1, g2, u, h, scl3(s, -rs / hss))
+        ok, u, a, b, h = _newton_step(m, d, g1, g2, u, a, b, h, scl3(s, -rs / hss))
         if not ok:
             break
     return False, u, h, a, b
@@ -691,7 +695,8 @@ def _epa_polish(m, d, g1, g2, u, tol):
         # the Newton decrement: what the step would still gain
         if -0.5 * (s1 * r1 + s2 * r2) < tol * max(1.0, h):
             return True, u, h, a, b
-        ok, u, a, b, h = _newton_step(m, d, g1, g2, u, h, add3(scl3(t1, s1), scl3(t2, s2)))
+        step = add3(scl3(t1, s1), scl3(t2, s2))
+        ok, u, a, b, h = _newton_step(m, d, g1, g2, u, a, b, h, step)
         if not ok:
             break
     return False, u, h, a, b
@@ -700,7 +705,9 @@ def _epa_polish(m, d, g1, g2, u, tol):
 @jit
 def epa(m, d, g1, g2, n, tol):
     """Penetration of A and B: (ok, depth, normal from A to B, witness on A, witness on B);
-    stops when a new support point improves the nearest face's distance by less than tol."""
+    stops when a new support point improves the nearest face's distance by less than tol.
+    Stopped short of it (its storage full, or its polytope no longer convex to working
+    precision), it is finished by _epa_polish when that converges."""
     V = d.epa_vert
     zero = (0.0, 0.0, 0.0)
     nv = _epa_init(m, d, g1, g2, n)

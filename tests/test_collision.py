@@ -354,6 +354,29 @@ def _shallow(m, d, q, depth):
     return qs
 
 
+def _signed_distance(t1, t2, m, d, ours):
+    """The signed distance of geoms 0 and 1 (minus the penetration depth when they overlap):
+    exact when both are polytopes inflated by a radius, else the optimised least overlap
+    (started from our normal, among others)."""
+    if _core(t1, m, d, 0) is not None and _core(t2, m, d, 1) is not None:
+        return _exact_signed_distance(t1, t2, m, d)
+    u0 = ours[0]["frame"][:3] if ours else d.geom_xpos[1] - d.geom_xpos[0]
+    return -_mtd(t1, t2, m, d, u0 / np.linalg.norm(u0))
+
+
+def _check_contacts(t1, t2, m, d, ours, sd, msg):
+    """Our contacts against the signed distance sd (1e-9 for the exact oracle, 1e-7 for the
+    optimised one): the deepest at sd, none deeper, and the overlap along every normal the
+    depth (or minus the distance: the normal separates by it). Returns the deepest."""
+    tol = 1e-9 if _core(t1, m, d, 0) is not None and _core(t2, m, d, 1) is not None else 1e-7
+    deepest = min(ours, key=lambda o: o["dist"])
+    assert abs(deepest["dist"] - sd) < tol, f"{msg}: {deepest['dist']} vs {sd}"
+    for o in ours:
+        assert abs(_overlap(t1, t2, m, d, o["frame"][:3]) + sd) < tol, msg
+        assert o["dist"] >= sd - tol, msg
+    return deepest
+
+
 # pairs checked in every trial against the penetration oracle: exact for polytope cores
 # (box, mesh, sphere and capsule: _exact_signed_distance), by optimisation otherwise (_mtd)
 ORACLE_PAIRS = [("ellipsoid", "cylinder"), ("cylinder", "cylinder"), ("sphere", "mesh"),
@@ -376,8 +399,6 @@ def test_convex_pairs_oracle(pair):
     d = engine.make_data(m)
     mm = mujoco.MjModel.from_xml_string(xml)
     dd = mujoco.MjData(mm)
-    exact = _core(t1, m, d, 0) is not None and _core(t2, m, d, 1) is not None
-    tol = 1e-9 if exact else 1e-7
     rng = np.random.default_rng(zlib.crc32(repr(pair).encode()))
     scale = sum(float(SIZES[t].split()[0]) for t in pair) * 1.6
     ndeep = nsep = nmj = 0
@@ -388,25 +409,13 @@ def test_convex_pairs_oracle(pair):
         theirs = run_mj(mm, dd, q)
         ours = run_ours(m, d, q)
         msg = f"{pair} trial {trial}"
-        if exact:
-            sd = _exact_signed_distance(t1, t2, m, d)
-        else:
-            u0 = ours[0]["frame"][:3] if ours else d.geom_xpos[1] - d.geom_xpos[0]
-            sd = -_mtd(t1, t2, m, d, u0 / np.linalg.norm(u0))
+        sd = _signed_distance(t1, t2, m, d, ours)
         if abs(sd - 2 * margin) < 1e-6:
             continue  # at the margin's edge
         assert (len(ours) > 0) == (sd < 2 * margin), msg
         if not ours:
             continue
-        deepest = min(ours, key=lambda o: o["dist"])
-        assert abs(deepest["dist"] - sd) < tol, f"{msg}: {deepest['dist']} vs {sd}"
-        for o in ours:
-            # the normal: GJK's nearest point converges to 1e-10 in norm but its direction
-            # only to ~1e-4 near a cylinder's rim (the support jumps there), where the
-            # projections change to first order: 2e-5 in separation for those
-            ntol = 2e-5 if sd > 0 and "cylinder" in pair else tol
-            assert abs(_overlap(t1, t2, m, d, o["frame"][:3]) + sd) < ntol, msg
-            assert o["dist"] >= sd - tol, msg
+        deepest = _check_contacts(t1, t2, m, d, ours, sd, msg)
         ndeep += sd < -0.002
         nsep += sd > 0
         if -0.002 < sd < 0 and theirs:
@@ -425,6 +434,72 @@ def test_convex_pairs_oracle(pair):
                 if np.linalg.norm(theirs[0]["frame"][:3] - deepest["frame"][:3]) < 1e-4:
                     assert abs(deepest["dist"] - theirs[0]["dist"]) < 2e-5, msg
     assert ndeep >= 10 and nsep >= 3 and nmj >= 4
+
+
+# poses (qpos of the two free bodies) on which GJK/EPA went wrong, and how
+HARD_POSES = {
+    "gjk-thin-triangle": (("ellipsoid", "mesh"), [
+        -0.01455638665631831, 0.6010072185781745, 0.919007273054234, -0.5797331808475107,
+        0.8121532178773897, 0.0621942352109461, -0.021177035258846864, -0.14615918143272982,
+        0.6776997657277342, 0.9407007623678014, -0.7437693419880361, 0.4095722814253473,
+        -0.12788437785488885, -0.5125458985372803]),
+    "gjk-last-step-swings": (("ellipsoid", "cylinder"), [
+        0.2258775336915959, 0.9125477445463639, -0.05233004975878197, -0.32637521106433137,
+        -0.432851969415413, 0.8375722058195455, -0.06775835162171816, 0.05939196055026977,
+        0.9852799068014197, 0.06598620553347212, 0.1451668246489921, 0.7562178693132278,
+        0.3818945331514954, -0.511094602497123]),
+    "epa-small-face": (("cylinder", "mesh"), [
+        -0.4320507974854466, -0.9854910220019097, 0.3800959623097262, -0.3798864857672295,
+        -0.5071303003472395, -0.5379271932342389, -0.5560031035707237, -0.4464581982572505,
+        -1.1309092616272698, 0.5119293725719322, 0.012877596387740237, -0.7911796349557213,
+        0.5506959053637912, -0.2657121987379584]),
+    "epa-second-horizon": (("capsule", "cylinder"), [
+        -0.09746101471537405, 0.6165890770306954, -0.12748607999429806, 0.8741136150149001,
+        0.42678690342018405, 0.15438151023360652, 0.17304530161950188, -0.04413372446873897,
+        0.5387344025443866, -0.043815645199859435, -0.9125596736975347, -0.35128666286290366,
+        -0.2074025389542799, -0.02857812574351673]),
+    "epa-deep-smooth": (("ellipsoid", "ellipsoid"), [
+        0.7530326799185618, -0.9064245365010932, -0.8402369462079884, -0.008957256185559153,
+        0.970160343869942, -0.16692283329260962, 0.17562870627932622, 0.7851563737554803,
+        -0.8970581944139431, -0.864355838931903, 0.6397998908537221, -0.12211729376671264,
+        0.7010555881505215, -0.29028353130962486]),
+    "epa-deep-ridge": (("ellipsoid", "cylinder"), [
+        0.5620306603712544, -0.48168479180987056, 0.4018243313231773, 0.22101180910921484,
+        -0.4185950097244454, -0.004815043928173831, -0.880856863184952, 0.5072330590801496,
+        -0.4783877331450985, 0.4031510914044671, -0.15658548631864946, 0.6136738536557397,
+        0.41641918037007897, -0.6522886270920087]),
+    "flat-edge-on-tilted-face": (("box", "mesh"), [
+        -0.36142644901758847, 0.17923848073229842, -0.4171587288993621, 0.1956139025084318,
+        -0.020325196735694266, -0.0012329621662085892, 0.9804695647124259,
+        -0.4230040554473076, 0.29106254745330745, -0.4816751818669423, 0.5360727066792943,
+        -0.7984564217426044, -0.11198514483711747, -0.2501054239062825]),
+    "flat-edge-overshoot": (("box", "mesh"), [
+        -0.7279347079265495, -0.6978383982861838, 0.06250510488723271, 0.16623104996131077,
+        0.4243983827669913, -0.852835392586445, -0.2548039322409426, -0.7080609774034164,
+        -0.6358282332369873, 0.16696126647094683, 0.04935133775105946, 0.27001787596154264,
+        0.5063376273106437, 0.8174821094634581]),
+}
+
+
+@pytest.mark.parametrize("case", list(HARD_POSES))
+def test_convex_hard_poses(case):
+    """Poses on which GJK/EPA failed, against the oracles as in test_convex_pairs_oracle.
+    gjk-thin-triangle: the subsimplex weights by normal equations lost their digits on a
+    thin triangle and GJK stalled, its normal 1e-5 rad off; gjk-last-step-swings: with |v|
+    1e-4 roundoff swung the last iterate's direction; epa-small-face (from the former GJK's
+    simplex): a face with a cross product below 1e-15 got the normal (1, 0, 0) from
+    normalize3 and a negative distance;
+    epa-second-horizon: a tiny face far away passed the visibility test by roundoff and its
+    new faces folded the polytope (depth 0.1 off); epa-deep-smooth, epa-deep-ridge: EPA's
+    128 vertices left the depth 1e-6 short on nearly concentric smooth parts of A - B (the
+    second on a cylinder's side line, where the overlap is kinked); flat-edge-*: an edge on a
+    slightly tilted face, whose clipped points missed or overshot the depth by 1e-5."""
+    pair, q = HARD_POSES[case]
+    m = engine.load_model_from_string(pair_xml(*pair, 0.02))
+    d = engine.make_data(m)
+    ours = run_ours(m, d, np.array(q))
+    assert ours, case
+    _check_contacts(*pair, m, d, ours, _signed_distance(*pair, m, d, ours), case)
 
 
 # ------------------------------------------------------------------------------------------------
