@@ -13,6 +13,9 @@ from .forward import (energy, forward, full_inertia, make_data, name2id, reset_d
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
+from . import warmup  # noqa: E402
+
+warmup.start()     # on an empty numba cache: compile part of the engine in a second process
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",

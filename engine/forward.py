@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import actuator, collision_driver, constraint, passive, smooth, solver
+from . import actuator, collision_driver, constraint, passive, smooth, solver, warmup
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
 from .math import cross3, norm3, quat_integrate, quat_sub
@@ -585,6 +585,7 @@ def _grow(m: Model, d: Data) -> None:
 
 def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
+    warmup.join()
     forward_kernel(m._struct, d._struct)
     while d.nefc_overflow[0]:
         _grow(m, d)
@@ -594,6 +595,7 @@ def forward(m: Model, d: Data) -> None:
 def step(m: Model, d: Data, n: int = 1) -> None:
     """Advance the simulation by n timesteps with m.opt.integrator, in one compiled call
     (another only if the contacts outgrew the capacities of d, which then grow)."""
+    warmup.join()
     done = 0
     n = int(n)
     while done < n:

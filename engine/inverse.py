@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import collision_driver, constraint, passive, smooth
+from . import collision_driver, constraint, passive, smooth, warmup
 from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDON
 from .enums import DisableBit, Stabilization
 from .forward import _grow, factor_inertia, implicit_damping
@@ -186,6 +186,7 @@ def inverse(m: Model, d: Data) -> None:
     qfrc_inverse is the applied force of the step, qfrc_applied + qfrc_actuator + J' xfrc_applied,
     when qacc = (qvel_next - qvel) / timestep of a forward step (see API.md).
     """
+    warmup.join()
     flags = int(m.opt.disableflags)
     if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
             and np.any(np.asarray(m.eq_hard)[np.asarray(m.eq_active0) != 0])):

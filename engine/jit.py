@@ -35,7 +35,7 @@ ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
 _ENGINE_DIR = pathlib.Path(__file__).resolve().parent
 
 
-def _cache_dir():
+def cache_dir():
     sources = sorted(_ENGINE_DIR.glob("*.py"))
     digest = hashlib.sha1(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
     base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
@@ -44,9 +44,9 @@ def _cache_dir():
 
 
 class _EngineCacheLocator(caching.UserProvidedCacheLocator):
-    """Where numba caches a kernel defined in the engine's own modules: _cache_dir()."""
+    """Where numba caches a kernel defined in the engine's own modules: cache_dir()."""
 
-    _root = _cache_dir()
+    _root = cache_dir()
 
     def __init__(self, py_func, py_file):
         super().__init__(py_func, py_file)
