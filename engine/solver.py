@@ -87,16 +87,22 @@ def project_object(d, i, n, z, out, w):
     equality rows unconstrained, friction loss an interval, limits, frictionless contacts and
     each pyramid edge (a row of its own) a half-line, elliptic contacts Algorithm 5."""
     t = d.efc_type[i]
-    if t == EQUALITY:
-        out[0] = z[0]
-    elif t == FRICTION_DOF or t == FRICTION_TENDON:
-        eta = d.efc_frictionloss[i]
-        out[0] = min(max(z[0], -eta), eta)
-    elif t == CONTACT_ELLIPTIC:
+    if t == CONTACT_ELLIPTIC:
         cone_project(z, w, d.efc_mu[i:i + n], n, out)   # efc_mu[i] (the normal) is unused
     else:
-        # LIMIT_JOINT, LIMIT_TENDON, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL: f >= 0
-        out[0] = max(z[0], 0.0)
+        out[0] = project_scalar(t, d.efc_frictionloss[i], z[0])
+
+
+@jit
+def project_scalar(t, eta, z):
+    """The impulse of a scalar row of type t nearest to z: equality rows unconstrained,
+    friction loss within [-eta, eta], and f >= 0 for limits, frictionless contacts and
+    pyramid edges."""
+    if t == EQUALITY:
+        return z
+    if t == FRICTION_DOF or t == FRICTION_TENDON:
+        return min(max(z, -eta), eta)
+    return max(z, 0.0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -372,69 +378,98 @@ def pgs(m, d, f, iterations, tolerance):
     the square of the number of rows. The sweeps stop when one lowers the cost by less than
     tolerance relative to the cost (as MuJoCo's PGS; tolerance 0 runs every iteration). The
     residual returned is the distance to the optimum: the largest natural residual of an object
-    in the last sweep (natural_residual) relative to the largest impulse."""
+    at the returned impulses (natural_residual) relative to the largest impulse."""
     nefc = d.nefc[0]
+    # the rows' arrays as locals: the sweeps read them for every row
+    efc_b = d.efc_b
+    efc_R = d.efc_R
+    efc_A = d.efc_A
+    efc_J = d.efc_J
+    efc_MinvJT = d.efc_MinvJT
+    efc_type = d.efc_type
+    efc_hard = d.efc_hard
+    efc_frictionloss = d.efc_frictionloss
+    # scratch of the contact blocks (at most 6 rows), allocated once per call
     z = np.empty(6)
     out = np.empty(6)
     wt = np.empty(6)
     g = np.empty(6)
     gold = np.empty(6)
     old = np.empty(6)
+    x = np.empty(6)
+    c = np.empty(6)
+    xn = np.empty(6)
+    zh = np.empty(12)
+    P = np.empty((6, 6))
+    S = np.empty((6, 7))
     w = d.solver_w
     impulse_velocity(d, f, w)
     cost = dual_cost(d, f)
     it = 0
-    residual = 0.0
     for it in range(1, iterations + 1):
         if it % 16 == 0:
             impulse_velocity(d, f, w)      # rebuild w: incremental updates accumulate rounding
         improvement = 0.0
-        emax = 0.0
-        fmax = 0.0
         i = 0
         while i < nefc:
-            if d.efc_hard[i]:
+            t = efc_type[i]
+            if efc_hard[i]:
                 i += 1                 # eliminated (condense_hard); its impulse stays 0 here
                 continue
-            n = object_size(d, i)
+            if t != CONTACT_ELLIPTIC:
+                # a scalar row: exact minimisation along it, then projection
+                gi = efc_b[i] + efc_R[i] * f[i] + row_dot(d, i, efc_J, w)
+                h = max(efc_A[i, 0] + efc_R[i], MINVAL)
+                fi = project_scalar(t, efc_frictionloss[i], f[i] - gi / h)
+                delta = fi - f[i]
+                if delta != 0.0:
+                    f[i] = fi
+                    row_axpy(d, i, efc_MinvJT, delta, w)
+                    improvement -= delta * (gi + 0.5 * h * delta)
+                i += 1
+                continue
+            n = d.contact_dim[d.efc_id[i]]
             # gradient of the block: (A + R) f + b
             for k in range(n):
-                g[k] = d.efc_b[i + k] + d.efc_R[i + k] * f[i + k] + row_dot(d, i + k,
-                                                                            d.efc_J, w)
+                g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + row_dot(d, i + k, efc_J, w)
                 gold[k] = g[k]
                 old[k] = f[i + k]
-            emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
-            if n == 1:
-                # exact minimisation along the row, then projection
-                h = max(d.efc_A[i, 0] + d.efc_R[i], MINVAL)
-                z[0] = f[i] - g[0] / h
-                wt[0] = h
-                project_object(d, i, 1, z, out, wt)
-                f[i] = out[0]
-            elif it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
-                _cone_split(d, i, n, f, g, z, out)
+            if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
+                _cone_split(d, i, n, f, g, z, x, c, S)
             else:
                 # later sweeps; and a contact without normal impulse that the normal alone would
                 # not push (g_0 >= 0), which the split update would leave at zero although
                 # friction may make pushing pay: the exact block step decides (it returns at
                 # once when zero is the block's optimum)
-                _cone_block(d, i, n, f, g, z, out, wt)
+                _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
             # cost decrease of the object: -(g' delta + 1/2 delta' H delta), H = (A + R)_block
             for k in range(n):
                 delta = f[i + k] - old[k]
                 if delta != 0.0:
-                    row_axpy(d, i + k, d.efc_MinvJT, delta, w)
-                    hd = d.efc_R[i + k] * delta
+                    row_axpy(d, i + k, efc_MinvJT, delta, w)
+                    hd = efc_R[i + k] * delta
                     for j in range(n):
-                        hd += d.efc_A[i + k, j] * (f[i + j] - old[j])
+                        hd += efc_A[i + k, j] * (f[i + j] - old[j])
                     improvement -= delta * (gold[k] + 0.5 * hd)
-                fmax = max(fmax, abs(f[i + k]))
             i += n
         cost -= improvement
-        residual = emax / max(fmax, MINVAL)
         if tolerance > 0.0 and improvement < tolerance * max(abs(cost), MINVAL):
             break
-    return it, residual
+    # the residual at the returned impulses
+    emax = 0.0
+    fmax = 0.0
+    i = 0
+    while i < nefc:
+        if efc_hard[i]:
+            i += 1
+            continue
+        n = object_size(d, i)
+        for k in range(n):
+            g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + row_dot(d, i + k, efc_J, w)
+            fmax = max(fmax, abs(f[i + k]))
+        emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
+        i += n
+    return it, emax / max(fmax, MINVAL)
 
 
 @jit
@@ -462,13 +497,14 @@ def natural_residual(d, i, n, f, g, z, out, wt):
 
 
 @jit
-def _cone_split(d, i, n, f, g, z, out):
+def _cone_split(d, i, n, f, g, z, xf, c, H):
     """A contact visited in two parts, as MuJoCo's PGS does: the best multiple of the current
     impulse (or the normal impulse alone when it is zero), then the friction impulses alone
     within the ellipse ||f_j / mu_j|| <= f_0.
     Each part is minimised exactly, so the cost decreases, and the impulses of early sweeps
     stay bounded by the normal one (an exact block solve may first raise the normal impulse
-    to afford more friction, which makes the first sweeps overshoot)."""
+    to afford more friction, which makes the first sweeps overshoot).
+    z, xf, c (6) and H (6 x 7) are scratch."""
     if f[i] <= MINVAL:
         # normal update with the friction cleared
         h = d.efc_A[i, 0] + d.efc_R[i]
@@ -498,9 +534,6 @@ def _cone_split(d, i, n, f, g, z, out):
     fn = f[i]
     # friction: min 1/2 x' H x + c' x over sum (x_j / mu_j)^2 <= fn^2, H = (A + R) friction
     m = n - 1
-    H = np.empty((5, 6))
-    c = np.empty(5)
-    xf = np.empty(5)
     for a in range(m):
         hx = 0.0
         for b in range(m):
@@ -573,35 +606,25 @@ def _block_cost(d, i, n, x, c):
 
 
 @jit
-def _cone_block(d, i, n, f, g, z, out, w):
+def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
     """Lower the impulse problem over one contact block, the other impulses fixed, by at most
     BLOCK_STEPS steps towards the block's minimum (later sweeps continue from there).
 
     Semismooth Newton on the natural map F(x) = x - Proj^R(x - R^-1 (H x + c)) (zero at the
     block optimum; Proj^R is exact by Algorithm 5 because R has the structure (17)); a step that
     does not lower the block cost is replaced by a majoriser step in the metric alpha R >= H,
-    which always does."""
+    which always does. z, out, w, x, c, xn (6), zh (12), P (6 x 6) and JF (6 x 7) are scratch."""
     R = d.efc_R[i:i + n]
-    x = np.empty(6)
-    c = np.empty(6)
-    xn = np.empty(6)
-    P = np.empty((6, 6))
-    JF = np.empty((6, 7))
+    A = d.efc_A
     for a in range(n):
         x[a] = f[i + a]
     for a in range(n):
         hx = R[a] * x[a]
         for b in range(n):
-            hx += d.efc_A[i + a, b] * x[b]
+            hx += A[i + a, b] * x[b]
         c[a] = g[a] - hx                      # g = H x + c
-    alpha = 0.0
-    for a in range(n):
-        sa = 0.0
-        for b in range(n):
-            h = d.efc_A[i + a, b] + (R[a] if a == b else 0.0)
-            sa += abs(h) / math.sqrt(R[a] * R[b])
-        alpha = max(alpha, sa)
     cost = _block_cost(d, i, n, x, c)
+    alpha = 0.0                               # of the majoriser, computed when first needed
     for _ in range(BLOCK_STEPS):
         # u = x - R^-1 (H x + c), F = x - Proj(u)
         for a in range(n):
@@ -609,17 +632,18 @@ def _cone_block(d, i, n, f, g, z, out, w):
         project_object(d, i, n, z, out, R)
         fmax = 0.0
         for a in range(n):
-            fmax = max(fmax, abs(x[a] - out[a]) * (R[a] + d.efc_A[i + a, a]))
+            fmax = max(fmax, abs(x[a] - out[a]) * (R[a] + A[i + a, a]))
         if fmax <= 1e-14 * (abs(cost) + 1e-300):
             break
-        # Newton: (I - P (I - R^-1 H)) delta = -(x - Proj(u))
-        cone_dproj(R, d.efc_mu[i + 1], n, z, P)
+        # Newton: (I - P (I - R^-1 H)) delta = -(x - Proj(u)); P (I - R^-1 H) = P - P R^-1 H
+        cone_dproj(R, d.efc_mu[i + 1], n, z, P, zh)
         for a in range(n):
+            for k in range(n):
+                w[k] = P[a, k] / R[k]         # row a of P R^-1
             for b in range(n):
-                s = 0.0
+                s = P[a, b] - w[b] * R[b]
                 for k in range(n):
-                    hkb = d.efc_A[i + k, b] + (R[k] if k == b else 0.0)
-                    s += P[a, k] * ((1.0 if k == b else 0.0) - hkb / R[k])
+                    s -= w[k] * A[i + k, b]
                 JF[a, b] = (1.0 if a == b else 0.0) - s
             JF[a, n] = out[a] - x[a]
         ok = _solve_small(JF, n, xn)
@@ -630,7 +654,16 @@ def _cone_block(d, i, n, f, g, z, out, w):
             new_cost = _block_cost(d, i, n, xn, c)
         noise = 1e-15 * (abs(cost) + 1e-300)
         if not ok or new_cost > cost + noise:
-            # majoriser step: Proj^{alpha R}(x - (alpha R)^-1 g)
+            # majoriser step: Proj^{alpha R}(x - (alpha R)^-1 g), alpha R >= H by Gershgorin
+            # in the metric R
+            if alpha == 0.0:
+                for a in range(n):
+                    zh[a] = math.sqrt(R[a])
+                for a in range(n):
+                    sa = R[a] / (zh[a] * zh[a])
+                    for b in range(n):
+                        sa += abs(A[i + a, b]) / (zh[a] * zh[b])
+                    alpha = max(alpha, sa)
             for a in range(n):
                 w[a] = alpha * R[a]
                 z[a] = x[a] - g[a] / w[a]
@@ -644,7 +677,7 @@ def _cone_block(d, i, n, f, g, z, out, w):
         for a in range(n):
             hx = c[a] + R[a] * x[a]
             for b in range(n):
-                hx += d.efc_A[i + a, b] * x[b]
+                hx += A[i + a, b] * x[b]
             g[a] = hx
     for a in range(n):
         f[i + a] = x[a]
@@ -676,7 +709,7 @@ def _solve_small(M, n, x):
     return True
 
 
-BLOCK_STEPS = 2    # Newton steps per visit of a block: the sweeps repeat the visits
+BLOCK_STEPS = 1    # Newton steps per visit of a block: the sweeps repeat the visits
 
 
 # ------------------------------------------------------------------------------------------------
@@ -710,13 +743,14 @@ def _object_hessian(d, i, n, f, z, H, nv):
 
 
 @jit
-def cone_dproj(r, mu1, n, z, P):
+def cone_dproj(r, mu1, n, z, P, zh):
     """P = d Proj_K^R / d z at z (n x n): identity inside the cone, zero at the tip, and on the
-    surface the derivative of the closed form of cone_project, R^-1/2 dPi R^1/2."""
+    surface the derivative of the closed form of cone_project, R^-1/2 dPi R^1/2.
+    zh (12) is scratch: zhat = R^1/2 z, then R^1/2."""
     muhat = math.sqrt(mu1 * mu1 * r[1] / r[0])
-    zh = np.empty(6)
     for k in range(n):
-        zh[k] = math.sqrt(r[k]) * z[k]
+        zh[6 + k] = math.sqrt(r[k])
+        zh[k] = zh[6 + k] * z[k]
     s = 0.0
     for k in range(1, n):
         s += zh[k] * zh[k]
@@ -744,13 +778,13 @@ def cone_dproj(r, mu1, n, z, P):
                                                                       - uk * uj)
     for a in range(n):
         for b in range(n):
-            P[a, b] *= math.sqrt(r[b] / r[a])
+            P[a, b] *= zh[6 + b] / zh[6 + a]
 
 
 @jit
 def _cone_hessian(d, i, n, f, z, D):
     """D = d f* / d (v* - y) = dProj/dz R^-1 for the cone block."""
-    cone_dproj(d.efc_R[i:i + n], d.efc_mu[i + 1], n, z, D)
+    cone_dproj(d.efc_R[i:i + n], d.efc_mu[i + 1], n, z, D, np.empty(12))
     for a in range(n):
         for b in range(n):
             D[a, b] /= d.efc_R[i + b]
