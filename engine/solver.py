@@ -33,7 +33,6 @@ from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMID
                          row_axpy, row_dot)
 from .jit import jit
 from .math import MINVAL
-from .smooth import solve_m_range
 
 
 # ------------------------------------------------------------------------------------------------
@@ -180,16 +179,29 @@ def load_warmstart(d, f):
 @jit
 def compute_A(m, d):
     """efc_MinvJT = M^-1 J' (by rows) and the blocks of A = J M^-1 J' (paper eq. 8) within each
-    object. The solvers never need the rest of A: they keep M^-1 J' f instead (solver_w)."""
+    object. The solvers never need the rest of A: they keep M^-1 J' f instead (solver_w).
+
+    M^-1 J_i' lives on the trees of the row (efc_range), like J_i; the rest of the row of
+    efc_MinvJT is never read. Consecutive rows on the same trees (the rows of a contact, the
+    contacts of a pair of bodies, every contact of a single-tree model) are solved together,
+    one pass over the factor for all of them (_solve_rows)."""
     nefc = d.nefc[0]
-    for i in range(nefc):
-        # M^-1 J_i' lives on the trees of the row (efc_range), like J_i; the rest of the row
-        # of efc_MinvJT is never read
+    rng = d.efc_range
+    # scratch for the largest group: dofs x rows
+    size = 0
+    i = 0
+    while i < nefc:
+        j = _same_trees_end(rng, i, nefc)
+        size = max(size, (rng[i, 1] + rng[i, 3]) * (j - i))
+        i = j
+    X = np.empty(size)
+    i = 0
+    while i < nefc:
+        j = _same_trees_end(rng, i, nefc)
         for r in range(2):
-            a = d.efc_range[i, 2 * r]
-            num = d.efc_range[i, 2 * r + 1]
-            d.efc_MinvJT[i, a:a + num] = d.efc_J[i, a:a + num]
-            solve_m_range(m, d.qLD, d.qLDiagInv, d.efc_MinvJT[i], a, num)
+            if rng[i, 2 * r + 1] > 0:
+                _solve_rows(m, d, X, i, j, rng[i, 2 * r], rng[i, 2 * r + 1])
+        i = j
     i = 0
     while i < nefc:
         n = object_size(d, i)
@@ -197,6 +209,73 @@ def compute_A(m, d):
             for b in range(n):
                 d.efc_A[i + a, b] = row_dot(d, i + a, d.efc_J, d.efc_MinvJT[i + b])
         i += n
+
+
+@jit
+def _same_trees_end(rng, i, nefc):
+    """The end of the run of rows from i whose efc_range equals row i's."""
+    j = i + 1
+    while (j < nefc and rng[j, 0] == rng[i, 0] and rng[j, 1] == rng[i, 1]
+           and rng[j, 2] == rng[i, 2] and rng[j, 3] == rng[i, 3]):
+        j += 1
+    return j
+
+
+@jit
+def _solve_rows(m, d, X, i0, i1, adr, num):
+    """efc_MinvJT[i0:i1, adr:adr + num] = (M^-1 J')' on one whole tree (smooth.solve_m_range's
+    passes, x <- L^-T x, D^-1 x, L^-1 x, applied to the rows i0..i1-1 at once: X holds them
+    dof by dof, so each entry of the factor is read once for all the rows)."""
+    nb = i1 - i0
+    X = X[:num * nb].reshape((num, nb))
+    parent = m.dof_parentid
+    madr = m.dof_Madr
+    qLD = d.qLD
+    J = d.efc_J
+    for k in range(num):
+        for r in range(nb):
+            X[k, r] = J[i0 + r, adr + k]
+    # x <- L^-T x
+    for k in range(num - 1, -1, -1):
+        xk = X[k]
+        nonzero = False
+        for r in range(nb):
+            if xk[r] != 0.0:
+                nonzero = True
+                break
+        if not nonzero:
+            continue
+        a = madr[adr + k] + 1
+        p = parent[adr + k]
+        while p >= 0:
+            _axpy(-qLD[a], xk, X[p - adr], nb)
+            a += 1
+            p = parent[p]
+    # x <- D^-1 x
+    for k in range(num):
+        dinv = d.qLDiagInv[adr + k]
+        for r in range(nb):
+            X[k, r] *= dinv
+    # x <- L^-1 x
+    for k in range(num):
+        xk = X[k]
+        a = madr[adr + k] + 1
+        p = parent[adr + k]
+        while p >= 0:
+            _axpy(-qLD[a], X[p - adr], xk, nb)
+            a += 1
+            p = parent[p]
+    out = d.efc_MinvJT
+    for k in range(num):
+        for r in range(nb):
+            out[i0 + r, adr + k] = X[k, r]
+
+
+@jit
+def _axpy(alpha, x, y, n):
+    """y[:n] += alpha x[:n] (x and y distinct)."""
+    for r in range(n):
+        y[r] += alpha * x[r]
 
 
 @jit
