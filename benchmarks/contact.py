@@ -3,10 +3,12 @@
     python benchmarks/contact.py [--steps 400] [--boxes 10 100 300]
 
 1. The dm_control humanoid dropped on the floor and then pushed around by random forces on its
-   bodies: our step (PGS with 5 and 50 iterations) and MuJoCo's mj_step with PGS at the same
-   iterations and with its default solver, run side by side on the same states (the same warm
-   start too), bucketed by the number of constraint rows, with the ratios. PGS runs every
-   iteration (tolerance 0) in both engines, so that equal iterations mean equal work.
+   bodies: our step (PGS with 5 and 50 iterations, Newton) and MuJoCo's mj_step with PGS at the
+   same iterations and with its default solver (Newton), run side by side on the same states
+   (the same warm start too), bucketed by the number of constraint rows, with the ratios; with
+   elliptic cones (our default) and with pyramidal ones (MuJoCo's default), the same cone in
+   both engines. PGS runs every iteration (tolerance 0) in both engines, so that equal
+   iterations mean equal work.
 2. Piles of free boxes falling on a floor at dt = 5 ms: our step time against real time.
 """
 import argparse
@@ -37,7 +39,7 @@ def timed(fn, repeat=3):
     return best
 
 
-def humanoid(steps):
+def humanoid(steps, cone):
     path = suite_path("humanoid")
     m = engine.load_model(path)
     m.opt.timestep = 0.01
@@ -45,6 +47,10 @@ def humanoid(steps):
     mm = mujoco.MjModel.from_xml_path(path)
     mm.opt.timestep = 0.01
     md = mujoco.MjData(mm)
+    if cone == "elliptic":
+        m.opt.cone, mm.opt.cone = engine.Cone.ELLIPTIC, mujoco.mjtCone.mjCONE_ELLIPTIC
+    else:
+        m.opt.cone, mm.opt.cone = engine.Cone.PYRAMIDAL, mujoco.mjtCone.mjCONE_PYRAMIDAL
     rng = np.random.default_rng(0)
     variants = {
         "ours PGS 5": (5, engine.Solver.PGS),
@@ -53,7 +59,7 @@ def humanoid(steps):
     }
     mj_variants = {"MuJoCo PGS 5": (5, mujoco.mjtSolver.mjSOL_PGS),
                    "MuJoCo PGS 50": (50, mujoco.mjtSolver.mjSOL_PGS),
-                   "MuJoCo default (Newton)": (100, mujoco.mjtSolver.mjSOL_NEWTON)}
+                   "MuJoCo Newton": (100, mujoco.mjtSolver.mjSOL_NEWTON)}
     rows = {name: {} for name in list(variants) + list(mj_variants)}
     d.qpos[2] = 1.0
     engine.step(m, d, 100)                       # fall and lie down
@@ -87,7 +93,8 @@ def humanoid(steps):
                 mujoco.mj_step(mm, md)
             rows[name].setdefault(bucket, []).append(timed(run_mj))
     buckets = sorted(rows["ours PGS 5"])
-    print("\nhumanoid at dt = 10 ms, lying and pushed; median step time (us) by constraint rows")
+    print(f"\nhumanoid at dt = 10 ms, lying and pushed, {cone} cones in both engines; "
+          "median step time (us) by constraint rows")
     header = f"  {'rows':>6s}" + "".join(f"{name:>16s}" for name in rows) + \
         f"{'PGS5 ratio':>12s}{'PGS50 ratio':>12s}{'Newton ratio':>14s}"
     print(header)
@@ -96,7 +103,7 @@ def humanoid(steps):
         print(f"  {b:4d}+ " + "".join(f"{med[name]:16.1f}" for name in rows)
               + f"{med['ours PGS 5'] / med['MuJoCo PGS 5']:12.2f}"
               + f"{med['ours PGS 50'] / med['MuJoCo PGS 50']:12.2f}"
-              + f"{med['ours Newton'] / med['MuJoCo default (Newton)']:14.2f}")
+              + f"{med['ours Newton'] / med['MuJoCo Newton']:14.2f}")
 
 
 def box_pile(n, seconds=1.0):
@@ -126,7 +133,8 @@ def main():
     ap.add_argument("--boxes", type=int, nargs="*", default=[10, 100, 300])
     args = ap.parse_args()
     print(f"MuJoCo {mujoco.__version__}")
-    humanoid(args.steps)
+    for cone in ("elliptic", "pyramidal"):
+        humanoid(args.steps, cone)
     print("\npiles of free boxes at dt = 5 ms, 10 PGS iterations")
     for n in args.boxes:
         box_pile(n)

@@ -707,23 +707,23 @@ def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
     for _ in range(BLOCK_STEPS):
         # u = x - R^-1 (H x + c), F = x - Proj(u)
         for a in range(n):
-            z[a] = x[a] - g[a] / R[a]
+            w[a] = 1.0 / R[a]
+            z[a] = x[a] - g[a] * w[a]
         project_object(d, i, n, z, out, R)
         fmax = 0.0
         for a in range(n):
             fmax = max(fmax, abs(x[a] - out[a]) * (R[a] + A[i + a, a]))
         if fmax <= 1e-14 * (abs(cost) + 1e-300):
             break
-        # Newton: (I - P (I - R^-1 H)) delta = -(x - Proj(u)); P (I - R^-1 H) = P - P R^-1 H
+        # Newton: (I - P (I - R^-1 H)) delta = -(x - Proj(u)), where, as H = A + R,
+        # I - P (I - R^-1 H) = I + P R^-1 A
         cone_dproj(R, d.efc_mu[i + 1], n, z, P, zh)
         for a in range(n):
-            for k in range(n):
-                w[k] = P[a, k] / R[k]         # row a of P R^-1
             for b in range(n):
-                s = P[a, b] - w[b] * R[b]
+                s = 1.0 if a == b else 0.0
                 for k in range(n):
-                    s -= w[k] * A[i + k, b]
-                JF[a, b] = (1.0 if a == b else 0.0) - s
+                    s += P[a, k] * w[k] * A[i + k, b]
+                JF[a, b] = s
             JF[a, n] = out[a] - x[a]
         ok = _solve_small(JF, n, xn)
         if ok:
@@ -856,8 +856,9 @@ def cone_dproj(r, mu1, n, z, P, zh):
             P[k, j] = muhat * muhat * c * uk * uj + muhat * t / s * ((1.0 if j == k else 0.0)
                                                                       - uk * uj)
     for a in range(n):
+        inv = 1.0 / zh[6 + a]
         for b in range(n):
-            P[a, b] *= zh[6 + b] / zh[6 + a]
+            P[a, b] *= zh[6 + b] * inv
 
 
 @jit
