@@ -1,6 +1,9 @@
 """Studio frame rate under the current display (run under Xvfb + llvmpipe for the reference):
 
-    LP_NUM_THREADS=1 xvfb-run -a -s "-screen 0 1280x720x24" python benchmarks/studio.py
+    xvfb-run -a -s "-screen 0 1280x720x24" python benchmarks/studio.py
+
+llvmpipe then rasterises with a thread per core, as when the studio is launched; prefix
+LP_NUM_THREADS=1 to measure it with a single rasteriser thread.
 
 Opens the window at 1280x720 with the side panel open at its default headers (Simulation,
 Physics options, Controls) plus the Plots panel (joint positions and energy plotted with ImPlot)

@@ -247,7 +247,8 @@ class Renderer:
         fbo.use()
         ctx.viewport = (0, 0, width, height)
         fbo.clear(*BACKGROUND, 1.0, depth=1.0)
-        ctx.enable(moderngl.DEPTH_TEST | moderngl.BLEND)
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.BLEND)   # opaque geoms overwrite: blending would read every pixel
         ctx.depth_func = "<"
         ctx.disable(moderngl.CULL_FACE)
         ctx.front_face, ctx.cull_face = "ccw", "back"
@@ -291,6 +292,7 @@ class Renderer:
         for s in layers["opaque"]:
             s.draw()
         self._set("u_shadow_on", 0.0)
+        ctx.enable(moderngl.BLEND)
         for s in layers["decor"]:
             s.draw()
         ctx.depth_mask = False
