@@ -619,35 +619,39 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
             hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
             hx += hab * f[i + 1 + b]
         c[a] = g[1 + a] - hx
+    # x(lam) = -(H + lam D)^-1 c, D = diag(1 / mu_j^2), with the multiplier lam >= 0 of the
+    # ellipse: Newton on psi(lam) = q^-1/2 - 1/fn, q = x' D x (More and Sorensen's form of the
+    # secular equation, nearly linear in lam: a few steps even for the flat ellipses of
+    # torsional and rolling friction, whose mu are orders of magnitude apart)
     lam = 0.0
     for _ in range(30):
         for a in range(m):
+            mu2 = d.efc_mu[i + 1 + a] ** 2
             for b in range(m):
-                hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
-                H[a, b] = hab + (lam / d.efc_mu[i + 1 + a] ** 2 if a == b else 0.0)
-            H[a, m] = -c[a]
-        if not _solve_small(H, m, xf):
+                H[a, b] = d.efc_A[i + 1 + a, 1 + b]
+            H[a, a] += d.efc_R[i + 1 + a] + lam / mu2
+            xf[a] = -c[a]
+        if not _cholesky_small(H, m):
             break
-        phi = -fn * fn
+        _cholesky_solve(H, m, xf)
+        q = 0.0
         for a in range(m):
-            phi += (xf[a] / d.efc_mu[i + 1 + a]) ** 2
-        if phi <= 1e-14 * fn * fn or fn == 0.0:
-            if lam == 0.0 or phi >= -1e-10 * fn * fn:
-                break
-        # Newton on phi(lam) = 0: phi' = -2 (D x)' (H + lam D)^-1 (D x)
-        for a in range(m):
-            for b in range(m):
-                hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
-                H[a, b] = hab + (lam / d.efc_mu[i + 1 + a] ** 2 if a == b else 0.0)
-            H[a, m] = xf[a] / d.efc_mu[i + 1 + a] ** 2
-        if not _solve_small(H, m, z):
+            q += (xf[a] / d.efc_mu[i + 1 + a]) ** 2
+        if fn == 0.0 or (lam == 0.0 and q <= fn * fn):
+            break                      # no friction possible, or the unconstrained optimum
+        sq = math.sqrt(q)
+        if abs(sq - fn) <= 1e-10 * fn:
             break
-        dphi = 0.0
+        # dq/dlam = -2 (D x)' (H + lam D)^-1 (D x)
         for a in range(m):
-            dphi -= 2.0 * xf[a] / d.efc_mu[i + 1 + a] ** 2 * z[a]
-        if dphi >= 0.0:
+            z[a] = xf[a] / d.efc_mu[i + 1 + a] ** 2
+        _cholesky_solve(H, m, z)
+        dq = 0.0
+        for a in range(m):
+            dq -= 2.0 * xf[a] / d.efc_mu[i + 1 + a] ** 2 * z[a]
+        if dq >= 0.0:
             break
-        lam = max(lam - phi / dphi, 0.5 * lam)
+        lam = max(lam + 2.0 * q * (1.0 - sq / fn) / dq, 0.5 * lam)
     if fn == 0.0:
         for a in range(m):
             xf[a] = 0.0
@@ -786,6 +790,40 @@ def _solve_small(M, n, x):
             s -= M[r, k] * x[k]
         x[r] = s / M[r, r]
     return True
+
+
+@jit
+def _cholesky_small(H, n):
+    """H[:n, :n] <- its Cholesky factor L (lower triangle; H symmetric positive definite).
+    False if it is not."""
+    for j in range(n):
+        s = H[j, j]
+        for k in range(j):
+            s -= H[j, k] * H[j, k]
+        if s <= 0.0:
+            return False
+        H[j, j] = math.sqrt(s)
+        for r in range(j + 1, n):
+            t = H[r, j]
+            for k in range(j):
+                t -= H[r, k] * H[j, k]
+            H[r, j] = t / H[j, j]
+    return True
+
+
+@jit
+def _cholesky_solve(L, n, x):
+    """x <- (L L')^-1 x with the factor of _cholesky_small."""
+    for r in range(n):
+        t = x[r]
+        for k in range(r):
+            t -= L[r, k] * x[k]
+        x[r] = t / L[r, r]
+    for r in range(n - 1, -1, -1):
+        t = x[r]
+        for k in range(r + 1, n):
+            t -= L[k, r] * x[k]
+        x[r] = t / L[r, r]
 
 
 BLOCK_STEPS = 1    # Newton steps per visit of a block: the sweeps repeat the visits

@@ -242,3 +242,37 @@ def test_pgs_residual_measures_the_distance_to_the_optimum():
         stops.append((it, residual, err))
     (it1, res1, err1), (it2, res2, err2) = stops
     assert it2 > it1 and res2 < 1e-2 * res1 and err2 < 1e-2 * err1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed):
+    """The first sweeps' update of a contact: after it the friction impulses are optimal for
+    the ellipse sum (x_j / mu_j)^2 <= f_0^2 at the new normal impulse (KKT: the friction gradient
+    is -lam D x with lam >= 0, D = diag(1 / mu^2), x inside the ellipse and lam = 0 strictly
+    inside), with the mu of condim 6 (sliding, torsional and rolling) orders of magnitude apart."""
+    rng = np.random.default_rng(100 + seed)
+    m, d, vhat = random_problem(rng, ["c6"])
+    mu = np.array([0.0, 1.0, 0.8, 5e-3, 1e-4, 2e-4])
+    rF = d.efc_R[1:6].mean()
+    d.efc_mu[:6] = mu
+    d.efc_R[1:6] = rF / mu[1:] ** 2 / np.mean(mu[1:] ** -2.0)           # (22)
+    d.efc_b[:6] *= 10.0 ** rng.uniform(-1, 1)
+    d.efc_b[0] = -3.0 * np.abs(d.efc_b[:6]).max()    # approaching: the normal impulse stays > 0
+    solver.compute_A(m._struct, d._struct)
+    H = d.efc_A[:6, :6] + np.diag(d.efc_R[:6])
+    f = np.zeros(6)
+    f[0] = abs(rng.standard_normal())               # a contact already pushing
+    f[1:] = rng.standard_normal(5) * mu[1:] * f[0] * 0.3
+    g = H @ f + d.efc_b[:6]
+    scratch = [np.empty(6) for _ in range(3)] + [np.empty((6, 7))]
+    solver._cone_split(d._struct, 0, 6, f, g, *scratch)
+    np.testing.assert_allclose(g, H @ f + d.efc_b[:6], rtol=0, atol=1e-10 * np.abs(g).max())
+    x, gF, Dx = f[1:], g[1:], f[1:] / mu[1:] ** 2
+    q = np.sqrt(np.sum((x / mu[1:]) ** 2))
+    assert f[0] > 0 and q <= f[0] * (1 + 1e-9)
+    lam = max(-(gF @ Dx) / (Dx @ Dx), 0.0) if q > 0 else 0.0
+    # stationarity, each component against its own scale (the rolling rows are tiny)
+    scale = np.abs(H[1:, 1:]) @ np.abs(x) + np.abs(gF - H[1:, 1:] @ x) + lam * np.abs(Dx)
+    assert np.all(np.abs(gF + lam * Dx) <= 1e-8 * scale + 1e-300), (gF + lam * Dx) / scale
+    if q < f[0] * (1 - 1e-9):
+        assert lam <= 1e-8 * np.abs(gF).max() / max(np.abs(Dx).max(), 1e-300)
