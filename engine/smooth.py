@@ -412,27 +412,28 @@ def factor_m(m, qLD, qLDiagInv):
     M(k,parent(k)), ... up to the root. On exit the diagonal positions hold D and the others L.
     """
     nv = qLDiagInv.shape[0]
+    madr = m.dof_Madr
+    parent = m.dof_parentid
+    nM = qLD.shape[0]
     for k in range(nv - 1, -1, -1):
-        adr_kk = m.dof_Madr[k]
+        adr_kk = madr[k]
         if qLD[adr_kk] < MINVAL:
             qLD[adr_kk] = MINVAL
-        i = m.dof_parentid[k]
+        i = parent[k]
         adr_ki = adr_kk + 1
         while i >= 0:
             tmp = qLD[adr_ki] / qLD[adr_kk]
-            # row(i) -= tmp * tail of row(k) starting at i (same ancestors)
-            adr_ij = m.dof_Madr[i]
-            cnt = 0
-            j = i
-            while j >= 0:
+            # row(i) -= tmp * tail of row(k) starting at i (same ancestors): the rows are
+            # stored one after the other, so row i's length is the distance to row i + 1's
+            adr_ij = madr[i]
+            end = madr[i + 1] if i + 1 < nv else nM
+            for cnt in range(end - adr_ij):
                 qLD[adr_ij + cnt] -= tmp * qLD[adr_ki + cnt]
-                j = m.dof_parentid[j]
-                cnt += 1
             qLD[adr_ki] = tmp
-            i = m.dof_parentid[i]
+            i = parent[i]
             adr_ki += 1
     for k in range(nv):
-        qLDiagInv[k] = 1.0 / qLD[m.dof_Madr[k]]
+        qLDiagInv[k] = 1.0 / qLD[madr[k]]
 
 
 @jit
