@@ -481,6 +481,21 @@ def pgs(m, d, f, iterations, tolerance):
     zh = np.empty(12)
     P = np.empty((6, 6))
     S = np.empty((6, 7))
+    # Cholesky factors of the contact blocks H = (A + R)_block, rows i..i+n-1 of L
+    L = np.empty((nefc, 6))
+    i = 0
+    while i < nefc:
+        if efc_type[i] != CONTACT_ELLIPTIC or efc_hard[i]:
+            i += 1
+            continue
+        n = d.contact_dim[d.efc_id[i]]
+        for a in range(n):
+            for b in range(n):
+                L[i + a, b] = efc_A[i + a, b]
+            L[i + a, a] += efc_R[i + a]
+        if not _cholesky_small(L[i:i + n], n):
+            L[i, 0] = 0.0                  # not positive definite: no unconstrained steps
+        i += n
     w = d.solver_w
     impulse_velocity(d, f, w)
     cost = dual_cost(d, f)
@@ -520,7 +535,8 @@ def pgs(m, d, f, iterations, tolerance):
                 # not push (g_0 >= 0), which the split update would leave at zero although
                 # friction may make pushing pay: the exact block step decides (it returns at
                 # once when zero is the block's optimum)
-                _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
+                if not _free_block_step(d, i, n, f, g, L, z):
+                    _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
             # cost decrease of the object: -(g' delta + 1/2 delta' H delta), H = (A + R)_block
             for k in range(n):
                 delta = f[i + k] - old[k]
@@ -674,6 +690,29 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
 
 
 SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
+
+
+@jit
+def _free_block_step(d, i, n, f, g, L, z):
+    """The block's unconstrained minimum x - H^-1 g (H = L L'), taken if it lies in the cone:
+    it is then the block's constrained minimum too. False, f unchanged, otherwise (the
+    contacts that slide or separate), or when the block has no factor."""
+    if L[i, 0] <= 0.0:
+        return False
+    for a in range(n):
+        z[a] = -g[a]
+    _cholesky_solve(L[i:i + n], n, z)
+    fn = f[i] + z[0]
+    if fn < 0.0:
+        return False
+    q = 0.0
+    for a in range(1, n):
+        q += ((f[i + a] + z[a]) / d.efc_mu[i + a]) ** 2
+    if q > fn * fn:
+        return False
+    for a in range(n):
+        f[i + a] += z[a]
+    return True
 
 
 @jit
