@@ -14,9 +14,13 @@ J_E v' = v*_E (KKT steps). The hard impulses follow from the force balance,
 f_E = A_E^+ J_E M^-1 (M (v' - v^) - J' f).
 
 PGS: the paper's projected Gauss-Seidel generalised to cones. Scalar objects are solved exactly
-in turn; a contact block is updated by steps of a diagonal majoriser W >= (A + R)_block whose
-weights satisfy (17), so that each step is an exact projection on the cone in the metric of W
-(Algorithm 5). Every step decreases the cost, so the sweeps converge to the optimum.
+in turn. A contact block is updated in its first sweeps in two parts, as MuJoCo's PGS does (the
+best multiple of its impulse, then its friction within the ellipse: _cone_split); later by its
+exact minimum when the unconstrained one lies in the cone (a sticking contact), else by a
+semismooth Newton step on its natural map, safeguarded by a step of a diagonal majoriser
+W >= (A + R)_block whose weights satisfy (17), an exact projection on the cone in the metric of
+W (Algorithm 5): _cone_block. Every update decreases the cost, so the sweeps converge to the
+optimum.
 
 NEWTON: the same optimum from the primal side. With y = J v' and
     f*(y) = Proj_K^R(R^-1 (v* - y))        (the inverse dynamics of Theorem 4)
