@@ -1,13 +1,14 @@
 """Parallel compilation of the kernels when the numba cache is empty.
 
 The first run after installing (or after editing the engine) compiles every kernel, about a
-hundred seconds of numba and LLVM work in one thread. Two large parts of the pipeline, collision
-detection and the constraint solvers, do not depend on each other, and a kernel compiled and
-cached by one process is loaded, not recompiled, by another. So on a cold cache ``start()``
-(called when the engine is imported) compiles those two parts in a background process, while
-this process compiles the rest of the pipeline stages (``join()``, called by the first
-forward, step or inverse); ``join()`` then waits for the background process, and the kernels
-that call both parts compile on top of the cache. With a warm cache nothing happens.
+hundred seconds of numba and LLVM work in one thread. Collision detection and the constraint
+solvers, the two largest parts of the pipeline, do not depend on each other, and a kernel
+compiled and cached by one process is loaded, not recompiled, by another. So on a cold cache
+``start()`` (called when the engine is imported) compiles collision detection and then the
+inverse dynamics in a background process, while this process compiles the other pipeline stages
+and the solvers (``join()``, called by the first forward, step or inverse); ``join()`` then
+waits for the background process, and the kernels that call both parts compile on top of the
+cache. With a warm cache nothing happens.
 """
 import os
 import subprocess
@@ -17,14 +18,15 @@ from . import jit
 
 CHILD = "ENGINE_WARMUP_CHILD"
 
-# the two independent parts, compiled in the background process
-BACKGROUND = ("engine.collision_driver:collision", "engine.forward:fwd_constraint")
-# stages of the pipeline outside those parts, compiled here meanwhile
+# collision detection, then the inverse dynamics (by then its other stages are in the cache),
+# compiled in the background process
+BACKGROUND = ("engine.collision_driver:collision", "engine.inverse:inverse_kernel")
+# the pipeline's other stages and the constraint solvers, compiled here meanwhile
 FOREGROUND = ("engine.forward:fwd_velocity", "engine.constraint:make_constraint",
               "engine.smooth:kinematics", "engine.smooth:com_pos", "engine.smooth:camlight",
               "engine.smooth:tendon", "engine.smooth:crb", "engine.forward:factor_inertia",
               "engine.smooth:transmission", "engine.actuator:fwd_actuation",
-              "engine.forward:energy_kernel")
+              "engine.forward:energy_kernel", "engine.forward:fwd_constraint")
 
 _process = None
 
