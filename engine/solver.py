@@ -33,8 +33,7 @@ import math
 import numpy as np
 
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
-                         FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, LIMIT_TENDON, contact_nrows,
-                         row_axpy, row_dot)
+                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_dot)
 from .jit import jit
 from .math import MINVAL
 
