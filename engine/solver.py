@@ -875,17 +875,18 @@ BLOCK_STEPS = 1    # Newton steps per visit of a block: the sweeps repeat the vi
 # Newton
 # ------------------------------------------------------------------------------------------------
 @jit
-def _object_hessian(d, i, n, f, z, H, nv):
-    """H += J' D J for one object, D = d f* / d (v* - y) (piecewise: active rows, cone surface)."""
+def _object_hessian(d, i, n, f, z, H, nv, D, zh):
+    """H += J' D J for one object, D = d f* / d (v* - y) (piecewise: active rows, cone surface).
+    D (6 x 6) and zh (12) are scratch."""
     t = d.efc_type[i]
-    D = np.zeros((6, 6))
+    D[:, :] = 0.0
     if t == EQUALITY:
         D[0, 0] = 1.0 / d.efc_R[i]
     elif t == FRICTION_DOF or t == FRICTION_TENDON:
         if abs(z[0]) < d.efc_frictionloss[i]:
             D[0, 0] = 1.0 / d.efc_R[i]
     elif t == CONTACT_ELLIPTIC:
-        _cone_hessian(d, i, n, f, z, D)
+        _cone_hessian(d, i, n, f, z, D, zh)
     else:
         if z[0] > 0.0:
             D[0, 0] = 1.0 / d.efc_R[i]
@@ -942,31 +943,34 @@ def cone_dproj(r, mu1, n, z, P, zh):
 
 
 @jit
-def _cone_hessian(d, i, n, f, z, D):
-    """D = d f* / d (v* - y) = dProj/dz R^-1 for the cone block."""
-    cone_dproj(d.efc_R[i:i + n], d.efc_mu[i + 1], n, z, D, np.empty(12))
+def _cone_hessian(d, i, n, f, z, D, zh):
+    """D = d f* / d (v* - y) = dProj/dz R^-1 for the cone block (zh: scratch of cone_dproj)."""
+    cone_dproj(d.efc_R[i:i + n], d.efc_mu[i + 1], n, z, D, zh)
     for a in range(n):
         for b in range(n):
             D[a, b] /= d.efc_R[i + b]
 
 
 @jit
-def _dphi(d, v, p, alpha, vhat, Mdense, trial, ftrial, gofs):
-    """Derivative of the primal cost at v + alpha p along p. gofs = J_E' lam (hard rows) is
+def _dphi(d, alpha, y0, jp, a0, a1, z, out):
+    """Derivative of the primal cost at v + alpha p along p:
+        a0 + alpha a1 - (J p)' f*(J v + alpha J p),  a0 = p' (M (v - v^) + J_E' lam), a1 = p' M p
+    (y0 = J v, jp = J p: each evaluation costs the rows, not the dofs). J_E' lam (hard rows) is
     orthogonal to p; adding it removes the cancellation of the large hard-constraint force."""
-    nv = v.shape[0]
-    for a in range(nv):
-        trial[a] = v[a] + alpha * p[a]
-    primal_cost(d, trial, vhat, Mdense, ftrial)
-    s = 0.0
-    for a in range(nv):
-        q = 0.0
-        for b in range(nv):
-            q += Mdense[a, b] * (trial[b] - vhat[b])
-        c = 0.0
-        for r in range(d.nefc[0]):
-            c += d.efc_J[r, a] * ftrial[r]
-        s += p[a] * (q - c + gofs[a])
+    s = a0 + alpha * a1
+    nefc = d.nefc[0]
+    i = 0
+    while i < nefc:
+        if d.efc_hard[i]:
+            i += 1
+            continue
+        n = object_size(d, i)
+        for k in range(n):
+            z[k] = (d.efc_vstar[i + k] - y0[i + k] - alpha * jp[i + k]) / d.efc_R[i + k]
+        project_object(d, i, n, z, out, d.efc_R[i:i + n])
+        for k in range(n):
+            s -= jp[i + k] * out[k]
+        i += n
     return s
 
 
@@ -982,9 +986,13 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     nefc = d.nefc[0]
     grad = np.empty(nv)
     p = np.empty(nv)
-    trial = np.empty(nv)
-    ftrial = np.empty(max(nefc, 1))
+    Mp = np.empty(nv)
+    y0 = np.empty(max(nefc, 1))
+    jp = np.empty(max(nefc, 1))
     z = np.empty(6)
+    out = np.empty(6)
+    D = np.empty((6, 6))
+    zh = np.empty(12)
     it = 0
     residual = 0.0
     hard = hard_rows(d)
@@ -1002,13 +1010,15 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         gmax = 0.0
         scale = MINVAL
         finite = True
+        Mp[:] = 0.0                        # J' f here, over each row's dofs
+        for r in range(nefc):
+            if f[r] != 0.0:
+                row_axpy(d, r, d.efc_J, f[r], Mp)
         for a in range(nv):
             s = 0.0
             for b in range(nv):
                 s += Mdense[a, b] * (vnext[b] - vhat[b])
-            c = 0.0
-            for r in range(nefc):
-                c += d.efc_J[r, a] * f[r]
+            c = Mp[a]
             grad[a] = s - c
             finite = finite and math.isfinite(grad[a])
             gmax = max(gmax, abs(grad[a]))
@@ -1032,13 +1042,21 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
                 for b in range(nv):
                     y += d.efc_J[i + k, b] * vnext[b]
                 z[k] = (d.efc_vstar[i + k] - y) / d.efc_R[i + k]
-            _object_hessian(d, i, n, f, z, H, nv)
+            _object_hessian(d, i, n, f, z, H, nv, D, zh)
             i += n
-        L = np.linalg.cholesky(H)
-        p[:] = -np.linalg.solve(L.T, np.linalg.solve(L, grad))
+        if not _cholesky_small(H, nv):
+            residual = math.nan            # not positive definite: a broken model or state
+            break
+        for a in range(nv):
+            p[a] = -grad[a]
+        _cholesky_solve(H, nv, p)
         if nh > 0:
             # KKT: p = -H^-1 (g + J_E' lam) with J_E p = 0
-            Y = np.linalg.solve(L.T, np.linalg.solve(L, np.ascontiguousarray(JE.T)))
+            Y = np.empty((nv, nh))
+            for e in range(nh):
+                Mp[:] = JE[e]
+                _cholesky_solve(H, nv, Mp)
+                Y[:, e] = Mp
             lam = np.linalg.pinv(JE @ Y, HARD_RCOND) @ (JE @ p)
             p -= Y @ lam
             gofs[:] = JE.T @ lam
@@ -1056,19 +1074,32 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             dlo += p[a] * (grad[a] + gofs[a])
         if dlo >= 0.0:
             break
+        a0 = 0.0
+        a1 = 0.0
+        for a in range(nv):
+            s = 0.0
+            t = 0.0
+            for b in range(nv):
+                s += Mdense[a, b] * (vnext[b] - vhat[b])
+                t += Mdense[a, b] * p[b]
+            a0 += p[a] * (s + gofs[a])
+            a1 += p[a] * t
+        for r in range(nefc):
+            y0[r] = row_dot(d, r, d.efc_J, vnext)
+            jp[r] = row_dot(d, r, d.efc_J, p)
         hi = 1.0
-        dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial, gofs)
+        dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
         while dhi < 0.0 and hi < 1e6:
             lo, dlo = hi, dhi
             hi *= 2.0
-            dhi = _dphi(d, vnext, p, hi, vhat, Mdense, trial, ftrial, gofs)
+            dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
         alpha = hi
         for _ in range(60):
             if dhi <= 0.0 or hi - lo <= 1e-14 * hi:
                 break
             alpha = lo + (hi - lo) * (-dlo) / (dhi - dlo)
             alpha = min(max(alpha, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
-            dmid = _dphi(d, vnext, p, alpha, vhat, Mdense, trial, ftrial, gofs)
+            dmid = _dphi(d, alpha, y0, jp, a0, a1, z, out)
             if abs(dmid) <= 1e-15 * abs(dlo):
                 break
             if dmid < 0.0:
