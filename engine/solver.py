@@ -890,16 +890,21 @@ def _object_hessian(d, i, n, f, z, H, nv, D, zh):
     else:
         if z[0] > 0.0:
             D[0, 0] = 1.0 / d.efc_R[i]
+    # over the object's dofs only (efc_range: the rows of an object share it)
+    J = d.efc_J
+    rng = d.efc_range
     for a in range(n):
         for b in range(n):
             if D[a, b] == 0.0:
                 continue
-            for p in range(nv):
-                ja = d.efc_J[i + a, p] * D[a, b]
-                if ja == 0.0:
-                    continue
-                for q in range(nv):
-                    H[p, q] += ja * d.efc_J[i + b, q]
+            for r1 in range(2):
+                for p in range(rng[i, 2 * r1], rng[i, 2 * r1] + rng[i, 2 * r1 + 1]):
+                    ja = J[i + a, p] * D[a, b]
+                    if ja == 0.0:
+                        continue
+                    for r2 in range(2):
+                        for q in range(rng[i, 2 * r2], rng[i, 2 * r2] + rng[i, 2 * r2 + 1]):
+                            H[p, q] += ja * J[i + b, q]
 
 
 @jit
