@@ -64,6 +64,11 @@ def start():
         _process = None
 
 
+def compiling():
+    """True when this process started the cold-cache compilation and has not joined it yet."""
+    return _process is not None
+
+
 def join():
     """Compile FOREGROUND here, then wait for the background process (first call only)."""
     global _process

@@ -90,6 +90,10 @@ def main(argv=None) -> int:
     empty world and the message instead (never a crash), and Ctrl+L retries the file."""
     args = parse_args(argv)
     error = ""
+    import engine
+    if engine.warmup.compiling():
+        print("studio: compiling the engine for this machine (once after installing or "
+              "updating it; about a minute)", file=sys.stderr, flush=True)
     if args.screenshot or args.headless:
         m, d = load(args.model)
     else:
