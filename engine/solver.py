@@ -1034,6 +1034,9 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             break
         if nh == 0 and residual < tolerance:
             break
+        # y0 = J v' serves the Hessian here and the line search below
+        for r in range(nefc):
+            y0[r] = row_dot(d, r, d.efc_J, vnext)
         H = d.newton_H
         H[:, :] = Mdense
         i = 0
@@ -1043,10 +1046,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
                 continue
             n = object_size(d, i)
             for k in range(n):
-                y = 0.0
-                for b in range(nv):
-                    y += d.efc_J[i + k, b] * vnext[b]
-                z[k] = (d.efc_vstar[i + k] - y) / d.efc_R[i + k]
+                z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
             _object_hessian(d, i, n, f, z, H, nv, D, zh)
             i += n
         if not _cholesky_small(H, nv):
@@ -1090,7 +1090,6 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             a0 += p[a] * (s + gofs[a])
             a1 += p[a] * t
         for r in range(nefc):
-            y0[r] = row_dot(d, r, d.efc_J, vnext)
             jp[r] = row_dot(d, r, d.efc_J, p)
         hi = 1.0
         dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
