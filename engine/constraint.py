@@ -27,7 +27,8 @@ velocities (MuJoCo's refsafe rule).
 Pyramidal cones (m.opt.cone): a contact of condim n > 1 has 2 (n - 1) rows, the pyramid edges
 J_normal +- mu_j J_j (j = 1..n-1), each a non-negative impulse, as MuJoCo. Their common
 regulariser is MuJoCo's: r = max(eps A_ii, rmin) of the first edge (27), A_ii ~ (1 + mu_1^2)
-times the translational weight, then R = 2 mu_1^2 r / impratio. The factor matches the elliptic friction regulariser:
+times the translational weight, then R = 2 mu_1^2 r / impratio. The factor matches the elliptic
+friction regulariser:
 with edge impulses e+-, f_n = e+ + e-, f_j = mu_j (e+ - e-), the edges cost
 R/4 (f_n^2 + (f_j / mu_j)^2), i.e. r f_j^2 / 2 for R = 2 mu_j^2 r. At mu_1 = 1, condim 3 a
 body resting on one contact sinks exactly as deep as with the elliptic cone; on several it sinks
