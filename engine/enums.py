@@ -150,3 +150,12 @@ class ConstraintType(IntEnum):
     CONTACT_FRICTIONLESS = 5
     CONTACT_PYRAMIDAL = 6
     CONTACT_ELLIPTIC = 7
+
+
+class Stage(IntEnum):
+    """Stages of the forward and inverse dynamics, as MuJoCo's mjtStage: a computation that
+    skips a stage reuses what the last one computed for it (finite differences)."""
+    NONE = 0
+    POS = 1
+    VEL = 2
+    ACC = 3

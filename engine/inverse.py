@@ -146,17 +146,20 @@ def inverse_constraint(m, d, vnext):
 
 
 @jit
-def inverse_kernel(m, d):
-    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force."""
-    nv = d.qvel.shape[0]
-    h = m.opt_timestep[0]
-    # position and velocity stages of the forward dynamics, without the inertia matrix
+def inverse_position(m, d):
+    """Position stages of the forward dynamics, without the inertia matrix: kinematics, com,
+    tendons, contacts, constraint rows, transmission."""
     smooth.kinematics(m, d)
     smooth.com_pos(m, d)
     smooth.tendon(m, d)
     collision_driver.collision(m, d)
     constraint.make_constraint(m, d)
     smooth.transmission(m, d)
+
+
+@jit
+def inverse_velocity(m, d):
+    """Velocity stages: tendon and actuator velocities, cvel, passive forces, v* (eq. 24)."""
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
     passive.passive(m, d)
@@ -164,6 +167,14 @@ def inverse_kernel(m, d):
         smooth.crb(m, d)            # exact B, K need A = J M^-1 J' (constraint.py)
         factor_inertia(m, d)
     constraint.reference(m, d)
+
+
+@jit
+def inverse_acceleration(m, d):
+    """Impulses of v' = v + h qacc (Theorems 2, 4) and the applied force (12): efc_impulse,
+    efc_force, qfrc_constraint, qfrc_inverse."""
+    nv = d.qvel.shape[0]
+    h = m.opt_timestep[0]
     vnext = d.scratch_nv[4]
     for k in range(nv):
         vnext[k] = d.qvel[k] + h * d.qacc[k]
@@ -179,6 +190,26 @@ def inverse_kernel(m, d):
         d.qfrc_inverse[k] += dk * d.qacc[k] - d.qfrc_passive[k] - d.qfrc_constraint[k]
 
 
+@jit
+def inverse_kernel(m, d):
+    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force."""
+    inverse_position(m, d)
+    inverse_velocity(m, d)
+    inverse_acceleration(m, d)
+
+
+def check_invertible(m: Model) -> None:
+    """Raise ValueError when the model has active hard equality constraints, whose impulses
+    the inverse dynamics cannot recover."""
+    flags = int(m.opt.disableflags)
+    if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
+            and np.any(np.asarray(m.eq_hard)[np.asarray(m.eq_active0) != 0])):
+        hard = [i for i in range(m.neq) if m.eq_hard[i] and m.eq_active0[i]]
+        raise ValueError(f"inverse dynamics is not defined with hard equality constraints "
+                         f"(equality {hard} has hard=\"true\"): their impulses cannot be "
+                         "recovered from the motion (paper section II.C); make them soft")
+
+
 def inverse(m: Model, d: Data) -> None:
     """Inverse dynamics: from qpos, qvel, qacc write qfrc_inverse and efc_force (and
     qfrc_constraint, efc_impulse, the contacts and constraint rows).
@@ -187,13 +218,7 @@ def inverse(m: Model, d: Data) -> None:
     when qacc = (qvel_next - qvel) / timestep of a forward step (see API.md).
     """
     warmup.join()
-    flags = int(m.opt.disableflags)
-    if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
-            and np.any(np.asarray(m.eq_hard)[np.asarray(m.eq_active0) != 0])):
-        hard = [i for i in range(m.neq) if m.eq_hard[i] and m.eq_active0[i]]
-        raise ValueError(f"inverse dynamics is not defined with hard equality constraints "
-                         f"(equality {hard} has hard=\"true\"): their impulses cannot be "
-                         "recovered from the motion (paper section II.C); make them soft")
+    check_invertible(m)
     inverse_kernel(m._struct, d._struct)
     while d.nefc_overflow[0]:
         _grow(m, d)
