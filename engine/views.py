@@ -167,18 +167,17 @@ def _part(owner, array: str, how: str, i: int):
     a = owner._arrays[array]
     if how == "row":
         return a[i:i + 1] if a.ndim == 1 else a[i]     # a scalar field as shape (1,), as MuJoCo
-    m = _model_of(owner)
+    m = _model_of(owner)._arrays
     if how in ("qpos", "dof"):
-        t = JointType(int(m.jnt_type[i]))
+        t = JointType(int(m["jnt_type"][i]))
         if how == "qpos":
-            adr, num = int(m.jnt_qposadr[i]), t.qpos_width()
+            adr, num = int(m["jnt_qposadr"][i]), t.qpos_width()
         else:
-            adr, num = int(m.jnt_dofadr[i]), t.dof_width()
+            adr, num = int(m["jnt_dofadr"][i]), t.dof_width()
     elif how == "act":
-        adr, num = int(m.actuator_actadr[i]), int(m.actuator_actnum[i])
-        adr = max(adr, 0)
+        adr, num = max(int(m["actuator_actadr"][i]), 0), int(m["actuator_actnum"][i])
     else:   # "sensor"
-        adr, num = int(m.sensor_adr[i]), int(m.sensor_dim[i])
+        adr, num = int(m["sensor_adr"][i]), int(m["sensor_dim"][i])
     return a[adr:adr + num]
 
 
