@@ -187,6 +187,13 @@ def _needs(how):
             "sensor": ("sensor_adr", "sensor_dim")}.get(how, ())
 
 
+def _exists(owner, spec) -> bool:
+    """Has this engine the array of a view field, and the Model arrays that locate it?"""
+    array, how = spec
+    m = _model_of(owner)
+    return array in owner._arrays and all(n in m._arrays for n in _needs(how))
+
+
 class ObjectView:
     """One named object of a Model or Data (``m.geom("g")``, ``d.body("torso")``): ``id``,
     ``name``, and its part of every array of its kind as attributes (numpy views: writes go
@@ -200,21 +207,20 @@ class ObjectView:
         object.__setattr__(self, "id", i)
         object.__setattr__(self, "name", name)
 
-    def _available(self):
-        """attribute -> (array, slicing) of the fields this engine has."""
-        owner, m = self._owner, _model_of(self._owner)
-        return {a: (arr, how) for a, (arr, how) in _fields(owner, self._kind).items()
-                if arr in owner._arrays and all(n in m._arrays for n in _needs(how))}
+    def _available(self) -> list:
+        """The attributes of the fields this engine has."""
+        owner = self._owner
+        return [a for a, spec in _fields(owner, self._kind).items() if _exists(owner, spec)]
 
     def __getattr__(self, attr):
         owner, kind = self._owner, self._kind
         fields = _fields(owner, kind)
         if attr.startswith("_") and kind.name == "tendon" and attr[1:] in fields:
             attr = attr[1:]          # MuJoCo's spelling of the tendon fields: m.tendon(t)._range
-        spec = self._available().get(attr)
-        if spec is None:
+        spec = fields.get(attr)
+        if spec is None or not _exists(owner, spec):
             owner_name = f"{type(owner).__name__}.{kind.name}({self.name or self.id!r})"
-            note = ("MuJoCo's, not computed by this engine" if attr in fields else "")
+            note = "MuJoCo's, not computed by this engine" if spec is not None else ""
             raise unknown_attribute(owner_name, attr, self._available(), note=note)
         return _part(owner, spec[0], spec[1], self.id)
 
