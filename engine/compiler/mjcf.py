@@ -349,12 +349,12 @@ class _Compiler:
 
     # ------------------------------------------------------------------------------------------
     def run(self, data):
-        root = parse_text(data, self.file)
+        root = parse_text(data, self.file, self.warn)
         self.current = root
         if root.tag != "mujoco":
             raise root.error("root element must be <mujoco>")
         root.check_attrs(("model",))
-        expand_includes(root, self.source, self.model_dir)
+        expand_includes(root, self.source, self.model_dir, warn=self.warn)
         self.root = root
         self.model_name = root.text("model", "MuJoCo Model")
 
@@ -670,15 +670,13 @@ class _Compiler:
     # ------------------------------------------------------------------------------------------
     def read_assets(self, nodes):
         self.meshes, self.materials, self.textures, self.hfields = [], [], [], []
-        meshdir = self._dir(self.cc["meshdir"])
-        texdir = self._dir(self.cc["texturedir"])
         for n in nodes:
             n.check_attrs(())
             for child in n.children:
                 self.current = child
                 tag = child.tag
                 if tag == "mesh":
-                    self.read_mesh(child, meshdir)
+                    self.read_mesh(child)
                 elif tag == "material":
                     self.read_material(child)
                 elif tag == "texture":
@@ -688,15 +686,16 @@ class _Compiler:
                     t.pop("class", None)
                     for a in S.TEXTURE_FILES:
                         if a in t:
-                            t[a] = self._asset_path(t[a], texdir)
-                            if self.source.find(t[a], [texdir, self.model_dir]) is None:
+                            found = self.find_file(child, t[a], "texturedir", "texturedir")
+                            if found is None:
                                 raise child.error(f"texture file '{t[a]}' not found", a)
+                            t[a] = found[1]
                     if "name" not in t:
                         t["name"] = os.path.splitext(os.path.basename(child.text("file", "")))[0]
                     t["_node"] = child
                     self.textures.append(t)
                 elif tag == "hfield":
-                    self.read_hfield(child, meshdir)
+                    self.read_hfield(child)
                 elif tag == "skin":
                     self.warn("<skin> is a visual element that is not rendered; skipped", child)
                 elif tag == "model":
@@ -724,16 +723,28 @@ class _Compiler:
             return d
         return os.path.join(self.model_dir, d)
 
-    def _asset_path(self, name, directory):
-        if name is None:
-            return None
+    def find_file(self, node, name, check_dir, load_dir):
+        """(bytes, path) of the file an asset element names, or None, found as MuJoCo finds it
+        (xml_util.cc ResolveFilePath, then the asset's compilation): relative to the model
+        file's directory joined with the compiler's `load_dir` (meshdir, texturedir); if the
+        element comes from an included file and the name is not found relative to the model
+        file's directory joined with `check_dir` (MuJoCo's reader checks height fields against
+        assetdir but loads them from meshdir), relative to the included file's directory."""
         if self.cc["strippath"]:
             name = os.path.basename(name)
-        if os.path.isabs(name) or directory is None:
-            return name
-        return os.path.normpath(os.path.join(directory, name))
+        if os.path.isabs(name):
+            return self.source.find(name, [])
+        included = node.file != self.file and self.model_dir is not None
+        if included and not self._exists(os.path.join(self._dir(self.cc[check_dir]), name)):
+            name = os.path.normpath(os.path.join(os.path.dirname(node.file), name))
+            if os.path.isabs(name):
+                return self.source.find(name, [])
+        return self.source.find(name, [self._dir(self.cc[load_dir])])
 
-    def read_hfield(self, n, meshdir):
+    def _exists(self, path):
+        return os.path.isfile(path) or path in self.source.assets
+
+    def read_hfield(self, n):
         """A height field asset (MuJoCo's mjCHField): elevations from a PNG file, inline
         ``elevation`` (nrow x ncol, first row first) or zeros, then, as MuJoCo, rows reversed
         (the first image/inline row is the +y edge, data row 0 the -y edge) and the values
@@ -749,10 +760,10 @@ class _Compiler:
         if file is not None:
             if n.has("nrow") or n.has("ncol") or n.has("elevation"):
                 self.warn("hfield file given: nrow, ncol and elevation are ignored", n)
-            fname = os.path.basename(file) if self.cc["strippath"] else file
-            found = self.source.find(fname, [meshdir, self.model_dir])
+            # MuJoCo checks the asset directory and loads from the mesh directory
+            found = self.find_file(n, file, "assetdir", "meshdir")
             if found is None:
-                raise n.error(f"hfield file '{fname}' not found", "file")
+                raise n.error(f"hfield file '{file}' not found", "file")
             rows = _png_rows(found[0], found[1], n)
             nrow, ncol = rows.shape
         else:
@@ -789,7 +800,7 @@ class _Compiler:
             emission=sp["emission"], specular=sp["specular"], shininess=sp["shininess"],
             reflectance=sp["reflectance"]))
 
-    def read_mesh(self, n, meshdir):
+    def read_mesh(self, n):
         n.check_attrs(S.MESH_ASSET)
         for child in n.children:
             raise self.unsupported(child, "mesh plugins")
@@ -811,10 +822,9 @@ class _Compiler:
         if file is not None:
             if n.has("vertex"):
                 raise n.error("mesh given both by file and by vertex", "vertex")
-            fname = os.path.basename(file) if self.cc["strippath"] else file
-            found = self.source.find(fname, [meshdir, self.model_dir])
+            found = self.find_file(n, file, "meshdir", "meshdir")
             if found is None:
-                raise n.error(f"mesh file '{fname}' not found", "file")
+                raise n.error(f"mesh file '{file}' not found", "file")
             data, path = found
             try:
                 vert, face = meshmod.load_mesh(data, path)
