@@ -339,12 +339,13 @@ def test_fluid_ellipsoid_not_implemented(tmp_path):
     check(e, path, 4, "geom", "fluidshape", ["not implemented"])
 
 
-def test_tendon_geom_wrapping_not_implemented(tmp_path):
+def test_tendon_wrapping_geom_checks(tmp_path):
+    """A wrapping geom must be a sphere or a cylinder, between two sites."""
     xml = """<mujoco>
   <worldbody>
     <body>
       <joint/>
-      <geom name="w" type="cylinder" size=".1 .1"/>
+      <geom name="w" type="{}" size=".1 .1 .1"/>
       <site name="s1" pos="0 .2 0"/>
       <site name="s2" pos="0 -.2 0"/>
     </body>
@@ -353,13 +354,15 @@ def test_tendon_geom_wrapping_not_implemented(tmp_path):
     <spatial>
       <site site="s1"/>
       <geom geom="w"/>
-      <site site="s2"/>
+      {}
     </spatial>
   </tendon>
 </mujoco>
 """
-    e, path = load_error(tmp_path, xml)
-    check(e, path, 13, "geom", "geom", ["tendon wrapping around geoms is not implemented"])
+    e, path = load_error(tmp_path, xml.format("box", '<site site="s2"/>'))
+    check(e, path, 13, "geom", "geom", ["sphere or a cylinder"])
+    e, path = load_error(tmp_path, xml.format("cylinder", '<pulley divisor="2"/><site site="s2"/>'))
+    check(e, path, 13, "geom", None, ["bracketed by sites"])
 
 
 def test_slider_crank_not_implemented(tmp_path):

@@ -1764,7 +1764,6 @@ class _Compiler:
                     if i == 0 or i == len(path) - 1 or path[i - 1][0] != WrapType.SITE or \
                             path[i + 1][0] != WrapType.SITE:
                         raise w.error("wrapping geom not bracketed by sites")
-                    raise self.unsupported(w, "tendon wrapping around geoms", "geom")
         rng = list(sp["range"])
         limited = sp["limited"]
         if limited == 2 and not self.cc["autolimits"] and not (rng[0] == 0 and rng[1] == 0):
