@@ -279,12 +279,6 @@ def test_plugin_not_implemented(tmp_path):
     check(e, path, 3, "plugin", None, ["not implemented"])
 
 
-def test_muscle_not_implemented(tmp_path):
-    e, path = load_error(tmp_path, TREE.format(
-        "  <actuator>\n    <muscle joint='j'/>\n  </actuator>"))
-    check(e, path, 10, "muscle", None, ["muscle actuators is not implemented"])
-
-
 def test_ball_joint_transmission_not_implemented(tmp_path):
     xml = BODY.format("<joint name='ball' type='ball'/><geom size='.1'/>")
     xml = xml.replace("</mujoco>", "<actuator>\n<motor joint='ball'/>\n</actuator>\n</mujoco>")
@@ -332,11 +326,6 @@ def test_newer_visual_attributes_are_accepted(caplog):
         m = engine.load_model_from_string(xml)
     for a in ("softness", "output", "castshadow"):
         assert sum(a in w for w in m.warnings) == 1
-
-
-def test_fluid_ellipsoid_not_implemented(tmp_path):
-    e, path = load_error(tmp_path, BODY.format('<geom size=".1" fluidshape="ellipsoid"/>'))
-    check(e, path, 4, "geom", "fluidshape", ["not implemented"])
 
 
 def test_tendon_wrapping_geom_checks(tmp_path):

@@ -28,6 +28,7 @@ from ..enums import (BiasType, Cone, DisableBit, DynType, EqType, GainType, Geom
                      Integrator, JointType, Solver, TrnType, WrapType)
 from ..types import Model, ModelError
 from . import inertia as I
+from .fluid import ellipsoid_fluid_coefs
 from . import schema as S
 from .xmltree import Node, Source, expand_includes, parse_text
 
@@ -391,7 +392,25 @@ class _Compiler:
     # ------------------------------------------------------------------------------------------
     # <compiler>
     # ------------------------------------------------------------------------------------------
+    def read_lengthrange(self, n):
+        """<compiler><lengthrange>: how actuator length ranges are computed (MuJoCo's mjLROpt;
+        setconst.set_length_range)."""
+        n.check_attrs(tuple(self.lropt) + ("mode",))
+        if n.has("mode"):
+            self.lropt["mode"] = n.keyword("mode", {"none": "none", "muscle": "muscle",
+                                                    "muscleuser": "muscleuser", "all": "all"})
+        for a in ("useexisting", "uselimit"):
+            if n.has(a):
+                self.lropt[a] = n.bool(a)
+        for a in ("accel", "maxforce", "timeconst", "timestep", "inttotal", "interval",
+                  "tolrange"):
+            if n.has(a):
+                self.lropt[a] = n.float(a)
+
     def read_compiler(self, nodes):
+        self.lropt = {"mode": "muscle", "useexisting": True, "uselimit": False, "accel": 20.0,
+                      "maxforce": 0.0, "timeconst": 1.0, "timestep": 0.01, "inttotal": 10.0,
+                      "interval": 2.0, "tolrange": 0.05}
         c = {"autolimits": True, "boundmass": 0.0, "boundinertia": 0.0, "settotalmass": -1.0,
              "balanceinertia": False, "strippath": False, "coordinate": "local",
              "angle": "degree", "fitaabb": False, "eulerseq": "xyz", "meshdir": "",
@@ -403,11 +422,7 @@ class _Compiler:
             for child in n.children:
                 if child.tag != "lengthrange":
                     raise child.error(f"unknown element <{child.tag}> in <compiler>")
-                child.check_attrs(("mode", "useexisting", "uselimit", "accel", "maxforce",
-                                   "timeconst", "timestep", "inttotal", "interval",
-                                   "tolrange"))
-                self.warn("<lengthrange> settings are stored only; actuator length ranges "
-                          "are computed by a later stage", child)
+                self.read_lengthrange(child)
             for a in n.attrib:
                 kind = S.COMPILER.get(a)
                 if kind is None:
@@ -1029,9 +1044,6 @@ class _Compiler:
         name = sp["name"] or ""
         if gtype == 8:
             raise self.unsupported(n, "signed distance field geoms (type=\"sdf\")", "type")
-        if sp["fluidshape"] == "ellipsoid":
-            raise self.unsupported(n, "fluid forces with fluidshape=\"ellipsoid\"",
-                                   "fluidshape")
         self.reject_set(n, sp, {"adhesion": "contact adhesion",
                                 "surfacevel": "surface velocity (conveyor contacts)"})
         self.ignore_visual(n, sp, ("castshadow",))
@@ -1136,7 +1148,9 @@ class _Compiler:
                     self.mesh_index[meshname] if mesh_for_geom is not None else -1),
                 hfield=hfield, hfieldid=(self.hfield_index[hfname] if hfield else -1),
                 aamm=aamm, frame=frame, epsilon=eps, kappa=kap, rmin=rmin, mass=0.0,
-                inertia=[0.0, 0.0, 0.0])
+                inertia=[0.0, 0.0, 0.0],
+                fluid=(ellipsoid_fluid_coefs(gtype, size, sp["fluidcoef"])
+                       if sp["fluidshape"] == "ellipsoid" else [0.0] * 12))
         body.geoms.append(g)
 
     def compile_geom_inertia(self, g, infer):
@@ -1933,8 +1947,7 @@ class _Compiler:
             a["dynprm"], a["biasprm"], a["gainprm"] = dp, bp, gp
             a["dyntype"], a["gaintype"], a["biastype"] = 2, 0, 1
         elif tag == "muscle":
-            a["muscle"] = n
-            a["dyntype"], a["gaintype"], a["biastype"] = 4, 2, 2
+            self._set_to_muscle(a, n)
         elif tag == "adhesion":
             gain = n.float("gain", a["gainprm"][0])
             if n.has("ctrlrange"):
@@ -1946,6 +1959,36 @@ class _Compiler:
                 raise n.error("adhesion gain cannot be negative", "gain")
             if a["ctrlrange"][0] < 0 or a["ctrlrange"][1] < 0:
                 raise n.error("adhesion control range cannot be negative", "ctrlrange")
+
+    @staticmethod
+    def _set_to_muscle(a, n):
+        """The <muscle> shortcut (MuJoCo's mjs_setToMuscle): dynprm = (timeconst[2], tausmooth),
+        gainprm = biasprm = (range[2], force, scale, lmin, lmax, vmax, fpmax, fvmax); parameters
+        still at <general>'s defaults take the muscle's defaults first, then the element's
+        attributes apply (a force of -1 given explicitly restores the scaling by acc0)."""
+        dp, gp = list(a["dynprm"]), list(a["gainprm"])
+        for k, general, muscle in ((0, 1.0, 0.01), (1, 0.0, 0.04)):
+            if dp[k] == general:
+                dp[k] = muscle
+        for k, general, muscle in ((0, 1.0, 0.75), (1, 0.0, 1.05), (2, 0.0, -1.0),
+                                   (3, 0.0, 200.0), (4, 0.0, 0.5), (5, 0.0, 1.6), (6, 0.0, 1.5),
+                                   (7, 0.0, 1.3), (8, 0.0, 1.2)):
+            if gp[k] == general:
+                gp[k] = muscle
+        tausmooth = n.float("tausmooth", dp[2])
+        if tausmooth < 0:
+            raise n.error("muscle tausmooth cannot be negative", "tausmooth")
+        dp[2] = tausmooth
+        if n.has("timeconst"):
+            dp[0:2] = n.floats("timeconst", 2)
+        if n.has("range"):
+            gp[0:2] = n.floats("range", 2)
+        for k, attr in enumerate(("force", "scale", "lmin", "lmax", "vmax", "fpmax", "fvmax")):
+            if n.has(attr):
+                gp[2 + k] = n.float(attr)
+        a["dynprm"], a["gainprm"] = dp, gp
+        a["biasprm"] = gp[:9] + list(a["biasprm"][9:])
+        a["dyntype"], a["gaintype"], a["biastype"] = 4, 2, 2
 
     def read_actuators(self, nodes):
         self.actuators = []
@@ -1965,11 +2008,18 @@ class _Compiler:
     def read_actuator(self, n):
         cls = self.defclass(n, None)
         a = dict(cls.act[n.tag])
-        a["muscle"] = False
         self._apply_actuator(a, n, is_default=False)
         name = n.text("name", "")
-        if a["muscle"] or a["dyntype"] == 4 or a["gaintype"] == 2 or a["biastype"] == 2:
-            raise self.unsupported(n, "muscle actuators", None)
+        for prm, kind in ((a["gainprm"], a["gaintype"]), (a["biasprm"], a["biastype"])):
+            if kind != 2:       # muscle gain or bias
+                continue
+            if prm[0] >= prm[1]:
+                raise n.error("range[0] < range[1] required in muscle", "range")
+            if prm[4] >= 1 or prm[5] <= 1:
+                raise n.error("lmin < 1 < lmax required in muscle",
+                              "lmin" if prm[4] >= 1 else "lmax")
+            if prm[3] <= 0 or prm[6] <= 0 or prm[7] <= 0 or prm[8] <= 0:
+                raise n.error("positive scale, vmax, fpmax and fvmax required in muscle")
         # MuJoCo 4 actuator features without a counterpart here (the history buffer size
         # nsample and its interpolation only matter together with a delay)
         default = S.actuator_default()
@@ -2070,7 +2120,8 @@ class _Compiler:
             actearly=bool(a["actearly"]), dynprm=list(a["dynprm"]), gainprm=list(a["gainprm"]),
             biasprm=list(a["biasprm"]), ctrlrange=list(a["ctrlrange"]),
             forcerange=list(a["forcerange"]), actrange=list(a["actrange"]),
-            gear=list(a["gear"]), cranklength=a["cranklength"]))
+            lengthrange=list(a["lengthrange"]), gear=list(a["gear"]),
+            cranklength=a["cranklength"]))
 
     # ------------------------------------------------------------------------------------------
     # <sensor>
@@ -2314,7 +2365,8 @@ class _Compiler:
         gi = {k: arr("geom_" + k, ngeom, int) for k in ("type", "contype", "conaffinity",
                                                         "condim", "bodyid", "dataid", "matid",
                                                         "group", "priority", "sameframe")}
-        for k, w in (("size", 3), ("pos", 3), ("quat", 4), ("friction", 3), ("rgba", 4)):
+        for k, w in (("size", 3), ("pos", 3), ("quat", 4), ("friction", 3), ("rgba", 4),
+                     ("fluid", 12)):
             arr("geom_" + k, (ngeom, w))
         for k in ("rbound", "margin", "gap", "epsilon", "kappa", "rmin"):
             arr("geom_" + k, ngeom)
@@ -2334,6 +2386,7 @@ class _Compiler:
             A["geom_quat"][k] = g.quat
             A["geom_friction"][k] = g.friction
             A["geom_rgba"][k] = g.rgba
+            A["geom_fluid"][k] = g.fluid
             A["geom_sameframe"][k] = I.same_frame(g.pos, g.quat, g.body.ipos, g.body.iquat)
             A["geom_margin"][k] = g.margin
             A["geom_gap"][k] = g.gap
@@ -2483,7 +2536,7 @@ class _Compiler:
             actadr += a.actnum
             A["actuator_trnid"][i] = a.trnid
             for f in ("dynprm", "gainprm", "biasprm", "ctrlrange", "forcerange", "actrange",
-                      "gear", "cranklength"):
+                      "lengthrange", "gear", "cranklength"):
                 A["actuator_" + f][i] = getattr(a, f)
 
         # equality
@@ -2609,4 +2662,5 @@ class _Compiler:
                      statistic=self.statistic, warnings=list(self.warnings),
                      size=dict(self.size), model_name=self.model_name,
                      springdamper={j.id: tuple(j.springdamper) for j in joints
-                                   if j.springdamper})
+                                   if j.springdamper},
+                     lengthrange_options=dict(self.lropt))
