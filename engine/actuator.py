@@ -8,9 +8,11 @@ length and velocity normalised by the optimal length L0 = (lengthrange[1] - leng
 """
 import math
 
-from .enums import BiasType, DisableBit, DynType, GainType
+from .constraint import row_axpy
+from .enums import BiasType, ConstraintType, DisableBit, DynType, GainType, TrnType
 from .jit import jit
-from .math import MINVAL
+from .math import MINVAL, mat9, mulmatvec3, vec3
+from .smooth import apply_ft
 
 
 @jit
@@ -24,6 +26,71 @@ def next_activation(m, i, act, act_dot, h):
     if m.actuator_actlimited[i]:
         act = min(max(act, m.actuator_actrange[i, 0]), m.actuator_actrange[i, 1])
     return act
+
+
+@jit
+def transmission(m, d):
+    """Actuator lengths and moment arms: actuator_length actuator_moment (MuJoCo's
+    mj_transmission). Runs after the constraint rows are made: a body (adhesion) transmission
+    pulls along the normals of the body's contacts."""
+    for i in range(m.actuator_trntype.shape[0]):
+        trn = m.actuator_trntype[i]
+        tid = m.actuator_trnid[i, 0]
+        gear = m.actuator_gear[i, 0]
+        d.actuator_moment[i, :] = 0.0
+        if trn == TrnType.JOINT or trn == TrnType.JOINTINPARENT:
+            # hinge and slide only (ball and free are rejected by the compiler)
+            d.actuator_length[i] = d.qpos[m.jnt_qposadr[tid]] * gear
+            d.actuator_moment[i, m.jnt_dofadr[tid]] = gear
+        elif trn == TrnType.TENDON:
+            d.actuator_length[i] = d.ten_length[tid] * gear
+            for k in range(d.ten_J.shape[1]):
+                d.actuator_moment[i, k] = d.ten_J[tid, k] * gear
+        elif trn == TrnType.SITE:
+            # wrench in the site frame mapped to joint space; length is 0 without refsite
+            d.actuator_length[i] = 0.0
+            smat = mat9(d.site_xmat, tid)
+            force = mulmatvec3(smat, (m.actuator_gear[i, 0], m.actuator_gear[i, 1],
+                                      m.actuator_gear[i, 2]))
+            torque = mulmatvec3(smat, (m.actuator_gear[i, 3], m.actuator_gear[i, 4],
+                                       m.actuator_gear[i, 5]))
+            apply_ft(m, d, force, torque, vec3(d.site_xpos, tid), m.site_bodyid[tid],
+                     d.actuator_moment[i], 1.0)
+        elif trn == TrnType.BODY:
+            d.actuator_length[i] = 0.0
+            body_moment(m, d, tid, d.actuator_moment[i])
+
+
+@jit
+def body_moment(m, d, body, moment):
+    """Moment of a body (adhesion) transmission: minus the mean of the normal Jacobians of the
+    contacts of the body, n'(J(geom2 body) - J(geom1 body)) at the contact point, so that a
+    positive force pulls the body towards what it touches. A contact with constraint rows uses
+    its normal row (a pyramid's edges J_n +- mu J_t average to J_n); one within the gap (no
+    rows) its normal Jacobian; the gear does not apply."""
+    count = 0
+    zero = (0.0, 0.0, 0.0)
+    for c in range(d.ncon[0]):
+        b1 = m.geom_bodyid[d.contact_geom1[c]]
+        b2 = m.geom_bodyid[d.contact_geom2[c]]
+        if b1 != body and b2 != body:
+            continue
+        count += 1
+        adr = d.contact_efc_address[c]
+        if adr < 0:
+            n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+            p = vec3(d.contact_pos, c)
+            apply_ft(m, d, n, zero, p, b2, moment, 1.0)
+            apply_ft(m, d, n, zero, p, b1, moment, -1.0)
+        elif d.efc_type[adr] == ConstraintType.CONTACT_PYRAMIDAL:
+            nedge = 2 * (d.contact_dim[c] - 1)
+            for k in range(nedge):
+                row_axpy(d, adr + k, d.efc_J, 1.0 / nedge, moment)
+        else:
+            row_axpy(d, adr, d.efc_J, 1.0, moment)
+    if count > 0:
+        for k in range(moment.shape[0]):
+            moment[k] *= -1.0 / count
 
 
 # ------------------------------------------------------------------------------------------------

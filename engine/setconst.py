@@ -14,7 +14,7 @@ import numpy as np
 from .enums import BiasType, DisableBit, GainType, JointType, TrnType
 from .math import MINVAL
 from .types import Data, Model, ModelError
-from . import collision_driver, smooth
+from . import actuator, collision_driver, smooth
 
 
 def set_const(m: Model) -> Model:
@@ -31,7 +31,7 @@ def set_const(m: Model) -> Model:
     smooth.kinematics(ms, ds)
     smooth.com_pos(ms, ds)
     smooth.tendon(ms, ds)
-    smooth.transmission(ms, ds)
+    actuator.transmission(ms, ds)
     m.tendon_length0[:] = d.ten_length
     m.actuator_length0[:] = d.actuator_length
     # unspecified spring rest length: the tendon length at the springs' reference qpos_spring

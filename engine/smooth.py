@@ -1,17 +1,15 @@
-"""Smooth dynamics: kinematics, com-based quantities, tendons, transmission, inertia, bias forces.
+"""Smooth dynamics: kinematics, com-based quantities, tendons, inertia, bias forces.
 
 Each stage is ``stage(m, d)`` on the compiled model and data (engine.types structrefs) and writes the
 named fields of ``d``; the order in forward.py is MuJoCo's (mj_fwdPosition, mj_fwdVelocity).
 Spatial vectors are (rot, lin) about the centre of mass of each kinematic tree
 (``subtree_com[body_rootid]``), as in MuJoCo.
 """
-import math
-
-from .enums import CamLight, JointType, SameFrame, TrnType, WrapType
+from .enums import CamLight, JointType, SameFrame, WrapType
 from .jit import jit
 from .wrap import wrap
 from .math import (MINVAL, add3, add6, axis_angle2quat, cross3, cross_force, cross_motion, dot3,
-                   dot6, mat9, mul_inert_vec, mulmatmat3, mulmattvec3, mulmatvec3, norm3,
+                   dot6, mat9, mul_inert_vec, mulmattvec3, mulmatvec3, norm3,
                    quat2mat, quat4, quat_mul, quat_normalize, quat_rotate, row6, row10, scl3,
                    set3, set4, set9, sub3, vec3)
 
@@ -297,7 +295,7 @@ def object_velocity_local(m, d, body, point, rotmat):
 
 
 # ------------------------------------------------------------------------------------------------
-# tendons and transmission
+# tendons (the actuators' transmission is in actuator.py)
 # ------------------------------------------------------------------------------------------------
 @jit
 def tendon(m, d):
@@ -399,34 +397,6 @@ def _segment_jacobian(m, d, t, p0, b0, p1, b1, divisor):
     zero = (0.0, 0.0, 0.0)
     apply_ft(m, d, u, zero, p1, b1, d.ten_J[t], 1.0 / divisor)
     apply_ft(m, d, u, zero, p0, b0, d.ten_J[t], -1.0 / divisor)
-
-
-@jit
-def transmission(m, d):
-    """Actuator lengths and moment arms: actuator_length actuator_moment."""
-    for i in range(m.actuator_trntype.shape[0]):
-        trn = m.actuator_trntype[i]
-        tid = m.actuator_trnid[i, 0]
-        gear = m.actuator_gear[i, 0]
-        d.actuator_moment[i, :] = 0.0
-        if trn == TrnType.JOINT or trn == TrnType.JOINTINPARENT:
-            # hinge and slide only (ball and free are rejected by the compiler)
-            d.actuator_length[i] = d.qpos[m.jnt_qposadr[tid]] * gear
-            d.actuator_moment[i, m.jnt_dofadr[tid]] = gear
-        elif trn == TrnType.TENDON:
-            d.actuator_length[i] = d.ten_length[tid] * gear
-            for k in range(d.ten_J.shape[1]):
-                d.actuator_moment[i, k] = d.ten_J[tid, k] * gear
-        elif trn == TrnType.SITE:
-            # wrench in the site frame mapped to joint space; length is 0 without refsite
-            d.actuator_length[i] = 0.0
-            smat = mat9(d.site_xmat, tid)
-            force = mulmatvec3(smat, (m.actuator_gear[i, 0], m.actuator_gear[i, 1],
-                                      m.actuator_gear[i, 2]))
-            torque = mulmatvec3(smat, (m.actuator_gear[i, 3], m.actuator_gear[i, 4],
-                                       m.actuator_gear[i, 5]))
-            apply_ft(m, d, force, torque, vec3(d.site_xpos, tid), m.site_bodyid[tid],
-                     d.actuator_moment[i], 1.0)
 
 
 # ------------------------------------------------------------------------------------------------

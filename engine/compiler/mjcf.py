@@ -2065,8 +2065,8 @@ class _Compiler:
                 raise self.unsupported(n, "site transmission with a reference site (refsite)",
                                        "refsite")
         else:
-            self.lookup_body(n, tname, t)
-            raise self.unsupported(n, "body transmission (adhesion to contacts)", t)
+            trntype = TrnType.BODY
+            trnid[0] = self.lookup_body(n, tname, t)
         # inheritrange
         if a["gaintype"] == 0 and a["biastype"] == 1 and a["gainprm"][0] == -a["biasprm"][1] \
                 and a["inheritrange"] > 0:
