@@ -300,7 +300,7 @@ def test_newer_physics_attributes_not_implemented(tmp_path, element, attribute, 
 @pytest.mark.parametrize("actuator, attribute, words", [
     ("<position joint='j' kv='1' dampratio='1'/>", "dampratio", ["kv and dampratio"]),
     ("<general site='s' refsite='s'/>", "refsite", ["reference site", "not implemented"]),
-    ("<adhesion body='b' ctrlrange='0 1'/>", "body", ["body transmission", "not implemented"]),
+    ("<adhesion body='nobody' ctrlrange='0 1'/>", "body", ["nobody"]),
     ("<motor joint='j' armature='0.1'/>", "armature", ["not implemented"]),
     ("<motor joint='j' damping='1'/>", "damping", ["not implemented"]),
     ("<motor joint='j' delay='0.01' nsample='3'/>", "delay", ["not implemented"]),

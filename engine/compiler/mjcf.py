@@ -502,12 +502,17 @@ class _Compiler:
             if n.int("noslip_iterations", 0) > 0:
                 raise self.unsupported(n, "the noslip solver (noslip_iterations > 0)",
                                        "noslip_iterations")
-            for a in ("o_margin", "o_solref", "o_solimp", "o_friction", "jacobian",
-                      "actuatorgroupdisable"):
+            for a in ("o_margin", "o_solref", "o_solimp", "o_friction"):
                 if n.has(a):
                     _read(n, a, S.OPTION[a])
-                    self.warn(f"option '{a}' has no effect in this engine (MuJoCo applies it "
-                              "only with the 'override' flag, which is not supported)", n)
+                    self.warn(f"option '{a}' has no effect (MuJoCo applies it only with the "
+                              "'override' flag)", n)
+            if n.has("jacobian"):      # dense or sparse storage: the same numbers
+                _read(n, "jacobian", S.OPTION["jacobian"])
+            if n.has("actuatorgroupdisable") and \
+                    _read(n, "actuatorgroupdisable", S.OPTION["actuatorgroupdisable"]):
+                raise self.unsupported(n, "disabling actuator groups (actuatorgroupdisable)",
+                                       "actuatorgroupdisable")
             for child in n.children:
                 self.current = child
                 if child.tag != "flag":
@@ -523,7 +528,18 @@ class _Compiler:
                 "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
                 "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
                 "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
-        enable_kind = ("override", "energy", "fwdinv", "invdiscrete", "multiccd", "sleep")
+        # flags without a counterpart: those that change the physics are refused, the others
+        # (diagnostics, performance, the choice among collision algorithms) are reported
+        physics = {"diagexact": True, "ipc": True, "speculative": True, "override": True,
+                   "sleep": True, "refsafe": False, "autoreset": False}
+        reported = {"fwdinv": (True, "the forward-inverse comparison is not computed"),
+                    "multiccd": (True, "convex collisions here already give up to 4 contacts "
+                                       "on flat faces"),
+                    "nativeccd": (False, "collisions use this engine's own GJK/EPA"),
+                    "sensor": (False, "sensors are computed as usual")}
+        quiet = {"energy": True,        # energy is always computed (engine.energy, d.energy)
+                 "invdiscrete": True,   # engine.inverse is the inverse of the discrete step
+                 "midphase": False, "island": False}     # performance only
         for a in n.attrib:
             if a not in S.FLAGS:
                 raise n.error(f"unknown attribute '{a}' in <flag>", a)
@@ -531,14 +547,15 @@ class _Compiler:
             if a in bits:
                 if not v:
                     o["disableflags"] |= int(bits[a])
-            elif a in ("diagexact", "ipc", "speculative"):
-                if v:
-                    raise self.unsupported(n, f"the '{a}' flag", a)
-            elif a in enable_kind:
-                if v:
-                    self.warn(f"flag '{a}' is not supported by this engine and is ignored", n)
-            elif not v:
-                self.warn(f"flag '{a}' is not supported by this engine and is ignored", n)
+            elif a in physics:
+                if v == physics[a]:
+                    raise self.unsupported(n, f"{a}=\"{n.text(a)}\"", a)
+            elif a in reported:
+                if v == reported[a][0]:
+                    self.warn(f"flag {a}=\"{n.text(a)}\" has no counterpart: "
+                              f"{reported[a][1]}", n)
+            elif a not in quiet:
+                raise AssertionError(a)     # every flag of the schema is classified above
 
     def read_size(self, nodes):
         self.size = {}
