@@ -182,7 +182,6 @@ def test_random_wraps_against_mujoco():
         size = f"{r} 0.5" if kind == "cylinder" else f"{r}"
         geoms.append(f'<geom name="g{i}" type="{kind}" size="{size}" pos="{pos[0]} {pos[1]} '
                      f'{pos[2]}" quat="{quat[0]} {quat[1]} {quat[2]} {quat[3]}"/>')
-        ends = []
         for k in range(2):
             direction = rng.standard_normal(3)
             p = pos + direction / np.linalg.norm(direction) * rng.uniform(1.2 * r, 4 * r)
