@@ -144,3 +144,17 @@ def test_attributes_without_whitespace(tmp_path, caplog):
     with pytest.raises(engine.ModelError) as e:
         engine.load_model(str(path))
     assert e.value.line == 4
+
+
+def test_texture_from_an_included_file(tree):
+    """Textures are found like meshes, with texturedir."""
+    from PIL import Image
+    Image.new("RGB", (8, 8), (200, 10, 10)).save(tree / "robot" / "other" / "red.png")
+    (tree / "robot" / "skin.xml").write_text(
+        '<mujoco><asset><texture name="red" type="2d" file="other/red.png"/>'
+        '<material name="red" texture="red"/></asset>'
+        '<worldbody><geom size="0.1" material="red"/></worldbody></mujoco>')
+    (tree / "scenes" / "skin_scene.xml").write_text(
+        '<mujoco><include file="../robot/skin.xml"/></mujoco>')
+    m, _ = both(tree / "scenes" / "skin_scene.xml")
+    assert m.textures[0]["file"] == str(tree / "robot" / "other" / "red.png")
