@@ -12,6 +12,7 @@ from .forward import (energy, forward, full_inertia, make_data, name2id, reset_d
                       reset_keyframe, step)
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
+from .smooth import jac  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from . import warmup  # noqa: E402
 
@@ -22,7 +23,7 @@ __all__ = [
     "Integrator", "JointType", "Solver", "Stabilization", "TrnType", "WrapType", "Data", "Model",
     "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
-    "name2id", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
+    "name2id", "forward", "step", "full_inertia", "energy", "inverse", "contact_force", "jac",
     "Recorder", "load_trajectory", "TrajectoryModelMismatch",
 ]
 
