@@ -18,8 +18,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "On exit one summary line is printed: "
                     "'studio: frames=<int> fps=<float> sim_time=<float> realtime_factor=<float> steps=<int>'.",
         epilog="In the window press F1 for every shortcut: space pauses/resumes, backspace resets, "
-               "Ctrl+L reloads, double-click selects a body, Ctrl+right drag pulls it, Esc quits, "
-               "left drag orbits, right drag pans, the scroll wheel zooms.")
+               "Ctrl+L reloads, double-click selects a body, Ctrl+right drag pulls it, Ctrl+A "
+               "frames the model, Ctrl+Q quits, left drag orbits, right drag pans, the scroll "
+               "wheel zooms.")
     p.add_argument("model", nargs="?", default=str(DEFAULT_MODEL),
                    help=f"model file (default: {os.path.relpath(DEFAULT_MODEL)})")
     p.add_argument("--paused", action="store_true", help="start with the simulation paused")

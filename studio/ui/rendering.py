@@ -36,14 +36,14 @@ def draw_force_scale(app) -> None:
     imgui.same_line()
     imgui.text_colored(imgui.ImVec4(*FRICTION_RGBA), "friction")
     imgui.set_next_item_width(150 * app.ui_scale)
-    changed, v = imgui.slider_float("arrow scale", app.force_scale, FORCE_SCALE_MIN,
+    changed, v = imgui.slider_float("arrow scale", app.ui.force_scale, FORCE_SCALE_MIN,
                                     FORCE_SCALE_MAX, "%.3gx", imgui.SliderFlags_.logarithmic)
     track(app, "force_scale")
     if changed:
-        app.force_scale = min(max(float(v), FORCE_SCALE_MIN), FORCE_SCALE_MAX)
+        app.ui.force_scale = min(max(float(v), FORCE_SCALE_MIN), FORCE_SCALE_MAX)
     if imgui.is_item_hovered():
         weight = model_weight(app.m)
-        per_newton = app.force_scale * default_force_scale(app.m, app.renderer.extent)
+        per_newton = app.ui.force_scale * default_force_scale(app.m, app.renderer.extent)
         imgui.set_tooltip(f"{per_newton * 1000:.3g} mm per N up to the model's weight "
                           f"({weight:.3g} N),\nlogarithmic above it (impacts stay readable).")
 
@@ -51,14 +51,14 @@ def draw_force_scale(app) -> None:
 def set_render_scale(app, value) -> None:
     """None: auto; else clamped to [MIN_SCALE, MAX_SCALE]."""
     from ..viewport import MAX_SCALE, MIN_SCALE
-    app.render_scale_setting = None if value is None else min(max(float(value), MIN_SCALE),
+    app.ui.render_scale_setting = None if value is None else min(max(float(value), MIN_SCALE),
                                                               MAX_SCALE)
 
 
 def draw_quality(app) -> None:
     """Render scale of the 3D view (slider, or auto) and its multisampling."""
     from ..viewport import MAX_SCALE, MIN_SCALE, scaled_size
-    auto = app.render_scale_setting is None
+    auto = app.ui.render_scale_setting is None
     imgui.set_next_item_width(150 * app.ui_scale)
     imgui.begin_disabled(auto)
     changed, v = imgui.slider_float("##scale", app.render_scale, MIN_SCALE, MAX_SCALE, "%.2f")
@@ -78,12 +78,12 @@ def draw_quality(app) -> None:
     if imgui.is_item_hovered():
         imgui.set_tooltip("auto: 0.5 with a software renderer (llvmpipe, softpipe, swrast), 1 "
                           "otherwise.\nScreenshots (Ctrl+P) and video are drawn at full resolution.")
-    choices = sorted(set(MSAA_CHOICES) | {app.msaa})
+    choices = sorted(set(MSAA_CHOICES) | {app.ui.msaa})
     labels = [f"{n}x" if n else "off" for n in choices]
     imgui.set_next_item_width(150 * app.ui_scale)
-    changed, idx = imgui.combo("multisampling", choices.index(app.msaa), labels)
+    changed, idx = imgui.combo("multisampling", choices.index(app.ui.msaa), labels)
     if changed:
-        app.msaa = choices[idx]
+        app.ui.msaa = choices[idx]
 
 
 def draw_tendon_reference(app) -> None:
@@ -97,12 +97,12 @@ def draw_tendon_reference(app) -> None:
     if m.ntendon == 0:
         return
     weight = model_weight(m)
-    ref = weight if app.tendon_reference is None else app.tendon_reference
+    ref = weight if app.ui.tendon_reference is None else app.ui.tendon_reference
     imgui.set_next_item_width(150 * app.ui_scale)
     changed, v = imgui.slider_float("tendon red at", ref, 1e-3 * weight, 1e3 * weight, "%.3g N",
                                     imgui.SliderFlags_.logarithmic)
     if changed:
-        app.tendon_reference = float(v)
+        app.ui.tendon_reference = float(v)
     f = np.abs(tendon_forces(m, app.runner.snapshot))
     k = int(np.argmax(f))
     name = m.names["tendon"][k] if k < len(m.names["tendon"]) and m.names["tendon"][k] else k
@@ -124,10 +124,10 @@ def draw(app) -> None:
         changed, v = imgui.checkbox(f"{g}##grp", opts.groups[g])
         if changed:
             opts.groups[g] = v
-    changed, idx = imgui.combo("camera", app.camera_index + 1, camera_names(app.m))
+    changed, idx = imgui.combo("camera", app.ui.camera_index + 1, camera_names(app.m))
     if changed:
         app.set_camera(idx - 1)
-    changed, v = imgui.checkbox("track the selected body (T)", app.tracking)
+    changed, v = imgui.checkbox("track the selected body (T)", app.ui.tracking)
     if changed:
         app.set_tracking(v)
     draw_quality(app)
