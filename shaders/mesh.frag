@@ -46,10 +46,11 @@ out vec4 f_color;
 float shadow_at(int k, float ndotl) {
     vec4 c = k == 0 ? v_shadow0 : v_shadow1;
     vec3 s = c.xyz / c.w * 0.5 + 0.5;
-    if (any(greaterThan(abs(s - 0.5), vec3(0.5)))) return 1.0;
-    float bias = mix(0.004, 0.0008, ndotl);
-    return k == 0 ? texture(u_shadow_map0, vec3(s.xy, s.z - bias))
-                  : texture(u_shadow_map1, vec3(s.xy, s.z - bias));
+    if (c.w <= 0.0 || any(greaterThan(abs(s.xy - 0.5), vec2(0.5)))) return 1.0;
+    // beyond the map's far plane (a floor behind the casters): shadowed where a caster is
+    float ref = min(s.z - mix(0.004, 0.0008, ndotl), 0.99999);
+    return k == 0 ? texture(u_shadow_map0, vec3(s.xy, ref))
+                  : texture(u_shadow_map1, vec3(s.xy, ref));
 }
 
 // light i of type t (0 spot, 1 directional, 2 point) with shadow map k (-1: none)
@@ -73,7 +74,10 @@ vec3 shade(int i, int t, int k, vec3 n, vec3 to_eye, vec3 base, float specular, 
     float lit = atten;
     if (k >= 0 && u_shadow_on > 0.5)
         lit *= shadow_at(k, ndotl);
-    float spec = pow(max(dot(n, normalize(l + to_eye)), 1e-6), shininess) * step(0.0, ndotl - 1e-6);
+    // Blinn-Phong's cos^shininess by Schlick's rational approximation (no exp2/log2 per pixel:
+    // a software rasteriser pays dearly for pow)
+    float c = max(dot(n, normalize(l + to_eye)), 0.0);
+    float spec = ndotl > 0.0 ? c / (shininess - shininess * c + c) : 0.0;
     return u_lambient[i] * base + lit * (u_ldiffuse[i] * base * ndotl
                                          + u_lspecular[i] * specular * spec);
 }

@@ -29,45 +29,10 @@ from .capture import Capture
 from .loader import load_model_file
 from .runner import Runner
 from .state import UIState
+from .window import configure_pyglet, make_window
 
 TITLE_EVERY = 0.5            # seconds between window-title status updates
 PANEL_WIDTH = 380            # default width of the side panel (times the UI scale)
-
-
-def _gl_config():
-    """OpenGL 3.3 core, double-buffered, single-sampled: the scene is antialiased (when it is)
-    in its own offscreen framebuffer (``studio.viewport``), the panels need no multisampling."""
-    from pyglet import gl
-
-    return gl.Config(major_version=3, minor_version=3, forward_compatible=True, depth_size=24,
-                     double_buffer=True)
-
-
-def configure_pyglet():
-    """Before pyglet.window is imported: without a display, run the window offscreen on EGL."""
-    import pyglet
-
-    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") \
-            and not os.environ.get("WAYLAND_DISPLAY"):
-        print("studio: no display found; rendering offscreen through EGL", file=sys.stderr)
-        pyglet.options.headless = True
-        pyglet.options.shadow_window = False
-
-
-def make_window(width, height, title):
-    import pyglet.window
-
-    last = None
-    for drops in (True, False):
-        try:
-            return pyglet.window.Window(width=width, height=height, caption=title,
-                                        resizable=True, config=_gl_config(), vsync=False,
-                                        file_drops=drops)
-        except pyglet.window.NoSuchConfigException:
-            raise
-        except Exception as e:              # file drops unsupported on this platform
-            last = e
-    raise last
 
 
 class App:
@@ -298,9 +263,8 @@ class App:
             r.fixed_camera = (snap.cam_xpos[k], snap.cam_xmat[k], float(self.m.cam_fovy[k]))
         else:
             r.fixed_camera = None
-        if ui.tracking and ui.selected_body:
-            target = snap.xipos[ui.selected_body]
-            r.camera.lookat += 0.2 * (target - r.camera.lookat)
+        if ui.tracking and ui.selected_body:       # as MuJoCo's tracking camera: the subtree's
+            r.camera.lookat = np.array(snap.subtree_com[ui.selected_body], float)   # com
 
     # -- selection -------------------------------------------------------------------------------
     def select_at(self, x, y) -> int:

@@ -36,12 +36,13 @@ def install(app) -> None:
         now = time.perf_counter()
         last = press.get(button)
         press[button] = (now, x, y)
-        if button == mouse.LEFT and last is not None and now - last[0] < DOUBLE_CLICK \
+        if modifiers & key.MOD_CTRL and button in (mouse.LEFT, mouse.RIGHT):
+            ctl.begin(x, y, "rotate" if button == mouse.LEFT else "translate", button)
+            press.pop(button, None)
+        elif button == mouse.LEFT and last is not None and now - last[0] < DOUBLE_CLICK \
                 and abs(x - last[1]) < 6 and abs(y - last[2]) < 6:
             app.select_at(x, y)
             press.pop(button, None)
-        elif modifiers & key.MOD_CTRL and button in (mouse.LEFT, mouse.RIGHT):
-            ctl.begin(x, y, "rotate" if button == mouse.LEFT else "translate", button)
         return pyglet.event.EVENT_HANDLED
 
     @win.event

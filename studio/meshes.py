@@ -143,6 +143,11 @@ def smooth_mesh(vert, face):
         return _pack(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
     tri = vert[face]
     fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])     # area-weighted
+    area = np.linalg.norm(fn, axis=1)
+    keep = area > 1e-12 * max(float(area.max()), 1e-300)              # no degenerate triangles
+    face, fn = face[keep], fn[keep]
+    if face.size == 0:
+        return _pack(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
     vn = np.zeros_like(vert)
     for k in range(3):
         np.add.at(vn, face[:, k], fn)

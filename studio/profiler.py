@@ -23,7 +23,10 @@ STATE = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "qfrc_applied
 
 def stages():
     """[(name, [compiled stage kernels])] in pipeline order."""
-    from engine import actuator, collision_driver, constraint, forward, smooth
+    import importlib
+
+    from engine import actuator, collision_driver, constraint, smooth
+    forward = importlib.import_module("engine.forward")   # (engine.forward is the function)
     return [("kinematics", [smooth.kinematics, smooth.com_pos, smooth.camlight]),
             ("tendons", [smooth.tendon]),
             ("collision", [collision_driver.collision]),

@@ -399,12 +399,9 @@ class Renderer:
         dist = float(np.linalg.norm(c - pos))
         if dist <= 1.02 * r:
             return None
-        if light[0] == SPOT:
-            fov = min(2.0 * light[7], 2.0 * math.degrees(math.asin(r / dist)) + 2.0, 150.0)
-            target = pos + np.asarray(light[2], float)
-        else:
-            fov = min(2.0 * math.degrees(math.asin(r / dist)) + 2.0, 150.0)
-            target = c
+        # a spot or point light looks at the bodies: the map covers every caster
+        fov = min(2.0 * math.degrees(math.asin(r / dist)) + 2.0, 150.0)
+        target = c
         up = (0.0, 0.0, 1.0) if abs(np.dot((target - pos) / max(np.linalg.norm(target - pos), 1e-9),
                                            (0, 0, 1))) < 0.99 else (0.0, 1.0, 0.0)
         return perspective(fov, 1.0, max(dist - r, 1e-3 * r), dist + r) @ look_at(pos, target, up)

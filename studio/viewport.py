@@ -12,7 +12,7 @@ there by default. The camera keeps the view's aspect ratio, so a view pixel maps
 scene ray at every scale (picking casts rays in view coordinates and does not depend on it).
 
 The "auto" scale is chosen once from the OpenGL renderer string rather than adapted from frame
-times: 0.75 when it names a software rasteriser (llvmpipe, softpipe, swrast), 1.0 otherwise.
+times: 0.5 when it names a software rasteriser (llvmpipe, softpipe, swrast), 1.0 otherwise.
 Frame times on a machine whose cores are shared with the simulation thread are too noisy for a
 controller that would not visibly pump the resolution up and down; a fixed choice is predictable.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import moderngl
 
 MIN_SCALE, MAX_SCALE = 0.25, 1.0
-SOFTWARE_SCALE = 0.75         # auto render scale with a software rasteriser (with FXAA)
+SOFTWARE_SCALE = 0.5          # auto render scale with a software rasteriser (with FXAA)
 HARDWARE_MSAA = 4             # auto multisampling with a GPU
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")
 

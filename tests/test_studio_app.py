@@ -976,3 +976,300 @@ def test_scene_is_drawn_beside_the_open_panel(three_app, scale):
     magenta = (img[:, :, 0] > 250) & (img[:, :, 1] < 5) & (img[:, :, 2] > 250)
     assert not magenta[:, vx:].any()                     # the whole view is drawn
     assert img[:, vx:].std() > 10
+
+
+# -- the issue's points: dragging welded bodies, framing, resizing, small things ----------------
+# a free torso with a head welded to it (no joint of its own), no gravity, and a static post
+WELDED = """<mujoco model="welded">
+  <option gravity="0 0 0" timestep="0.002"/>
+  <worldbody>
+    <light directional="true" dir="0 0 -1"/>
+    <geom name="post" type="box" size="0.1 0.1 0.3" pos="-1 0 0" rgba="0.6 0.6 0.6 1"/>
+    <body name="torso" pos="0 0 0">
+      <freejoint/>
+      <geom type="box" size="0.15 0.1 0.25" rgba="0.8 0.4 0.2 1"/>
+      <body name="head" pos="0 0 0.4">
+        <geom type="sphere" size="0.12" rgba="0.2 0.6 0.9 1"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.fixture
+def welded(xdisplay, tmp_path):
+    p = tmp_path / "welded.xml"
+    p.write_text(WELDED)
+    a = make_app(p, paused=False)
+    a.ui.show_panels = False
+    yield a
+    a.close()
+
+
+def camera_state(app):
+    c = app.renderer.camera
+    return (c.lookat.copy(), c.distance, c.azimuth, c.elevation)
+
+
+@pytest.mark.parametrize("paused", [False, True])
+def test_dragging_a_body_welded_to_a_floating_body_moves_the_root(welded, paused):
+    """Double-click the head (welded to the free torso), Ctrl+right drag up: running, the
+    spring on the head pulls the whole robot (through the root's free joint); paused, the
+    torso's pose carries the head rigidly to the target. The camera does not move."""
+    from pyglet.window import mouse
+    app, r = welded, welded.runner
+    if paused:
+        r.set_paused(True)
+        app.pump(2)
+    head, x, y = select(app, "head")
+    torso = engine_id(app, "torso")
+    pos0 = r.snapshot.xpos[[head, torso]].copy()
+    rel0 = pos0[0] - pos0[1]
+    cam0 = camera_state(app)
+    up = app.renderer.camera.view()[1, :3]
+    ctrl_drag(app, x, y, mouse.RIGHT, 8, 0, 10, release=False)       # 80 pixels up
+    assert pump_until(app, lambda: (r.snapshot.xpos[head] - pos0[0]) @ up > 0.1)
+    assert (r.snapshot.xpos[torso] - pos0[1]) @ up > 0.05             # the root followed
+    if paused:                                                       # a rigid move of the tree
+        rot = r.snapshot.xmat[torso].reshape(3, 3)
+        np.testing.assert_allclose(rot.T @ (r.snapshot.xpos[head] - r.snapshot.xpos[torso]),
+                                   rel0, atol=1e-9)
+        np.testing.assert_allclose(app.perturb.perturbation.grab_point(r.snapshot),
+                                   app.perturb.perturbation.target_pos, atol=1e-9)
+    for a, b in zip(camera_state(app), cam0):
+        np.testing.assert_array_equal(a, b)
+    app.window.dispatch_event("on_mouse_release", x, y + 80, mouse.RIGHT, 0)
+    assert pump_until(app, lambda: r.perturb is None)
+
+
+def engine_id(app, name):
+    import engine
+    return engine.name2id(app.m, "body", name)
+
+
+def test_a_drag_that_cannot_start_never_moves_the_camera(welded):
+    """Ctrl+drags with nothing selected, and on the post welded to the world, say why in the
+    status line and leave the camera where it was (left and right buttons)."""
+    from pyglet.window import key, mouse
+    app = welded
+    w = app.window
+    cam0 = camera_state(app)
+    x, y = app.project(app.runner.snapshot.xpos[engine_id(app, "torso")])
+    for button in (mouse.LEFT, mouse.RIGHT):
+        ctrl_drag(app, x, y, button, 6, 12, 8)
+        assert "select a body first" in app.ui.status
+    # the post: geom of the world body, so select the torso then drag from the post's pixel
+    select(app, "torso")
+    app.ui.selected_body = 0                               # the world: welded by definition
+    ctrl_drag(app, x, y, mouse.RIGHT, 6, 12, 8)
+    assert "select a body first" in app.ui.status
+    for a, b in zip(camera_state(app), cam0):
+        np.testing.assert_array_equal(a, b)
+    # Ctrl released in the middle of the drag: still no camera move until the button is up
+    w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, key.MOD_CTRL)
+    w.dispatch_event("on_mouse_drag", x + 30, y, 30, 0, mouse.LEFT, 0)
+    w.dispatch_event("on_mouse_release", x + 30, y, mouse.LEFT, 0)
+    app.pump(2)
+    for a, b in zip(camera_state(app), cam0):
+        np.testing.assert_array_equal(a, b)
+    w.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)           # a plain drag orbits
+    w.dispatch_event("on_mouse_drag", x + 30, y, 30, 0, mouse.LEFT, 0)
+    w.dispatch_event("on_mouse_release", x + 30, y, mouse.LEFT, 0)
+    app.pump(1)
+    assert camera_state(app)[2] != cam0[2]
+
+
+def view_centre(app):
+    x0, y0, w, h = app.view_rect
+    sx, sy = app.fb_scale()
+    return (x0 + 0.5 * w) / sx, (y0 + 0.5 * h) / sy
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (800, 600)])
+def test_the_model_is_framed_in_the_view_beside_the_panel(xdisplay, size):
+    """On load the free camera looks at MuJoCo's stat.center from 1.5 stat.extent (the model's
+    azimuth and elevation), and stat.center is drawn in the middle of the visible view (not of
+    the window); after orbiting, panning and zooming, Align (Ctrl+A) brings it back; the
+    model's bounding box is inside the view."""
+    from pyglet.window import key, mouse
+    app = make_app(humanoid_or_arm(), size=size)
+    try:
+        center, extent = app.renderer.stat
+        cam = app.renderer.camera
+        assert app.view_rect[0] > 0                              # the panel is open
+        np.testing.assert_allclose(app.project(center), view_centre(app), atol=1.0)
+        assert cam.distance == pytest.approx(1.5 * extent / min(
+            1.0, app.view_rect[2] / app.view_rect[3]))
+        snap = app.runner.snapshot
+        pts = np.array([app.project(p) for p in snap.geom_xpos[1:]])
+        x0, _, w, h = app.view_rect
+        assert pts[:, 0].min() > x0 and pts[:, 0].max() < x0 + w
+        assert pts[:, 1].min() > 0 and pts[:, 1].max() < h
+        win = app.window
+        cx, cy = view_centre(app)
+        win.dispatch_event("on_mouse_drag", cx, cy, 40, 25, mouse.LEFT, 0)
+        win.dispatch_event("on_mouse_drag", cx, cy, 30, -20, mouse.RIGHT, 0)
+        win.dispatch_event("on_mouse_scroll", cx, cy, 0, 3)
+        app.pump(1)
+        assert np.linalg.norm(np.subtract(app.project(center), view_centre(app))) > 5
+        press_key(app, key.A, key.MOD_CTRL)
+        np.testing.assert_allclose(app.project(center), view_centre(app), atol=1.0)
+    finally:
+        app.close()
+
+
+def test_tracking_keeps_the_body_in_the_middle_of_the_view(app):
+    """T with the box selected: the camera follows it to the centre of the visible view."""
+    from pyglet.window import key
+    app.ui.show_panels = True
+    app.pump(2)
+    b, x, y = select(app, "box")
+    press_key(app, key.T)
+    assert app.ui.tracking
+    app.runner.submit(lambda m, d: d.qvel.__setitem__(slice(0, 3), [0.6, 0.3, 0.0]))
+    assert pump_until(app, lambda: app.runner.snapshot.time > 0.5)
+    assert pump_until(app, lambda: np.linalg.norm(
+        np.subtract(app.project(app.runner.snapshot.subtree_com[b]), view_centre(app))) < 1.0)
+
+
+def test_the_panel_follows_a_resize(xdisplay):
+    """Enlarged, the panel spans the new height; shrunk to 800x600 every header is reachable
+    by scrolling the panel (the last widget of the Rendering panel is brought into view), and
+    the info overlay takes a small part of the view."""
+    app = make_app(humanoid_or_arm(), size=(1280, 720))
+    try:
+        app.open_panel()
+        for size in ((1920, 1080), (800, 600)):
+            app.window.set_size(*size)
+            app.pump(3)
+            assert pump_until(app, lambda: app.panel_rect is not None
+                              and app.panel_rect[3] == app.window.height)
+            assert app.view_rect[2] == app.window.get_framebuffer_size()[0] - app.view_rect[0]
+        for name in ("fxaa", "analyse_last", "profile_stages"):
+            app.scroll_to = name
+            app.pump(3)
+            x0, y0, x1, y1 = app.widgets[name]
+            assert 0 <= y0 and y1 <= app.window.height, (name, y0, y1)
+        info = drawn_window("info").rect()
+        assert info.get_height() * info.get_width() < 0.15 * (800 - app.panel_rect[2]) * 600
+    finally:
+        app.close()
+
+
+def test_mouse_wheel_over_a_plot_scrolls_the_panel(app):
+    from imgui_bundle import imgui
+    app.open_panel("Plots")
+    app.scroll_to = "plot:energy"
+    assert pump_until(app, lambda: "plot:energy" in app.widgets)
+    app.pump(3)
+    x, y = widget_point(app, "plot:energy")
+    panel = imgui.internal.find_window_by_name("Studio")
+    before = panel.scroll.y
+    app.window.dispatch_event("on_mouse_motion", x, y, 0, 0)
+    app.pump(2)
+    assert before > 50                         # scrolled down to the plot: room to scroll up
+    app.window.dispatch_event("on_mouse_scroll", x, y, 0, 2)
+    app.pump(3)
+    assert panel.scroll.y < before - 10
+
+
+def test_reset_clears_the_status_and_escape_does_not_quit(app):
+    from pyglet.window import key
+    app.ui.say("box is welded to the world: a drag cannot move it")
+    press_key(app, key.BACKSPACE)
+    assert app.ui.current_status() == ""
+    press_key(app, key.ESCAPE)
+    press_key(app, key.ESCAPE)
+    assert app.imgui_ctx is not None and app.window.context is not None
+
+
+def test_file_browser_keeps_its_folder(xdisplay, tmp_path):
+    from studio.ui.file_browser import FileBrowser
+    (tmp_path / "sub").mkdir()
+    fb = FileBrowser(ROOT / "assets", remember="browse_dir")
+    fb.show()
+    fb.cd(tmp_path / "sub")
+    fb.open = False
+    fb.show()
+    assert fb.dir == (tmp_path / "sub").resolve()
+    assert FileBrowser(ROOT / "assets", remember="browse_dir").dir == (tmp_path / "sub").resolve()
+
+
+def test_print_history_noise_profiler_and_labels(app, tmp_path):
+    """Print writes the model and the data into the output folder; the history slider shows an
+    earlier frame; control noise of a given standard deviation; the profiler times the stages
+    and keeps the solver's statistics; labels are drawn at the bodies."""
+    from studio.runner import ControlNoise
+    app.ui.output_dir = tmp_path
+    r = app.runner
+    assert pump_until(app, lambda: r.history.count > 30)
+    click(app, "print")
+    assert pump_until(app, lambda: len(list(tmp_path.glob("float-*-data.txt"))) == 1)
+    text = next(tmp_path.glob("float-*-model.txt")).read_text()
+    assert "nbody" in text and "geom_size" in text
+    assert "qpos" in next(tmp_path.glob("float-*-data.txt")).read_text()
+    r.set_paused(True)
+    app.pump(2)
+    r.seek_to(20)
+    assert pump_until(app, lambda: r.history_back == 20)
+    i = r.history.index(20)
+    assert pump_until(app, lambda: r.snapshot.time == r.history.time[i])
+    # control noise: the stationary standard deviation of the Ornstein-Uhlenbeck process
+    import engine
+    m = engine.load_model(str(ROOT / "assets" / "single_joint.xml"))
+    d = engine.make_data(m)
+    noise = ControlNoise(std=0.3, rate=0.01, seed=1)
+    samples = []
+    for _ in range(20000):
+        noise.apply(m, d)
+        samples.append(noise.value.copy())
+    span = np.diff(m.actuator_ctrlrange, axis=1)[:, 0] / 2 if m.actuator_ctrllimited[0] else 1.0
+    assert np.std(samples) == pytest.approx(0.3 * np.mean(span), rel=0.1)
+    # profiler
+    r.set_paused(False)
+    app.profiler.enabled = True
+    assert pump_until(app, lambda: app.profiler.stage_times is not None
+                      and app.profiler.stage_times.n >= 3, timeout=30)
+    t, v = app.profiler.stage_times.ordered()
+    assert np.all(v[-1] > 0) and len(app.profiler.names) == v.shape[1]
+    assert app.profiler.solver.n > 3
+    app.profiler.enabled = False
+    app.pump(2)
+    # labels at the bodies
+    from studio.ui import overlay
+    app.ui.labels = "body"
+    app.pump(1)
+    assert overlay.drawn == ["box"]
+
+
+def test_the_window_shows_progress_while_the_model_loads(xdisplay, monkeypatch):
+    """studio.startup.open_window opens the window first and redraws a progress screen while
+    the engine and the model load in the background (here the load is held back until the
+    screen has been drawn three times), then hands the window and the model over."""
+    import threading
+
+    from studio import loader, startup
+    release = threading.Event()
+    real = loader.load_model_file
+
+    def held(path):
+        assert release.wait(120)
+        return real(path)
+    monkeypatch.setattr(loader, "load_model_file", held)
+    draws = []
+    original = startup.ProgressScreen.draw
+
+    def draw(self, text, fraction):
+        draws.append((text, self.window.caption))
+        original(self, text, fraction)
+        if len(draws) == 3:
+            release.set()
+    monkeypatch.setattr(startup.ProgressScreen, "draw", draw)
+    window, (m, d, error) = startup.open_window(str(ROOT / "assets" / "scene.xml"), 640, 360)
+    try:
+        assert len(draws) >= 3 and error == "" and m.nbody > 1
+        assert "starting" in draws[-1][1]
+        assert "loading the model" in draws[-1][0] or "compiling" in draws[-1][0]
+    finally:
+        window.close()

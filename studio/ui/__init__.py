@@ -6,6 +6,12 @@ by the simulation thread between steps). Panels never step physics.
 """
 from __future__ import annotations
 
+from imgui_bundle import implot
+
+# plots in the side panel: no mouse input (their axes follow the data every frame), so that the
+# mouse wheel over a plot scrolls the panel instead of zooming the plot
+PANEL_PLOT = implot.Flags_.no_inputs
+
 
 def label(m, kind: str, i: int) -> str:
     """The name of object ``i`` of a kind (body, joint, geom, ...), or "kind i" if unnamed."""

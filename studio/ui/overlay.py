@@ -8,9 +8,11 @@ from imgui_bundle import imgui
 from . import label
 
 POSITIONS = {"body": "xpos", "geom": "geom_xpos", "site": "site_xpos"}
+drawn: list[str] = []           # the labels of the last frame (for tests and scripts)
 
 
 def draw(app, snap) -> None:
+    drawn.clear()
     kind = app.ui.labels
     if kind not in POSITIONS:
         return
@@ -31,6 +33,7 @@ def draw(app, snap) -> None:
     inside = front & (np.abs(ndc) <= 1).all(axis=1)
     for i in np.nonzero(inside)[0]:
         text = label(app.m, kind, int(i) + first)
+        drawn.append(text)
         p = imgui.ImVec2(float(xs[i]) + 4, float(ys[i]) - 8)
         dl.add_text(imgui.ImVec2(p.x + 1, p.y + 1), shade, text)
         dl.add_text(p, white, text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from . import header, track
+from . import PANEL_PLOT, header, track
 
 
 def _plots(app, height) -> None:
@@ -23,7 +23,7 @@ def _plots(app, height) -> None:
         recent = np.nanmedian(v[-10:], axis=0) * 1e6
         total = float(np.nansum(recent))
         imgui.text(f"forward {total:.1f} us (median of the last samples)")
-        if implot.begin_plot("stages (us)", imgui.ImVec2(-1, height)):
+        if implot.begin_plot("stages (us)", imgui.ImVec2(-1, height), PANEL_PLOT):
             implot.setup_axes("", "us", implot.AxisFlags_.no_tick_labels,
                               implot.AxisFlags_.auto_fit)
             implot.setup_axis_ticks(implot.ImAxis_.x1, 0.0, float(len(recent) - 1), len(recent),
@@ -37,7 +37,7 @@ def _plots(app, height) -> None:
     if len(t) >= 2:
         tt = np.ascontiguousarray(t)
         lim = (float(t[0]), float(max(t[-1], t[0] + 1e-6)))
-        if implot.begin_plot("solver iterations", imgui.ImVec2(-1, height)):
+        if implot.begin_plot("solver iterations", imgui.ImVec2(-1, height), PANEL_PLOT):
             implot.setup_axes("time (s)", "")
             implot.setup_axes_limits(*lim, 0, 1, imgui.Cond_.always)
             implot.setup_axis(implot.ImAxis_.y1, "", implot.AxisFlags_.auto_fit)
@@ -45,7 +45,7 @@ def _plots(app, height) -> None:
             implot.end_plot()
         track(app, "plot:solver iterations")
         res = np.maximum(np.nan_to_num(v[:, 1], nan=1.0), 1e-17)
-        if implot.begin_plot("solver residual", imgui.ImVec2(-1, height)):
+        if implot.begin_plot("solver residual", imgui.ImVec2(-1, height), PANEL_PLOT):
             implot.setup_axes("time (s)", "")
             implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
             implot.setup_axes_limits(*lim, float(res.min()) / 3, float(res.max()) * 3,
@@ -53,7 +53,8 @@ def _plots(app, height) -> None:
             implot.plot_line("residual", tt, np.ascontiguousarray(res))
             implot.end_plot()
         ts, step = prof.step.ordered()
-        if len(ts) >= 2 and implot.begin_plot("step time (us)", imgui.ImVec2(-1, height)):
+        if len(ts) >= 2 and implot.begin_plot("step time (us)", imgui.ImVec2(-1, height),
+                                              PANEL_PLOT):
             implot.setup_axes("time (s)", "")
             implot.setup_axes_limits(*lim, 0, 1, imgui.Cond_.always)
             implot.setup_axis(implot.ImAxis_.y1, "", implot.AxisFlags_.auto_fit)

@@ -1,17 +1,22 @@
-"""Rendering panel: what to draw (each decoration a toggle), geom groups, camera choice, and the
-3D view's render scale and multisampling (``studio.viewport``)."""
+"""Rendering panel: what to draw (each decoration a toggle), the look (shadows, reflections,
+skybox, haze, fog, textures, wireframe), labels and frames, geom groups, the camera (Align,
+the model's cameras, tracking), and the 3D view's render scale and antialiasing
+(``studio.viewport``)."""
 from __future__ import annotations
 
 from imgui_bundle import imgui
 
-from . import checkbox_grid, header, track
+from . import checkbox_grid, header, push_width_for_labels, track
 
 TOGGLES = [("geoms", "geoms"), ("sites", "sites"), ("tendons", "tendons"),
            ("contact_points", "contact points"), ("contact_frames", "contact frames"),
            ("contact_forces", "contact forces"), ("joints", "joint axes"),
            ("com", "centres of mass"), ("inertia", "inertia boxes"),
            ("perturbation", "perturbation spring"), ("transparent", "transparent geoms"),
-           ("shadows", "shadows")]
+           ("shadows", "shadows"), ("reflections", "reflections"), ("skybox", "skybox"),
+           ("haze", "haze"), ("fog", "fog"), ("textures", "textures")]
+LABELS = ("none", "body", "geom", "site")
+FRAMES = ("none", "body", "geom", "site", "world")
 
 
 def camera_names(m) -> list[str]:
@@ -84,6 +89,10 @@ def draw_quality(app) -> None:
     changed, idx = imgui.combo("multisampling", choices.index(app.ui.msaa), labels)
     if changed:
         app.ui.msaa = choices[idx]
+    changed, v = imgui.checkbox("FXAA (smooth edges at the render scale)", app.ui.fxaa)
+    track(app, "fxaa")
+    if changed:
+        app.ui.fxaa = v
 
 
 def draw_tendon_reference(app) -> None:
@@ -113,9 +122,36 @@ def draw_tendon_reference(app) -> None:
 def draw(app) -> None:
     if not header(app, "Rendering"):
         return
+    ui = app.ui
+    if imgui.button("Align (Ctrl+A)"):
+        app.align_camera()
+    track(app, "align")
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("Frame the whole model in the 3D view (MuJoCo's free camera on load)")
+    imgui.same_line()
+    changed, v = imgui.checkbox("wireframe (W)", ui.wireframe)
+    track(app, "wireframe")
+    if changed:
+        ui.wireframe = v
     opts = app.renderer.options
     for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES]):
         setattr(opts, TOGGLES[i][0], v)
+    push_width_for_labels(["labels", "frames", "camera"])
+    changed, idx = imgui.combo("labels", LABELS.index(ui.labels), list(LABELS))
+    track(app, "labels")
+    if changed:
+        ui.labels = LABELS[idx]
+    changed, idx = imgui.combo("frames", FRAMES.index(ui.frames), list(FRAMES))
+    track(app, "frames")
+    if changed:
+        ui.frames = FRAMES[idx]
+    changed, idx = imgui.combo("camera", ui.camera_index + 1, camera_names(app.m))
+    if changed:
+        app.set_camera(idx - 1)
+    imgui.pop_item_width()
+    changed, v = imgui.checkbox("track the selected body (T)", ui.tracking)
+    if changed:
+        app.set_tracking(v)
     draw_force_scale(app)
     draw_tendon_reference(app)
     imgui.text("geom groups")
@@ -124,10 +160,4 @@ def draw(app) -> None:
         changed, v = imgui.checkbox(f"{g}##grp", opts.groups[g])
         if changed:
             opts.groups[g] = v
-    changed, idx = imgui.combo("camera", app.ui.camera_index + 1, camera_names(app.m))
-    if changed:
-        app.set_camera(idx - 1)
-    changed, v = imgui.checkbox("track the selected body (T)", app.ui.tracking)
-    if changed:
-        app.set_tracking(v)
     draw_quality(app)

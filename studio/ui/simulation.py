@@ -3,6 +3,7 @@ warnings, recording, screenshots and video, printing the model and the data, the
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -116,13 +117,17 @@ def print_model_and_data(app) -> None:
         app.ui.say(f"cannot print: {e}")
         return
 
-    def write(m, d):
-        try:
-            printing.print_model(m, mpath)
-            printing.print_data(m, d, dpath)
-            app.ui.say(f"wrote {mpath.name} and {dpath.name} to {mpath.parent}")
-        except OSError as e:
-            app.ui.say(f"cannot print: {e}")
+    def write(m, d):                  # in the simulation thread: copy; write elsewhere
+        arrays = printing.data_arrays(d)
+
+        def save():
+            try:
+                printing.print_model(m, mpath)
+                printing.print_data(arrays, dpath)
+                app.ui.say(f"wrote {mpath.name} and {dpath.name} to {mpath.parent}")
+            except OSError as e:
+                app.ui.say(f"cannot print: {e}")
+        threading.Thread(target=save, name="print", daemon=True).start()
     app.runner.submit(write)
 
 
