@@ -1,7 +1,8 @@
 #version 330 core
-// FXAA (Lottes' fast approximate antialiasing, the "console" variant): where the luma of a
-// pixel's neighbourhood varies, blend along the edge's direction. Run on the 3D view at its
-// render scale, before the upscaling, so its cost follows the pixels drawn.
+// FXAA (after Lottes' fast approximate antialiasing, "console" variant): where the luma of a
+// pixel's neighbourhood varies, blend along the edge's direction (only there: 4 more taps).
+// Run on the 3D view at its render scale, before the upscaling, so its cost follows the pixels
+// drawn.
 
 in vec2 v_uv;
 
@@ -13,12 +14,15 @@ out vec4 f_color;
 float luma(vec3 c) { return dot(c, vec3(0.299, 0.587, 0.114)); }
 
 void main() {
-    vec3 m = texture(u_texture, v_uv).rgb;
+    // the pixel and its four diagonal neighbours, unfiltered (texelFetch: one texel each)
+    ivec2 p = ivec2(gl_FragCoord.xy);
+    ivec2 top = textureSize(u_texture, 0) - 1;
+    vec3 m = texelFetch(u_texture, p, 0).rgb;
     float lm = luma(m);
-    float nw = luma(texture(u_texture, v_uv + vec2(-0.5, 0.5) * u_texel).rgb);
-    float ne = luma(texture(u_texture, v_uv + vec2(0.5, 0.5) * u_texel).rgb);
-    float sw = luma(texture(u_texture, v_uv + vec2(-0.5, -0.5) * u_texel).rgb);
-    float se = luma(texture(u_texture, v_uv + vec2(0.5, -0.5) * u_texel).rgb);
+    float nw = luma(texelFetch(u_texture, clamp(p + ivec2(-1, 1), ivec2(0), top), 0).rgb);
+    float ne = luma(texelFetch(u_texture, clamp(p + ivec2(1, 1), ivec2(0), top), 0).rgb);
+    float sw = luma(texelFetch(u_texture, clamp(p + ivec2(-1, -1), ivec2(0), top), 0).rgb);
+    float se = luma(texelFetch(u_texture, clamp(p + ivec2(1, -1), ivec2(0), top), 0).rgb);
     float lo = min(lm, min(min(nw, ne), min(sw, se)));
     float hi = max(lm, max(max(nw, ne), max(sw, se)));
     if (hi - lo < max(0.04, 0.125 * hi)) {       // no edge here
