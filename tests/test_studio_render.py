@@ -52,6 +52,7 @@ def _render(ctx, m, d, options=None, size=(480, 360), colors=None, **build):
     from studio.renderer import Renderer
     r = Renderer(ctx, m)
     r.frame_model(d)
+    r.wait_for_meshes()                   # the meshes' levels of detail: the same in every call
     if options is not None:
         r.options = options
     sc = scene.build(m, d, r.options, colors=r.colors if colors is None else colors,
