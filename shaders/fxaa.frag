@@ -8,6 +8,7 @@ in vec2 v_uv;
 
 uniform sampler2D u_texture;
 uniform vec2 u_texel;               // 1 / texture size
+uniform vec2 u_origin;              // the target's pixel where the texture's first texel goes
 
 out vec4 f_color;
 
@@ -15,7 +16,7 @@ float luma(vec3 c) { return dot(c, vec3(0.299, 0.587, 0.114)); }
 
 void main() {
     // the pixel and its four diagonal neighbours, unfiltered (texelFetch: one texel each)
-    ivec2 p = ivec2(gl_FragCoord.xy);
+    ivec2 p = ivec2(gl_FragCoord.xy - u_origin);
     ivec2 top = textureSize(u_texture, 0) - 1;
     vec3 m = texelFetch(u_texture, p, 0).rgb;
     float lm = luma(m);

@@ -136,13 +136,15 @@ class SceneViewport:
         ctx.viewport = (x, y, width, height)
         ctx.scissor = (x, y, width, height)
         if fxaa and full:
-            self._pass(self.fxaa, self.fxaa_vao, source)
+            self._pass(self.fxaa, self.fxaa_vao, source, origin=(x, y))
         else:
             self._pass(self.blit, self.blit_vao, source)
         ctx.scissor = None
 
-    def _pass(self, prog, vao, texture) -> None:
+    def _pass(self, prog, vao, texture, origin=(0, 0)) -> None:
         texture.use(location=0)
+        if "u_origin" in prog:
+            prog["u_origin"].value = tuple(float(v) for v in origin)
         if "u_texture" in prog:
             prog["u_texture"].value = 0
         if "u_texel" in prog:

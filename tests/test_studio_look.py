@@ -192,3 +192,35 @@ def test_mesh_levels_of_detail():
         np.testing.assert_allclose(np.linalg.norm(verts[:, 3:6], axis=1), 1.0, atol=1e-5)
         # a coarse sphere still points its normals outwards
         assert np.median(np.einsum("ij,ij->i", verts[:, :3], verts[:, 3:6])) > 0.9
+
+
+def test_fxaa_draws_the_view_where_its_rectangle_is(ctx):
+    """The 3D view drawn at full scale with FXAA into a rectangle away from the target's origin
+    (beside a panel) is the picture drawn without FXAA, softened on its edges only."""
+    import engine
+    from studio.renderer import Renderer
+    from studio.viewport import SceneViewport
+    m = engine.load_model_from_string(SKY)
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    r = Renderer(ctx, m, d)
+    w, h, x0 = 480, 240, 160
+    screen = ctx.framebuffer(color_attachments=[ctx.renderbuffer((x0 + w, h), 4)])
+    vp = SceneViewport(ctx)
+    images = []
+    try:
+        for fxaa in (False, True):
+            screen.use()
+            screen.clear(1.0, 0.0, 1.0, 1.0)
+            vp.draw(r, screen, (x0, 0, w, h), d, scale=1.0, fxaa=fxaa)
+            raw = screen.read(components=3, alignment=1)
+            images.append(np.frombuffer(raw, np.uint8).reshape(h, x0 + w, 3).astype(int))
+    finally:
+        vp.release()
+        screen.color_attachments[0].release()
+        screen.release()
+        r.release()
+    plain, smooth = images
+    assert (smooth[:, :x0] == [255, 0, 255]).all()                   # left of the rectangle
+    diff = np.abs(smooth[:, x0:] - plain[:, x0:])
+    assert diff.mean() < 2.0 and diff.max() > 10                     # edges softened, in place
