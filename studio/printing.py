@@ -39,7 +39,8 @@ def data_arrays(d) -> dict:
     """Copies of the Data's fields (the first ncon contacts and nefc rows), taken between two
     steps so that printing can happen elsewhere."""
     from engine.types import DATA_SPEC
-    ncon, nefc = int(d.ncon[0]), int(d.nefc[0])
+    ncon = int(np.asarray(d.ncon).reshape(-1)[0])      # a Python int, or a 1-element array
+    nefc = int(np.asarray(d.nefc).reshape(-1)[0])
     out = {}
     for name, _, shape in DATA_SPEC:
         a = getattr(d, name)
