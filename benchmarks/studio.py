@@ -1,4 +1,4 @@
-"""Studio frame rate and start-up under the current display (run under Xvfb + llvmpipe for the reference):
+"""Studio frame rate and start-up under the current display (Xvfb + llvmpipe for the reference):
 
     xvfb-run -a -s "-screen 0 1280x720x24" python benchmarks/studio.py [--quick]
 

@@ -438,6 +438,23 @@ class Renderer:
             a = np.ascontiguousarray(a.reshape(-1, u.dimension)[:max(u.array_length, 1)])
             u.write(a.tobytes())
 
+    def frame_key(self, d, scene, view_size) -> tuple:
+        """What a frame of ``scene`` looks like, for SceneViewport to skip drawing it again:
+        the instances, the camera, the lights' poses, the options and the meshes' readiness."""
+        import hashlib
+        h = hashlib.blake2b(digest_size=16)
+        for key in sorted(scene.instances, key=str):
+            h.update(str(key).encode())
+            h.update(scene.instances[key].tobytes())
+        vp, _ = self.view_projection(*view_size)
+        h.update(vp.tobytes())
+        for name in ("light_xpos", "light_xdir"):
+            a = getattr(d, name, None)
+            if a is not None:
+                h.update(np.ascontiguousarray(a).tobytes())
+        ready = tuple(data.levels is not None for data in self.mesh_data.values())
+        return h.digest(), repr(self.options), ready, tuple(view_size)
+
     def _detail(self, key, inst, eye, pixel_angle, cell=None):
         """Split the instances of a mesh batch by level of detail: [(detail, instances)] with
         detail -1 for the triangle soup (levels not ready) or the level index: the coarsest

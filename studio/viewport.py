@@ -78,6 +78,7 @@ class SceneViewport:
         self.ms_fbo = None            # multisampled target resolved into ``fbo``
         self.smooth = None            # FXAA's output texture and framebuffer
         self.smooth_fbo = None
+        self._last = None             # (what the last frame drew, its final texture)
 
     def _targets(self, width: int, height: int, samples: int) -> None:
         if self._key == (width, height, samples):
@@ -120,18 +121,26 @@ class SceneViewport:
         scale = min(max(float(scale), MIN_SCALE), MAX_SCALE)
         sw, sh = (width, height) if scale >= MAX_SCALE else scaled_size(width, height, scale)
         self._targets(sw, sh, samples)
-        target = self.ms_fbo if samples else self.fbo
-        renderer.render(target, sw, sh, d, scene=scene, view_size=(width, height))
-        if samples:
-            ctx.copy_framebuffer(self.fbo, self.ms_fbo)
-        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
-        source = self.color
         full = (sw, sh) == (width, height)
-        if fxaa and not full:                    # smooth at the reduced size, then upscale
-            self.smooth_fbo.use()
-            ctx.viewport = (0, 0, sw, sh)
-            self._pass(self.fxaa, self.fxaa_vao, source)
-            source = self.smooth
+        # nothing moved since the last frame (paused, nobody dragging): reuse its picture
+        key = None if scene is None else (
+            (sw, sh, samples, bool(fxaa)) + renderer.frame_key(d, scene, (width, height)))
+        if key is not None and self._last is not None and self._last[0] == key:
+            source = self._last[1]
+        else:
+            target = self.ms_fbo if samples else self.fbo
+            renderer.render(target, sw, sh, d, scene=scene, view_size=(width, height))
+            if samples:
+                ctx.copy_framebuffer(self.fbo, self.ms_fbo)
+            ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
+            source = self.color
+            if fxaa and not full:                    # smooth at the reduced size, then upscale
+                self.smooth_fbo.use()
+                ctx.viewport = (0, 0, sw, sh)
+                self._pass(self.fxaa, self.fxaa_vao, source)
+                source = self.smooth
+            self._last = (key, source)
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
         screen.use()
         ctx.viewport = (x, y, width, height)
         ctx.scissor = (x, y, width, height)
@@ -157,6 +166,7 @@ class SceneViewport:
         self._objects = []
         self.color = self.fbo = self.ms_fbo = self.smooth = self.smooth_fbo = None
         self._key = None
+        self._last = None
 
     def release(self) -> None:
         self._release_targets()

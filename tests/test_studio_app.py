@@ -1273,3 +1273,22 @@ def test_the_window_shows_progress_while_the_model_loads(xdisplay, monkeypatch):
         assert "loading the model" in draws[-1][0] or "compiling" in draws[-1][0]
     finally:
         window.close()
+
+
+def test_a_still_scene_is_not_drawn_again(app, monkeypatch):
+    """Paused, with nothing moving, frames reuse the last picture of the 3D view (the panels are
+    still drawn); orbiting the camera draws it again."""
+    from pyglet.window import mouse
+    app.runner.set_paused(True)
+    app.pump(3)
+    calls = []
+    original = app.renderer.render
+    monkeypatch.setattr(app.renderer, "render", lambda *a, **k: calls.append(1) or original(*a, **k))
+    frames = app.runner.frames
+    app.pump(5)
+    assert app.runner.frames == frames + 5 and len(calls) <= 1
+    n = len(calls)
+    x, y = view_centre(app)
+    app.window.dispatch_event("on_mouse_drag", x, y, 20, 0, mouse.LEFT, 0)
+    app.pump(2)
+    assert len(calls) > n

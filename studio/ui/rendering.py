@@ -82,7 +82,8 @@ def draw_quality(app) -> None:
     imgui.text_disabled(f"3D view {sw}x{sh} of {w}x{h} ({gl})")
     if imgui.is_item_hovered():
         imgui.set_tooltip("auto: 0.5 with a software renderer (llvmpipe, softpipe, swrast), 1 "
-                          "otherwise.\nScreenshots (Ctrl+P) and video are drawn at full resolution.")
+                          "otherwise.\nScreenshots (Ctrl+P) and video are drawn at full "
+                          "resolution.")
     choices = sorted(set(MSAA_CHOICES) | {app.ui.msaa})
     labels = [f"{n}x" if n else "off" for n in choices]
     imgui.set_next_item_width(150 * app.ui_scale)

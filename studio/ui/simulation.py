@@ -150,7 +150,8 @@ def draw_history(app) -> None:
     pauses and shows the state of that frame; Run continues from there."""
     r = app.runner
     count = r.history.count
-    imgui.set_next_item_width(-imgui.calc_text_size("history").x - imgui.get_style().item_inner_spacing.x)
+    label_width = imgui.calc_text_size("history").x + imgui.get_style().item_inner_spacing.x
+    imgui.set_next_item_width(-label_width)
     changed, back = imgui.slider_int("history", -r.history_back, -max(count - 1, 0), 0,
                                      f"%d of {count} frames")
     track(app, "history")
