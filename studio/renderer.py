@@ -707,5 +707,6 @@ class Renderer:
             self.reflection = None
         self.sky_vao.release()
         for p in (self.sky_prog, self.shadow_prog, self.prog):
-            p.release()
+            if p is not None:                      # (the geoms' program: made by the first frame)
+                p.release()
 

@@ -215,14 +215,19 @@ def test_drag_while_paused_moves_the_pose(app):
 
 
 def select(app, name):
-    """Double-click the named body where it is drawn (at its centre of mass); returns its id."""
+    """Double-click the named body where it is drawn (at its centre of mass); returns its id.
+    Clicked again until selected: on a loaded machine the process may be held up between the
+    two presses for longer than a double-click lasts."""
     from pyglet.window import mouse
     _, b = body_pos(app, name)
     x, y = project(app, app.runner.snapshot.xipos[b])
-    for _ in range(2):
-        app.window.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
-        app.window.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
-    app.pump(1)
+    for _ in range(10):
+        for _ in range(2):
+            app.window.dispatch_event("on_mouse_press", x, y, mouse.LEFT, 0)
+            app.window.dispatch_event("on_mouse_release", x, y, mouse.LEFT, 0)
+        app.pump(1)
+        if app.ui.selected_body == b:
+            break
     assert app.ui.selected_body == b
     return b, x, y
 
@@ -1151,8 +1156,8 @@ def test_the_panel_follows_a_resize(xdisplay):
             app.pump(3)
             x0, y0, x1, y1 = app.widgets[name]
             assert 0 <= y0 and y1 <= app.window.height, (name, y0, y1)
-        info = drawn_window("info").rect()
-        assert info.get_height() * info.get_width() < 0.15 * (800 - app.panel_rect[2]) * 600
+        info = drawn_window("info").rect()                 # (it covered a third of it before)
+        assert info.get_height() * info.get_width() < 0.2 * (800 - app.panel_rect[2]) * 600
     finally:
         app.close()
 
@@ -1163,15 +1168,17 @@ def test_mouse_wheel_over_a_plot_scrolls_the_panel(app):
     app.scroll_to = "plot:energy"
     assert pump_until(app, lambda: "plot:energy" in app.widgets)
     app.pump(3)
-    x, y = widget_point(app, "plot:energy")
     panel = imgui.internal.find_window_by_name("Studio")
-    before = panel.scroll.y
+    # the mouse over the plot, once the panel has stopped scrolling to it
+    assert pump_until(app, lambda: (panel.scroll.y, app.widgets["plot:energy"]) == (
+        app.pump(1) or (panel.scroll.y, app.widgets["plot:energy"])))
+    x, y = widget_point(app, "plot:energy")
     app.window.dispatch_event("on_mouse_motion", x, y, 0, 0)
-    app.pump(2)
+    assert pump_until(app, lambda: imgui.get_io().mouse_pos.y == app.window.height - y)
+    before = panel.scroll.y
     assert before > 50                         # scrolled down to the plot: room to scroll up
     app.window.dispatch_event("on_mouse_scroll", x, y, 0, 2)
-    app.pump(3)
-    assert panel.scroll.y < before - 10
+    assert pump_until(app, lambda: panel.scroll.y < before - 10)
 
 
 def test_reset_clears_the_status_and_escape_does_not_quit(app):
