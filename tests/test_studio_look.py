@@ -224,3 +224,37 @@ def test_fxaa_draws_the_view_where_its_rectangle_is(ctx):
     assert (smooth[:, :x0] == [255, 0, 255]).all()                   # left of the rectangle
     diff = np.abs(smooth[:, x0:] - plain[:, x0:])
     assert diff.mean() < 2.0 and diff.max() > 10                     # edges softened, in place
+
+
+def test_texture_files_match_mujoco(tmp_path):
+    """PNG textures: a 2D image, a cube from one image laid out on a grid, a cube from six
+    files, and a 2D image flipped: the pixels of MuJoCo's tex_data."""
+    mujoco = pytest.importorskip("mujoco")
+    from PIL import Image
+
+    import engine
+    from studio.textures import texture_pixels
+    rng = np.random.default_rng(3)
+
+    def png(name, h, w):
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(tmp_path / name)
+    png("flat.png", 6, 10)
+    png("grid.png", 12, 16)                                   # 3 rows x 4 columns of 4x4
+    for face in ("r", "l", "u", "d", "f", "b"):
+        png(f"{face}.png", 5, 5)
+    xml = """<mujoco><asset>
+      <texture name="a" type="2d" file="flat.png"/>
+      <texture name="b" type="2d" file="flat.png" vflip="true" hflip="true"/>
+      <texture name="c" type="cube" file="grid.png" gridsize="3 4" gridlayout=".U..LFRB.D.."/>
+      <texture name="d" type="skybox" fileright="r.png" fileleft="l.png" fileup="u.png"
+               filedown="d.png" filefront="f.png" fileback="b.png"/>
+    </asset><worldbody/></mujoco>"""
+    path = tmp_path / "textures.xml"
+    path.write_text(xml)
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    m = engine.load_model(str(path))
+    for i in range(mm.ntex):
+        _, pix = texture_pixels(m, i)
+        a, w, h = mm.tex_adr[i], mm.tex_width[i], mm.tex_height[i]
+        ref = mm.tex_data[a:a + w * h * 3].reshape(h, w, 3)
+        np.testing.assert_array_equal(pix.reshape(-1, pix.shape[-2], 3), ref, err_msg=str(i))
