@@ -282,6 +282,38 @@ def apply_ft(m, d, force, torque, point, body, out, scale):
 
 
 @jit
+def jac_kernel(m, d, point, body, jacp, jacr):
+    """jacp, jacr (3, nv): Jacobians of a point fixed to a body, translation and rotation
+    (MuJoCo's mj_jac); zero columns for the dofs that do not move the body."""
+    jacp[:, :] = 0.0
+    jacr[:, :] = 0.0
+    offset = sub3((point[0], point[1], point[2]), vec3(d.subtree_com, m.body_rootid[body]))
+    j = last_dof(m, body)
+    while j >= 0:
+        rot = (d.cdof[j, 0], d.cdof[j, 1], d.cdof[j, 2])
+        # jacp column = cdof_lin + cdof_rot x offset, jacr column = cdof_rot
+        jp = add3((d.cdof[j, 3], d.cdof[j, 4], d.cdof[j, 5]), cross3(rot, offset))
+        for k in range(3):
+            jacp[k, j] = jp[k]
+            jacr[k, j] = rot[k]
+        j = m.dof_parentid[j]
+
+
+def jac(m, d, point, body):
+    """(jacp, jacr), each (3, nv): the Jacobians of the world point ``point`` moving with body
+    ``body`` (MuJoCo's mj_jac), from cdof and subtree_com of the last forward (or kinematics
+    and com_pos): the point's velocity is jacp @ qvel, the body's angular velocity jacr @ qvel."""
+    import numpy as np
+    if not 0 <= int(body) < m.nbody:
+        raise IndexError(f"body {body} out of range: the model has {m.nbody}")
+    jacp = np.empty((3, m.nv))
+    jacr = np.empty((3, m.nv))
+    jac_kernel(m._struct, d._struct, np.asarray(point, dtype=np.float64).reshape(3), int(body),
+               jacp, jacr)
+    return jacp, jacr
+
+
+@jit
 def object_velocity_local(m, d, body, point, rotmat):
     """6D velocity (rot, lin) of a point fixed to body, in the frame rotmat (mj_objectVelocity)."""
     cvel = row6(d.cvel, body)

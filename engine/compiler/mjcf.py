@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from ..enums import (BiasType, Cone, DisableBit, DynType, EqType, GainType, GeomType,
+from ..enums import (BiasType, Cone, DisableBit, DynType, EqType, GainType, GeomType, LightType,
                      Integrator, JointType, Solver, TrnType, WrapType)
 from ..types import Model, ModelError
 from . import inertia as I
@@ -1265,6 +1265,7 @@ class _Compiler:
         body.lights.append(Obj(name=sp["name"] or "", node=n, body=body, mode=sp["mode"],
                                target=sp["target"] or "", pos=pos, dir=ldir,
                                directional=bool(directional), castshadow=bool(sp["castshadow"]),
+                               type="directional" if directional else sp["type"],
                                active=bool(sp["active"]), attenuation=list(sp["attenuation"]),
                                cutoff=sp["cutoff"], exponent=sp["exponent"],
                                ambient=list(sp["ambient"]), diffuse=list(sp["diffuse"]),
@@ -2677,6 +2678,7 @@ class _Compiler:
         return Model(sizes, A, names, path=path, materials=materials, textures=textures,
                      sensors=self.sensors, visual=self.visual,
                      statistic=self.statistic, warnings=list(self.warnings),
+                     light_type=np.array([int(LightType[lt.type.upper()]) for lt in lights], int),
                      size=dict(self.size), model_name=self.model_name,
                      springdamper={j.id: tuple(j.springdamper) for j in joints
                                    if j.springdamper},
