@@ -14,6 +14,7 @@ from .forward import (energy, forward, full_inertia, make_data, reset_data,  # n
                       reset_keyframe, step)
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
+from .smooth import jac  # noqa: E402
 from .derivative_fd import inverse_fd, transition_fd  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from . import warmup  # noqa: E402
@@ -26,7 +27,7 @@ __all__ = [
     "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
-    "transition_fd", "inverse_fd",
+    "jac", "transition_fd", "inverse_fd",
     "Recorder", "load_trajectory", "TrajectoryModelMismatch",
 ]
 
