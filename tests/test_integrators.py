@@ -41,6 +41,18 @@ FREE_BODY = """
 """
 
 
+def test_integrator_values_are_mujocos():
+    """m.opt.integrator holds MuJoCo's mjtIntegrator values for the integrators MuJoCo has; the
+    manual's others follow them."""
+    mujoco = pytest.importorskip("mujoco")
+    I = mujoco.mjtIntegrator
+    assert Integrator.SEMIIMPLICIT == Integrator.EULER == int(I.mjINT_EULER) == 0
+    assert Integrator.RK4 == int(I.mjINT_RK4) == 1
+    assert Integrator.IMPLICIT == int(I.mjINT_IMPLICIT) == 2
+    assert Integrator.IMPLICITFAST == int(I.mjINT_IMPLICITFAST) == 3
+    assert (Integrator.EXPLICIT, Integrator.MIDPOINT, Integrator.INTERLEAVE) == (4, 5, 6)
+
+
 def total_energy(m, d):
     engine.forward(m, d)
     return engine.energy(m, d).sum()
