@@ -13,7 +13,7 @@ import numpy as np
 from .enums import BiasType, JointType
 from .math import MINVAL
 from .types import Data, Model
-from . import collision_driver, smooth
+from . import collision_driver, derivative, smooth
 
 
 def set_const(m: Model) -> Model:
@@ -62,6 +62,7 @@ def set_const(m: Model) -> Model:
     _set_springdamper(m)
     _set_dampratio(m, d, Minv)
     _set_trees(m)
+    derivative.set_dof_dof_sparsity(m)
     return m
 
 

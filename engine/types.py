@@ -24,8 +24,10 @@ from .enums import Cone, Integrator, Solver, Stabilization
 MODEL_SIZES = (
     "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nhfield "
     "nhfielddata ntendon nwrap "
-    "neq nkey npair nexclude nM nmocap"
+    "neq nkey npair nexclude nM nD nmocap"
 ).split()
+# sizes the Model derives from others when the compiler does not give them
+DERIVED_SIZES = {"nD": lambda s: 2 * s["nM"] - s["nv"]}   # dof pairs on one kinematic chain
 
 MODEL_FIELDS = """
 # options (one-element arrays so that jitted code sees live edits; m.opt exposes them as scalars)
@@ -246,6 +248,13 @@ body_treedofadr     i+ nbody     # first dof of the body's kinematic tree (dofs 
 body_treedofnum     i+ nbody     # number of dofs of the body's kinematic tree
 dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
 dof_M0              f+ nv        # diagonal of the inertia matrix (with armature) at qpos0
+body_isfree         i+ nbody     # a standalone free body: one free joint, no children (0/1)
+# dof-dof sparsity (MuJoCo's D, of qDeriv and qLU): row i holds, columns ascending, the dof
+# ancestors of i, i itself and its dof descendants (contiguous: i .. i + D_rownnz - D_diag - 1)
+D_rownnz            i+ nv        # number of nonzeros in row i
+D_rowadr            i+ nv        # address of row i
+D_diag              i+ nv        # position of the diagonal in row i (number of dof ancestors)
+D_colind            i+ nD        # column indices
 tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
 geom_aabb           f+ ngeom 6   # local bounding box of the geom: centre, half sizes (collision)
 # default state
@@ -309,6 +318,17 @@ crb                 f nbody 10   # com-based composite inertia and mass
 qM                  f nM         # joint-space inertia (sparse, see dof_Madr)
 qLD                 f nM         # L'*D*L factorisation of M (sparse)
 qLDiagInv           f nv         # 1/diag(D)
+# derivatives (engine/derivative.py) and the implicit integrators
+qDeriv              f nD         # d (qfrc_actuator + qfrc_passive - qfrc_bias) / d qvel (D_*)
+qLU                 f nD         # LU factorisation of M - h qDeriv (implicit; D_*)
+qH                  f nM         # L'DL factorisation of M - h qDeriv (implicitfast; as qLD)
+qHDiagInv           f nv         # 1/diag(D) of qH
+qacc_implicit       f nv         # implicit integrators: (M - h qDeriv)^-1 (qfrc_smooth + qfrc_constraint)
+deriv_cvel          f nbody 6    # rne_vel scratch: d cvel / d qvel_k
+deriv_cacc          f nbody 6    # rne_vel scratch: d cacc / d qvel_k
+deriv_cfrc          f nbody 6    # rne_vel scratch: d cfrc_int / d qvel_k
+deriv_row           f nv         # passive_vel scratch: one row of a body Jacobian
+implicit_free       f 6 7        # implicitfast scratch: a free body's 6x6 system and right side
 # forces
 qfrc_bias           f nv         # C(qpos, qvel): Coriolis, centrifugal, gravity
 qfrc_spring         f nv         # joint and tendon spring forces
@@ -562,6 +582,10 @@ class Model(_ArrayHolder):
 
     def __init__(self, sizes: dict, arrays: dict, names: dict | None = None, **extras):
         arrays = dict(arrays)
+        sizes = dict(sizes)
+        for k, derive in DERIVED_SIZES.items():
+            if k not in sizes:
+                sizes[k] = derive(sizes)
         sizes = {k: int(sizes[k]) for k in MODEL_SIZES}
         out = {}
         for name, dtype, shape in MODEL_SPEC:
