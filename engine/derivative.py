@@ -125,13 +125,19 @@ def smooth_vel(m, d, flg_bias):
 def actuator_vel(m, d):
     """qDeriv += d qfrc_actuator / d qvel: moment' (d force / d velocity) moment per actuator,
     with d force / d velocity = biasprm[2] (affine bias) + gainprm[2] * input (affine gain),
-    the input being the control (MuJoCo's: the control as given, before clamping) or the
+    the input being the control (clamped to ctrlrange, as the force uses it) or the
     activation (the next one with actearly). Actuators whose force is at its forcerange, and
     joint actuators whose joint's total actuator force is at its actuatorfrcrange, contribute
     nothing (MuJoCo's mjd_actuator_vel)."""
-    if m.opt_disableflags[0] & DisableBit.ACTUATION:
+    flags = m.opt_disableflags[0]
+    if flags & DisableBit.ACTUATION:
         return
-    for i in range(m.actuator_trntype.shape[0]):
+    nu = m.actuator_trntype.shape[0]
+    bad = False                    # a non-finite control zeroes them all (fwd_actuation)
+    for i in range(nu):
+        if not math.isfinite(d.ctrl[i]):
+            bad = True
+    for i in range(nu):
         if m.actuator_forcelimited[i]:
             force = d.actuator_force[i]
             if force <= m.actuator_forcerange[i, 0] or force >= m.actuator_forcerange[i, 1]:
@@ -152,7 +158,10 @@ def actuator_vel(m, d):
             gain_vel = m.actuator_gainprm[i, 2]
         if gain_vel != 0.0:
             if m.actuator_dyntype[i] == DynType.NONE:
-                bias_vel += gain_vel * d.ctrl[i]
+                ctrl = 0.0 if bad else d.ctrl[i]
+                if m.actuator_ctrllimited[i] and not flags & DisableBit.CLAMPCTRL:
+                    ctrl = min(max(ctrl, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+                bias_vel += gain_vel * ctrl
             else:
                 last = m.actuator_actadr[i] + m.actuator_actnum[i] - 1
                 act = d.act[last]

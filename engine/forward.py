@@ -7,12 +7,16 @@ Implicit damping (paper eq. 3): with the semi-implicit integrator the velocity u
 M (v' - v) = h (... - B v'), i.e. (M + h B) (v' - v) = h (... - B v). The stage factor_inertia
 therefore factors M + h B (D = armature + B h, armature already in qM) and qacc is
 (v' - v) / h of the step, which is also what inverse dynamics reads.
+
+The implicit integrators (MuJoCo's) instead solve the constraints with M and then take the step
+(M - h qDeriv) (v' - v) / h = qfrc_smooth + qfrc_constraint, qDeriv = d qfrc_smooth / d qvel
+(engine/derivative.py); d.qacc stays the forward's acceleration, as in MuJoCo.
 """
 import math
 
 import numpy as np
 
-from . import actuator, collision_driver, constraint, passive, smooth, solver, warmup
+from . import actuator, collision_driver, constraint, derivative, passive, smooth, solver, warmup
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
 from .math import cross3, norm3, quat_integrate, quat_sub
@@ -237,6 +241,72 @@ def explicit_euler(m, d):
     """Explicit Euler: q' = q (+) h v, v' = v + h qacc."""
     d.qvel_save[:] = d.qvel
     advance(m, d, d.act_dot, d.qacc, d.qvel_save, m.opt_timestep[0])
+
+
+@jit
+def implicit(m, d):
+    """Implicit in velocity (MuJoCo's mj_implicit): (M - h qDeriv) qacc_implicit = qfrc_smooth +
+    qfrc_constraint, v' = v + h qacc_implicit, q' = q (+) h v'. IMPLICIT: qDeriv with the RNE
+    (Coriolis and centrifugal) derivative, a sparse LU of the non-symmetric matrix (qLU).
+    IMPLICITFAST: qDeriv without it, symmetric; its lower triangle makes qH, factored as M is,
+    except for standalone free bodies, whose 6 x 6 block keeps their gyroscopic derivative and
+    is solved by LU (MuJoCo's mjd_freeMhat)."""
+    h = m.opt_timestep[0]
+    nv = d.qvel.shape[0]
+    fast = m.opt_integrator[0] == Integrator.IMPLICITFAST
+    derivative.smooth_vel(m, d, not fast)
+    qacc = d.qacc_implicit
+    for i in range(nv):
+        qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
+    if not fast:
+        # qLU = M - h qDeriv: M(i, j) = M(j, i) is stored once, in the row of the descendant
+        for i in range(nv):
+            a = m.D_rowadr[i]
+            for adr in range(a, a + m.D_rownnz[i]):
+                j = m.D_colind[adr]
+                lo, hi = (i, j) if j <= i else (j, i)
+                mij = d.qM[m.dof_Madr[lo] + m.D_diag[lo] - m.D_diag[hi]]
+                d.qLU[adr] = mij - h * d.qDeriv[adr]
+        derivative.factor_lu(m, d.qLU)
+        derivative.solve_lu(m, d.qLU, qacc)
+    else:
+        # qH = M - h qDeriv in the layout of qM (row i: i, then its ancestors); free bodies: M
+        for i in range(nv):
+            free = m.body_isfree[m.dof_bodyid[i]]
+            adr = m.dof_Madr[i]
+            j = i
+            while j >= 0:
+                d.qH[adr] = d.qM[adr]
+                if not free:
+                    d.qH[adr] -= h * d.qDeriv[derivative.entry_adr(m, i, j)]
+                j = m.dof_parentid[j]
+                adr += 1
+        smooth.factor_m(m, d.qH, d.qHDiagInv)
+        smooth.solve_m(m, d.qH, d.qHDiagInv, qacc)
+        for b in range(1, m.body_parentid.shape[0]):
+            if m.body_isfree[b]:
+                _free_body_implicit(m, d, b, h)
+    advance(m, d, d.act_dot, qacc, d.qvel, h)
+
+
+@jit
+def _free_body_implicit(m, d, b, h):
+    """qacc_implicit of standalone free body b's dofs from its own 6 x 6 system
+    (M - h qDeriv + h d qfrc_bias / d qvel) x = qfrc_smooth + qfrc_constraint (the block is
+    decoupled from the other trees); kept from the symmetric solve if the block is singular."""
+    adr = m.body_dofadr[b]
+    A = d.implicit_free
+    for r in range(6):
+        for c in range(6):
+            i, j = (adr + r, adr + c) if c <= r else (adr + c, adr + r)
+            A[r, c] = d.qM[m.dof_Madr[i] + m.D_diag[i] - m.D_diag[j]]
+            A[r, c] -= h * d.qDeriv[derivative.entry_adr(m, adr + r, adr + c)]
+        A[r, 6] = d.qfrc_smooth[adr + r] + d.qfrc_constraint[adr + r]
+    derivative.rne_vel_block(m, d, adr, 6, A, h)
+    x = d.scratch_nv[0]
+    if solver.solve_small(A, 6, x):
+        for r in range(6):
+            d.qacc_implicit[adr + r] = x[r]
 
 
 @jit
@@ -483,6 +553,8 @@ def step_kernel(m, d, n):
             explicit_euler(m, d)
         elif integ == Integrator.MIDPOINT:
             midpoint(m, d)
+        elif integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST:
+            implicit(m, d)
         else:
             euler(m, d)
         if d.nefc_overflow[0]:

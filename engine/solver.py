@@ -771,7 +771,7 @@ def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
                     s += P[a, k] * w[k] * A[i + k, b]
                 JF[a, b] = s
             JF[a, n] = out[a] - x[a]
-        ok = _solve_small(JF, n, xn)
+        ok = solve_small(JF, n, xn)
         if ok:
             for a in range(n):
                 z[a] = x[a] + xn[a]
@@ -809,7 +809,7 @@ def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
 
 
 @jit
-def _solve_small(M, n, x):
+def solve_small(M, n, x):
     """Solve the n x n system stored in M[:, :n] with right-hand side M[:, n] (Gaussian
     elimination with partial pivoting, in place). False if singular."""
     for col in range(n):

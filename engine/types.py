@@ -561,6 +561,8 @@ class Option:
             raise ValueError(f"option {name} must be non-negative, got {value!r}")
         if not np.all(np.isfinite(v)):
             raise ValueError(f"option {name} must be finite, got {value!r}")
+        if name in self._ENUMS:
+            self._ENUMS[name](int(value))     # ValueError for a value the enum does not have
         self._arrays[key][...] = value
 
     def __repr__(self):

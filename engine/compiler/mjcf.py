@@ -448,7 +448,8 @@ class _Compiler:
         integ = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                  "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
                  "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
-                 "implicit": None, "implicitfast": None}
+                 "implicit": Integrator.IMPLICIT, "implicitfast": Integrator.IMPLICITFAST,
+                 "discrete": None}
         for n in nodes:
             self.current = n
             for a in n.attrib:
@@ -466,9 +467,7 @@ class _Compiler:
             if n.has("integrator"):
                 v = n.keyword("integrator", integ)
                 if v is None:
-                    self.warn(f"integrator=\"{n.text('integrator')}\" is not implemented; "
-                              "using the semi-implicit Euler integrator", n)
-                    v = Integrator.SEMIIMPLICIT
+                    raise self.unsupported(n, "MuJoCo 4's discrete integrator", "integrator")
                 o["integrator"] = int(v)
             if n.has("solver"):
                 v = n.keyword("solver", {"PGS": "PGS", "Newton": "Newton", "CG": "CG"})
