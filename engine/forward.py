@@ -263,10 +263,7 @@ def implicit(m, d):
         for i in range(nv):
             a = m.D_rowadr[i]
             for adr in range(a, a + m.D_rownnz[i]):
-                j = m.D_colind[adr]
-                lo, hi = (i, j) if j <= i else (j, i)
-                mij = d.qM[m.dof_Madr[lo] + m.D_diag[lo] - m.D_diag[hi]]
-                d.qLU[adr] = mij - h * d.qDeriv[adr]
+                d.qLU[adr] = _inertia(m, d, i, m.D_colind[adr]) - h * d.qDeriv[adr]
         derivative.factor_lu(m, d.qLU)
         derivative.solve_lu(m, d.qLU, qacc)
     else:
@@ -290,23 +287,75 @@ def implicit(m, d):
 
 
 @jit
-def _free_body_implicit(m, d, b, h):
-    """qacc_implicit of standalone free body b's dofs from its own 6 x 6 system
-    (M - h qDeriv + h d qfrc_bias / d qvel) x = qfrc_smooth + qfrc_constraint (the block is
-    decoupled from the other trees); kept from the symmetric solve if the block is singular."""
+def _free_body_matrix(m, d, b, h):
+    """implicit_free[:, :6] = M - h qDeriv + h d qfrc_bias / d qvel over the dofs of
+    standalone free body b (qDeriv without the bias term: IMPLICITFAST)."""
     adr = m.body_dofadr[b]
     A = d.implicit_free
     for r in range(6):
         for c in range(6):
-            i, j = (adr + r, adr + c) if c <= r else (adr + c, adr + r)
-            A[r, c] = d.qM[m.dof_Madr[i] + m.D_diag[i] - m.D_diag[j]]
+            A[r, c] = _inertia(m, d, adr + r, adr + c)
             A[r, c] -= h * d.qDeriv[derivative.entry_adr(m, adr + r, adr + c)]
-        A[r, 6] = d.qfrc_smooth[adr + r] + d.qfrc_constraint[adr + r]
     derivative.rne_vel_block(m, d, adr, 6, A, h)
+
+
+@jit
+def _free_body_implicit(m, d, b, h):
+    """qacc_implicit of standalone free body b's dofs from its own 6 x 6 system
+    (_free_body_matrix) x = qfrc_smooth + qfrc_constraint (the block is decoupled from the
+    other trees); kept from the symmetric solve if the block is singular."""
+    adr = m.body_dofadr[b]
+    _free_body_matrix(m, d, b, h)
+    A = d.implicit_free
+    for r in range(6):
+        A[r, 6] = d.qfrc_smooth[adr + r] + d.qfrc_constraint[adr + r]
     x = d.scratch_nv[0]
     if solver.solve_small(A, 6, x):
         for r in range(6):
             d.qacc_implicit[adr + r] = x[r]
+
+
+@jit
+def _inertia(m, d, i, j):
+    """M(i, j) for dofs i, j on one kinematic chain (qM stores it in the descendant's row)."""
+    if j > i:
+        i, j = j, i
+    return d.qM[m.dof_Madr[i] + m.D_diag[i] - m.D_diag[j]]
+
+
+@jit
+def implicit_mul(m, d, x, out):
+    """out = (M - h qDeriv) x with the matrix of the implicit step (the integrator's: qDeriv of
+    smooth_vel for IMPLICIT; for IMPLICITFAST its lower triangle made symmetric, and the free
+    bodies' own blocks), from qM and qDeriv as they are (MuJoCo's mj_discreteAcc product)."""
+    h = m.opt_timestep[0]
+    nv = x.shape[0]
+    smooth.mul_m(m, d.qM, x, out)
+    if m.opt_integrator[0] == Integrator.IMPLICIT:
+        for i in range(nv):
+            a = m.D_rowadr[i]
+            for adr in range(a, a + m.D_rownnz[i]):
+                out[i] -= h * d.qDeriv[adr] * x[m.D_colind[adr]]
+        return
+    for i in range(nv):
+        if m.body_isfree[m.dof_bodyid[i]]:
+            continue
+        j = i
+        while j >= 0:
+            q = h * d.qDeriv[derivative.entry_adr(m, i, j)]
+            out[i] -= q * x[j]
+            if j != i:
+                out[j] -= q * x[i]
+            j = m.dof_parentid[j]
+    for b in range(1, m.body_parentid.shape[0]):
+        if m.body_isfree[b]:
+            adr = m.body_dofadr[b]
+            _free_body_matrix(m, d, b, h)
+            for r in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += d.implicit_free[r, c] * x[adr + c]
+                out[adr + r] = s
 
 
 @jit

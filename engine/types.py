@@ -340,6 +340,8 @@ qfrc_smooth         f nv         # net unconstrained force
 qacc_smooth         f nv         # unconstrained acceleration
 qfrc_constraint     f nv         # constraint force
 qfrc_inverse        f nv         # net external force from inverse dynamics
+qacc_continuous     f nv         # inverse dynamics: the forward's acceleration of the step, qacc
+                                 # or, implicit integrators, M^-1 (M - h qDeriv) qacc
 cacc                f nbody 6    # com-based acceleration
 cfrc_int            f nbody 6    # com-based interaction force with the parent
 cfrc_ext            f nbody 6    # com-based external force on the body
