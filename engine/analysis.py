@@ -34,7 +34,8 @@ time does not advance by one timestep from the previous record (a reset or a gap
 bad-value warning fired (the step reset the state), when the integrator has several stages (RK4,
 MIDPOINT, INTERLEAVE: the inverse of a step is not defined), when the state was edited between
 records (the scalar positions do not follow from the previous record's by one step, or the
-forward acceleration the inverse recovers is not the recorded one), or
+forward acceleration the inverse recovers is not the recorded one), when noslip post-processed
+the step's friction rows (their forces are not the soft model's), or
 when the inverse finds other constraint rows than the forward recorded. A model with active hard
 equality constraints cannot be analysed at all (their impulses are not determined by the
 motion): ``analyse`` raises AnalysisError before the first step.
@@ -326,6 +327,9 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
             if integrator not in ONE_STAGE:
                 out.skip(f"the {integrator.name} integrator has several stages (no inverse)")
                 continue
+            if m.opt.noslip_iterations > 0 and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any():
+                out.skip("noslip changed the friction forces (no inverse)")
+                continue
             explicit = integrator == Integrator.EXPLICIT
             if not _positions_follow(m, qpos, traj.qpos[k], qvel if explicit else traj.qvel[k],
                                      h):
@@ -361,6 +365,7 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
 
 ONE_STAGE = (Integrator.SEMIIMPLICIT, Integrator.EXPLICIT, Integrator.IMPLICIT,
              Integrator.IMPLICITFAST)
+FRICTION_ROWS = (CT.FRICTION_DOF, CT.FRICTION_TENDON, CT.CONTACT_ELLIPTIC, CT.CONTACT_PYRAMIDAL)
 
 
 def _positions_follow(m, qpos0, qpos1, v, h, tol=1e-9):

@@ -135,6 +135,10 @@ def fwd_constraint(m, d):
         solver.primal_cost(d, vnext, vhat, d.dense_M, f)
         niter, residual = solver.newton(m, d, vnext, vhat, d.dense_M, f, m.opt_iterations[0],
                                         m.opt_tolerance[0])
+        if m.opt_noslip_iterations[0] > 0:
+            # the noslip sweeps work on impulses, as PGS: A's blocks, hard rows eliminated
+            solver.compute_A(m, d)
+            niter += _noslip(m, d, f, vhat, vnext)
     else:
         solver.compute_A(m, d)
         # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
@@ -150,11 +154,14 @@ def fwd_constraint(m, d):
             if solver.dual_cost(d, f) > 0.0:
                 f[:nefc] = 0.0
         niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
-        solver.impulse_velocity(d, f, vnext)
-        for k in range(nv):
-            vnext[k] += vhat[k]
-        if nhard > 0:
-            solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+        if m.opt_noslip_iterations[0] > 0:
+            niter += _noslip(m, d, f, vhat, vnext)
+        else:
+            solver.impulse_velocity(d, f, vnext)
+            for k in range(nv):
+                vnext[k] += vhat[k]
+            if nhard > 0:
+                solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
     d.solver_niter[0] = niter
     d.solver_residual[0] = residual
     solver.save_warmstart(d, f)
@@ -163,6 +170,33 @@ def fwd_constraint(m, d):
         constraint.row_axpy(d, i, d.efc_J, d.efc_force[i], d.qfrc_constraint)
     for k in range(nv):
         d.qacc[k] = (vnext[k] - d.qvel[k]) / h
+
+
+@jit
+def _noslip(m, d, f, vhat, vnext):
+    """MuJoCo's noslip post-processing (solver.noslip) of the solver's impulses f: efc_A and
+    efc_MinvJT must be current; hard rows are eliminated as PGS eliminates them (vhat is
+    condensed here if PGS did not already) and their impulses recovered after. Writes
+    vnext = vhat + M^-1 J' f; returns the number of sweeps (added to solver_niter, as MuJoCo)."""
+    nv = d.qvel.shape[0]
+    vsmooth = d.scratch_nv[2]
+    nhard = solver.hard_rows(d).shape[0]
+    if nhard > 0:
+        if m.opt_solver[0] == Solver.NEWTON:
+            _dense_inertia(m, d, d.dense_M)
+            vsmooth[:] = vhat
+            solver.condense_hard(m, d, vhat, d.dense_M)
+        for i in range(d.nefc[0]):
+            if d.efc_hard[i]:
+                f[i] = 0.0
+    w = d.solver_w
+    solver.impulse_velocity(d, f, w)
+    sweeps = solver.noslip(m, d, f, w, m.opt_noslip_iterations[0], m.opt_noslip_tolerance[0])
+    for k in range(nv):
+        vnext[k] = vhat[k] + w[k]
+    if nhard > 0:
+        solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+    return sweeps
 
 
 @jit

@@ -50,6 +50,8 @@ opt_solver          i 1          # Solver
 opt_cone            i 1          # Cone
 opt_stabilization   i 1          # Stabilization: diagonal B, K (eq. 28) or exact critical damping
 opt_iterations      i 1          # maximum solver iterations
+opt_noslip_iterations i 1        # noslip sweeps after the solver (0: no noslip)
+opt_noslip_tolerance  f 1        # noslip stops when a sweep improves the cost by less (MuJoCo's)
 opt_disableflags    i 1          # DisableBit
 opt_enableflags     i 1          # enable bits (reserved)
 # bodies (body 0 is the world; parents come before children)
@@ -551,7 +553,8 @@ class Option:
     """Live view of the model options (``m.opt``); every edit is seen by the next step."""
 
     _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
-                "solver cone stabilization iterations disableflags enableflags").split()
+                "solver cone stabilization iterations noslip_iterations noslip_tolerance "
+                "disableflags enableflags").split()
     _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone,
               "stabilization": Stabilization}
 
@@ -573,7 +576,8 @@ class Option:
 
     # admissible values: the solvers divide by R >= rmin, kappa and impratio; NaN is refused
     _POSITIVE = ("timestep", "kappa", "rmin", "impratio")
-    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity")
+    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity",
+                    "noslip_iterations", "noslip_tolerance")
 
     def __setattr__(self, name, value):
         key = "opt_" + name
@@ -591,8 +595,8 @@ class Option:
         self._arrays[key][...] = value
 
     # MuJoCo's options that this engine does not have
-    _MUJOCO_ONLY = ("ls_tolerance noslip_tolerance ccd_tolerance sleep_tolerance o_margin "
-                    "o_solref o_solimp o_friction jacobian ls_iterations noslip_iterations "
+    _MUJOCO_ONLY = ("ls_tolerance ccd_tolerance sleep_tolerance o_margin "
+                    "o_solref o_solimp o_friction jacobian ls_iterations "
                     "ccd_iterations disableactuator sdf_iterations sdf_initpoints").split()
 
     def _unknown(self, name):

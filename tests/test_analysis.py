@@ -112,6 +112,22 @@ def test_other_one_stage_integrators(tmp_path, integrator):
     assert list(e.skipped) == ["the state was edited between records"]
 
 
+def test_noslip_steps_with_friction_are_skipped(tmp_path):
+    """noslip changes the friction forces after the solver; the soft inverse cannot recover
+    them, so the steps with friction rows are skipped (with the reason), the others analysed."""
+    m = converged(engine.load_model(ARM))
+    m.opt.noslip_iterations = 5
+    path = tmp_path / "noslip.traj"
+    record(m, path, 60)
+    traj = engine.load_trajectory(path)
+    a = analyse(traj, engine.load_model(ARM))
+    types = [traj.efc(k)["type"] for k in range(len(traj))]
+    friction = np.array([np.isin(t, [1, 2, 6, 7]).any() for t in types])
+    assert friction.any()
+    np.testing.assert_array_equal(a.analysed, ~friction)
+    assert a.skipped == {"noslip changed the friction forces (no inverse)": int(friction.sum())}
+
+
 def test_pyramidal_cone(tmp_path):
     """Pyramidal contacts: one signal per edge, forward and inverse equal."""
     m = converged(engine.load_model(ARM))

@@ -22,9 +22,7 @@ SUITE = os.path.normpath(SUITE)
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
 # dm_control suite models this engine cannot load, and why
-SUITE_UNSUPPORTED = {
-    "dog.xml": "noslip_iterations (the noslip solver) is not implemented",
-}
+SUITE_UNSUPPORTED = {}
 
 RTOL = 1e-12
 
@@ -133,7 +131,8 @@ def compare_models(ours, mj):
     _close("body_inertia", ours.body_inertia, mj.body_inertia)
     _quat_close("body_iquat", ours.body_iquat, mj.body_iquat)
     # options
-    for k in ("timestep", "density", "viscosity", "impratio", "tolerance", "iterations"):
+    for k in ("timestep", "density", "viscosity", "impratio", "tolerance", "iterations",
+              "noslip_iterations", "noslip_tolerance"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
     for k in ("gravity", "wind", "magnetic"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
@@ -169,21 +168,6 @@ def test_dm_control_suite(name):
     mj = mujoco.MjModel.from_xml_path(path)
     ours = engine.load_model(path)
     compare_models(ours, mj)
-
-
-def test_dog_without_noslip(tmp_path):
-    """dog.xml is blocked only by the noslip solver: without it, it compiles as MuJoCo's (joint
-    springdamper resolved at qpos0 included)."""
-    with open(os.path.join(SUITE, "dog.xml")) as f:
-        xml = f.read()
-    assert 'noslip_iterations="4"' in xml
-    path = tmp_path / "dog.xml"
-    path.write_text(xml.replace('noslip_iterations="4"', ""))
-    for d in ("common", "dog_assets"):
-        (tmp_path / d).symlink_to(os.path.join(SUITE, d))
-    mj = mujoco.MjModel.from_xml_path(str(path))
-    assert mj.opt.noslip_iterations == 0 and mj.nq > 50
-    compare_models(engine.load_model(str(path)), mj)
 
 
 # real models beyond the suite: bodies with tilted capsules and symmetric meshes, whose principal

@@ -265,7 +265,7 @@ def test_tumbling_free_body_forward_inverse_consistency():
         engine.smooth.apply_ft(m._struct, d._struct, d.xfrc_applied[1, :3].copy(),
                                d.xfrc_applied[1, 3:].copy(), d.xipos[1].copy(), 1, jtx, 1.0)
         f_fwd, types, after = forward_then_inverse(m, d)
-        nefc = int(d.nefc[0])
+        nefc = d.nefc
         ncontact += nefc > 0
         assert relative(d.qfrc_inverse, jtx) < 1e-8, k
         if nefc:

@@ -18,8 +18,8 @@ import dm_control
 
 SUITE = pathlib.Path(dm_control.__file__).parent / "suite"
 DATA = pathlib.Path(__file__).parent / "data"
-# every suite model the compiler supports (dog needs the noslip solver)
-SUITE_MODELS = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper",
+# every suite model
+SUITE_MODELS = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "dog", "finger", "fish", "hopper",
                 "humanoid", "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass",
                 "quadruped", "reacher", "stacker", "swimmer", "walker"]
 # every joint, geom, actuator and tendon kind, default classes, frames, meshes, includes
