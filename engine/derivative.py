@@ -16,7 +16,8 @@ couple. Couplings between branches through tendons or actuators (J' B J with J r
 branches) are dropped, as MuJoCo drops them; within the pattern every entry is exact.
 
 qDeriv is what the implicit integrators need (forward.py: M - h qDeriv); dense_D turns it into
-a dense matrix for tests and users.
+a dense matrix for tests and users. MuJoCo's terms for muscle gains and the ellipsoid fluid
+model (mjd_muscleGain_vel, mjd_ellipsoidFluid) belong here once the engine has those forces.
 """
 import math
 

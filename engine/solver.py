@@ -27,6 +27,10 @@ NEWTON: the same optimum from the primal side. With y = J v' and
 the next velocity minimises the smooth convex function
     c(v') = 1/2 (v' - v^)' M (v' - v^) + sum_obj [f*' (v* - y) - 1/2 f*' R f*]
 whose gradient is M (v' - v^) - J' f*(J v'); Newton steps with an exact line search.
+
+NOSLIP (after either solver, m.opt.noslip_iterations > 0): MuJoCo's post-processing, Gauss-
+Seidel sweeps over the friction rows alone with the other impulses fixed and R = 0 on the swept
+rows (noslip), so that sticking contacts do not creep.
 """
 import math
 
