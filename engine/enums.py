@@ -39,12 +39,16 @@ class SameFrame(IntEnum):
 
 
 class Integrator(IntEnum):
-    """The manual's five integrators. SEMIIMPLICIT is MuJoCo's "Euler"."""
+    """MuJoCo's mjtIntegrator values (0-3), then the manual's other integrators (4-6).
+    SEMIIMPLICIT is MuJoCo's "Euler" (EULER is the same member)."""
     SEMIIMPLICIT = 0
+    EULER = 0
     RK4 = 1
-    EXPLICIT = 2
-    MIDPOINT = 3
-    INTERLEAVE = 4
+    IMPLICIT = 2
+    IMPLICITFAST = 3
+    EXPLICIT = 4
+    MIDPOINT = 5
+    INTERLEAVE = 6
 
 
 class Solver(IntEnum):

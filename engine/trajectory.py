@@ -45,7 +45,10 @@ import numpy as np
 from .types import MODEL_SIZES, MODEL_SPEC
 
 MAGIC = b"ENGTRAJ\0"
-VERSION = 1
+VERSION = 2
+# version 1 numbered the integrators SEMIIMPLICIT RK4 EXPLICIT MIDPOINT INTERLEAVE = 0..4;
+# version 2 stores engine.Integrator's values (MuJoCo's 0-3, then the manual's 4-6)
+_V1_INTEGRATOR = {0: 0, 1: 1, 2: 4, 3: 5, 4: 6}
 _FRAME = struct.Struct("<II")
 _KIND_HEADER, _KIND_INITIAL, _KIND_OPTIONS, _KIND_STEP = (k.ljust(8, b"\0")
                                                           for k in (b"H", b"I", b"O", b"S"))
@@ -523,8 +526,9 @@ def load_trajectory(path, model=None) -> Trajectory:
     if first is None or first[0] != _KIND_HEADER:
         raise TrajectoryError(f"{path}: the header frame is missing or damaged")
     header = json.loads(bytes(first[1]))
-    if header.get("version") != VERSION:
-        raise TrajectoryError(f"{path}: unsupported trajectory version {header.get('version')}")
+    version = header.get("version")
+    if version not in (1, VERSION):
+        raise TrajectoryError(f"{path}: unsupported trajectory version {version}")
     lay = header["layout"]
     state = [(n, tuple(sh)) for n, sh in lay["state"]]
     nstate = sum(int(np.prod(sh)) for _, sh in state)
@@ -590,6 +594,10 @@ def load_trajectory(path, model=None) -> Trajectory:
             if t == "i":
                 a = a.view(np.int64)
             arrays[f"{key}_{name}"] = a.reshape((total,) + sh).copy()
+    if version == 1:
+        for _, opt in options:
+            if "integrator" in opt:
+                opt["integrator"] = [_V1_INTEGRATOR[int(v)] for v in opt["integrator"]]
     traj = Trajectory(header, arrays, initial, options, path)
     if model is not None:
         traj.check_model(model)

@@ -27,8 +27,10 @@ from .views import ContactView, accessor, unknown_attribute
 MODEL_SIZES = (
     "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nhfield "
     "nhfielddata ntendon nwrap "
-    "neq nkey npair nexclude nM nmocap"
+    "neq nkey npair nexclude nM nD nmocap"
 ).split()
+# sizes the Model derives from others when the compiler does not give them
+DERIVED_SIZES = {"nD": lambda s: 2 * s["nM"] - s["nv"]}   # dof pairs on one kinematic chain
 
 MODEL_FIELDS = """
 # options (one-element arrays so that jitted code sees live edits; m.opt exposes them as scalars)
@@ -48,6 +50,8 @@ opt_solver          i 1          # Solver
 opt_cone            i 1          # Cone
 opt_stabilization   i 1          # Stabilization: diagonal B, K (eq. 28) or exact critical damping
 opt_iterations      i 1          # maximum solver iterations
+opt_noslip_iterations i 1        # noslip sweeps after the solver (0: no noslip)
+opt_noslip_tolerance  f 1        # noslip stops when a sweep improves the cost by less (MuJoCo's)
 opt_disableflags    i 1          # DisableBit
 opt_enableflags     i 1          # enable bits (reserved)
 # bodies (body 0 is the world; parents come before children)
@@ -252,6 +256,13 @@ body_treedofadr     i+ nbody     # first dof of the body's kinematic tree (dofs 
 body_treedofnum     i+ nbody     # number of dofs of the body's kinematic tree
 dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
 dof_M0              f+ nv        # diagonal of the inertia matrix (with armature) at qpos0
+body_isfree         i+ nbody     # a standalone free body: one free joint, no children (0/1)
+# dof-dof sparsity (MuJoCo's D, of qDeriv and qLU): row i holds, columns ascending, the dof
+# ancestors of i, i itself and its dof descendants (contiguous: i .. i + D_rownnz - D_diag - 1)
+D_rownnz            i+ nv        # number of nonzeros in row i
+D_rowadr            i+ nv        # address of row i
+D_diag              i+ nv        # position of the diagonal in row i (number of dof ancestors)
+D_colind            i+ nD        # column indices
 tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
 actuator_acc0       f+ nu        # |M^-1 moment| at qpos0: acceleration of a unit actuator force
 geom_aabb           f+ ngeom 6   # local bounding box of the geom: centre, half sizes (collision)
@@ -316,6 +327,17 @@ crb                 f nbody 10   # com-based composite inertia and mass
 qM                  f nM         # joint-space inertia (sparse, see dof_Madr)
 qLD                 f nM         # L'*D*L factorisation of M (sparse)
 qLDiagInv           f nv         # 1/diag(D)
+# derivatives (engine/derivative.py) and the implicit integrators
+qDeriv              f nD         # d (qfrc_actuator + qfrc_passive - qfrc_bias) / d qvel (D_*)
+qLU                 f nD         # LU factorisation of M - h qDeriv (implicit; D_*)
+qH                  f nM         # L'DL factorisation of M - h qDeriv (implicitfast; as qLD)
+qHDiagInv           f nv         # 1/diag(D) of qH
+qacc_implicit       f nv         # implicit integrators: (M - h qDeriv)^-1 (qfrc_smooth + qfrc_constraint)
+deriv_cvel          f nbody 6    # rne_vel scratch: d cvel / d qvel_k
+deriv_cacc          f nbody 6    # rne_vel scratch: d cacc / d qvel_k
+deriv_cfrc          f nbody 6    # rne_vel scratch: d cfrc_int / d qvel_k
+deriv_row           f nv         # passive_vel scratch: one row of a body Jacobian
+implicit_free       f 6 7        # implicitfast scratch: a free body's 6x6 system and right side
 # forces
 qfrc_bias           f nv         # C(qpos, qvel): Coriolis, centrifugal, gravity
 qfrc_spring         f nv         # joint and tendon spring forces
@@ -327,6 +349,8 @@ qfrc_smooth         f nv         # net unconstrained force
 qacc_smooth         f nv         # unconstrained acceleration
 qfrc_constraint     f nv         # constraint force
 qfrc_inverse        f nv         # net external force from inverse dynamics
+qacc_continuous     f nv         # inverse dynamics: the forward's acceleration of the step, qacc
+                                 # or, implicit integrators, M^-1 (M - h qDeriv) qacc
 cacc                f nbody 6    # com-based acceleration
 cfrc_int            f nbody 6    # com-based interaction force with the parent
 cfrc_ext            f nbody 6    # com-based external force on the body
@@ -533,7 +557,8 @@ class Option:
     """Live view of the model options (``m.opt``); every edit is seen by the next step."""
 
     _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
-                "solver cone stabilization iterations disableflags enableflags").split()
+                "solver cone stabilization iterations noslip_iterations noslip_tolerance "
+                "disableflags enableflags").split()
     _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone,
               "stabilization": Stabilization}
 
@@ -555,7 +580,8 @@ class Option:
 
     # admissible values: the solvers divide by R >= rmin, kappa and impratio; NaN is refused
     _POSITIVE = ("timestep", "kappa", "rmin", "impratio")
-    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity")
+    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity",
+                    "noslip_iterations", "noslip_tolerance")
 
     def __setattr__(self, name, value):
         key = "opt_" + name
@@ -568,11 +594,13 @@ class Option:
             raise ValueError(f"option {name} must be non-negative, got {value!r}")
         if not np.all(np.isfinite(v)):
             raise ValueError(f"option {name} must be finite, got {value!r}")
+        if name in self._ENUMS:
+            self._ENUMS[name](int(value))     # ValueError for a value the enum does not have
         self._arrays[key][...] = value
 
     # MuJoCo's options that this engine does not have
-    _MUJOCO_ONLY = ("ls_tolerance noslip_tolerance ccd_tolerance sleep_tolerance o_margin "
-                    "o_solref o_solimp o_friction jacobian ls_iterations noslip_iterations "
+    _MUJOCO_ONLY = ("ls_tolerance ccd_tolerance sleep_tolerance o_margin "
+                    "o_solref o_solimp o_friction jacobian ls_iterations "
                     "ccd_iterations disableactuator sdf_iterations sdf_initpoints").split()
 
     def _unknown(self, name):
@@ -606,6 +634,10 @@ class Model(_ArrayHolder):
 
     def __init__(self, sizes: dict, arrays: dict, names: dict | None = None, **extras):
         arrays = dict(arrays)
+        sizes = dict(sizes)
+        for k, derive in DERIVED_SIZES.items():
+            if k not in sizes:
+                sizes[k] = derive(sizes)
         sizes = {k: int(sizes[k]) for k in MODEL_SIZES}
         out = {}
         for name, dtype, shape in MODEL_SPEC:

@@ -22,9 +22,7 @@ SUITE = os.path.normpath(SUITE)
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
 # dm_control suite models this engine cannot load, and why
-SUITE_UNSUPPORTED = {
-    "dog.xml": "noslip_iterations (the noslip solver) is not implemented",
-}
+SUITE_UNSUPPORTED = {}
 
 RTOL = 1e-12
 
@@ -133,13 +131,12 @@ def compare_models(ours, mj):
     _close("body_inertia", ours.body_inertia, mj.body_inertia)
     _quat_close("body_iquat", ours.body_iquat, mj.body_iquat)
     # options
-    for k in ("timestep", "density", "viscosity", "impratio", "tolerance", "iterations"):
+    for k in ("timestep", "density", "viscosity", "impratio", "tolerance", "iterations",
+              "noslip_iterations", "noslip_tolerance"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
     for k in ("gravity", "wind", "magnetic"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
-    integ = {0: Integrator.SEMIIMPLICIT, 1: Integrator.RK4, 2: Integrator.SEMIIMPLICIT,
-             3: Integrator.SEMIIMPLICIT}[int(mj.opt.integrator)]
-    assert ours.opt.integrator == integ
+    assert ours.opt.integrator == Integrator(int(mj.opt.integrator))     # MuJoCo's values
     # disable flags that both engines have: MuJoCo bit -> ours
     mjbits = {"CONSTRAINT": 1 << 0, "EQUALITY": 1 << 1, "FRICTIONLOSS": 1 << 2,
               "LIMIT": 1 << 3, "CONTACT": 1 << 4, "SPRING": 1 << 5, "DAMPER": 1 << 6,
@@ -171,21 +168,6 @@ def test_dm_control_suite(name):
     mj = mujoco.MjModel.from_xml_path(path)
     ours = engine.load_model(path)
     compare_models(ours, mj)
-
-
-def test_dog_without_noslip(tmp_path):
-    """dog.xml is blocked only by the noslip solver: without it, it compiles as MuJoCo's (joint
-    springdamper resolved at qpos0 included)."""
-    with open(os.path.join(SUITE, "dog.xml")) as f:
-        xml = f.read()
-    assert 'noslip_iterations="4"' in xml
-    path = tmp_path / "dog.xml"
-    path.write_text(xml.replace('noslip_iterations="4"', ""))
-    for d in ("common", "dog_assets"):
-        (tmp_path / d).symlink_to(os.path.join(SUITE, d))
-    mj = mujoco.MjModel.from_xml_path(str(path))
-    assert mj.opt.noslip_iterations == 0 and mj.nq > 50
-    compare_models(engine.load_model(str(path)), mj)
 
 
 # real models beyond the suite: bodies with tilted capsules and symmetric meshes, whose principal
@@ -252,12 +234,28 @@ def test_option_keywords_and_own_attributes():
         assert _model(options=f'<option integrator="{name}"/>').opt.integrator == value
 
 
-def test_implicit_integrator_and_cg_warn(caplog):
+def test_implicit_integrators_and_cg_warning(caplog):
     m = _model(options='<option integrator="implicit" solver="CG"/>')
-    assert m.opt.integrator == Integrator.SEMIIMPLICIT
+    assert m.opt.integrator == Integrator.IMPLICIT
+    assert _model(options='<option integrator="implicitfast"/>').opt.integrator \
+        == Integrator.IMPLICITFAST
     assert m.opt.solver == engine.Solver.NEWTON
-    assert any("implicit" in w for w in m.warnings) and any("CG" in w for w in m.warnings)
-    assert any("implicit" in r.getMessage() for r in caplog.records)
+    assert any("CG" in w for w in m.warnings)
+    assert not any("implicit" in w for w in m.warnings)
+
+
+def test_discrete_integrator_is_refused():
+    with pytest.raises(engine.ModelError, match="discrete integrator") as e:
+        _model(options='<option integrator="discrete"/>')
+    assert e.value.attribute == "integrator" and e.value.element == "option"
+
+
+def test_integrator_option_takes_enum_values_only():
+    m = _model()
+    m.opt.integrator = 3
+    assert m.opt.integrator is Integrator.IMPLICITFAST
+    with pytest.raises(ValueError):
+        m.opt.integrator = 7
 
 
 def test_disable_flags():

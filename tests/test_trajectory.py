@@ -298,3 +298,50 @@ def test_csv_export(arm, tmp_path):
     np.testing.assert_array_equal(efc[:, 5], traj.efc_force)
     header, solver = read("solver.csv")
     np.testing.assert_array_equal(solver[:, header.index("nefc")], traj.nefc)
+
+
+def test_version_1_recordings_load_with_their_integrators_renumbered(arm, tmp_path):
+    """Version 1 numbered the integrators SEMIIMPLICIT RK4 EXPLICIT MIDPOINT INTERLEAVE = 0..4;
+    the loader maps them to engine.Integrator's values (MuJoCo's), so an old recording made
+    with EXPLICIT (then 2) is not read as IMPLICIT (now 2)."""
+    import json
+    import struct
+    import zlib
+    m, d = arm, engine.make_data(arm)
+    path = tmp_path / "old.traj"
+    m.opt.integrator = engine.Integrator.EXPLICIT
+    try:
+        with engine.Recorder(m, path, d=d) as rec:
+            engine.step(m, d)
+            rec.record(d)
+            m.opt.integrator = engine.Integrator.MIDPOINT     # an options record
+            engine.step(m, d)
+            rec.record(d)
+    finally:
+        m.opt.integrator = engine.Integrator.SEMIIMPLICIT
+    # rewrite the file as version 1 wrote it: version 1, the old integer values
+    data = path.read_bytes()
+    out, pos = [data[:len(MAGIC)]], len(MAGIC)
+    old_value = {int(engine.Integrator.EXPLICIT): 2, int(engine.Integrator.MIDPOINT): 3}
+    while pos < len(data):
+        length, _ = struct.unpack_from("<II", data, pos)
+        payload = data[pos + 8:pos + 8 + length]
+        kind, body = payload[:8], payload[8:]
+        if kind[:1] in (b"H", b"O"):
+            obj = json.loads(body)
+            opts = obj["options"]
+            opts["integrator"] = [old_value[v] for v in opts["integrator"]]
+            if kind[:1] == b"H":
+                obj["version"] = 1
+            body = json.dumps(obj, separators=(",", ":")).encode()
+            body += b" " * (-len(body) % 8)
+            payload = kind + body
+        out.append(struct.pack("<II", len(payload), zlib.crc32(payload)) + payload)
+        pos += 8 + length
+    path.write_bytes(b"".join(out))
+    traj = engine.load_trajectory(path, model=m)
+    assert traj.header["version"] == 1
+    assert traj.options_at(0)["integrator"] == [int(engine.Integrator.EXPLICIT)]
+    assert traj.options_at(1)["integrator"] == [int(engine.Integrator.MIDPOINT)]
+    # a file of the current version is read as written
+    assert engine.trajectory.VERSION == 2

@@ -457,13 +457,15 @@ class _Compiler:
         o = {"timestep": 0.002, "gravity": [0.0, 0.0, -9.81], "wind": [0.0, 0.0, 0.0],
              "magnetic": [0.0, -0.5, 0.0], "density": 0.0, "viscosity": 0.0, "impratio": 1.0,
              "tolerance": 1e-8, "iterations": 100, "integrator": int(Integrator.SEMIIMPLICIT),
+             "noslip_iterations": 0, "noslip_tolerance": 1e-6,
              "solver": int(Solver.PGS), "cone": int(Cone.ELLIPTIC), "epsilon": 0.1,
              "kappa": 0.02, "rmin": 1e-8, "disableflags": 0, "enableflags": 0,
              "stabilization": 0}
         integ = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                  "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
                  "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
-                 "implicit": None, "implicitfast": None}
+                 "implicit": Integrator.IMPLICIT, "implicitfast": Integrator.IMPLICITFAST,
+                 "discrete": None}
         for n in nodes:
             self.current = n
             for a in n.attrib:
@@ -481,9 +483,7 @@ class _Compiler:
             if n.has("integrator"):
                 v = n.keyword("integrator", integ)
                 if v is None:
-                    self.warn(f"integrator=\"{n.text('integrator')}\" is not implemented; "
-                              "using the semi-implicit Euler integrator", n)
-                    v = Integrator.SEMIIMPLICIT
+                    raise self.unsupported(n, "MuJoCo 4's discrete integrator", "integrator")
                 o["integrator"] = int(v)
             if n.has("solver"):
                 v = n.keyword("solver", {"PGS": "PGS", "Newton": "Newton", "CG": "CG"})
@@ -495,13 +495,11 @@ class _Compiler:
                 o["cone"] = int(v)
             if n.has("stabilization"):
                 o["stabilization"] = _read(n, "stabilization", S.OPTION["stabilization"])
-            for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance", "noslip_tolerance"):
+            for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance"):
                 n.float(a)
             for a in ("ls_iterations", "ccd_iterations", "sdf_iterations", "sdf_initpoints"):
                 n.int(a)
-            if n.int("noslip_iterations", 0) > 0:
-                raise self.unsupported(n, "the noslip solver (noslip_iterations > 0)",
-                                       "noslip_iterations")
+            self.read_noslip(n, o)
             for a in ("o_margin", "o_solref", "o_solimp", "o_friction"):
                 if n.has(a):
                     _read(n, a, S.OPTION[a])
@@ -519,6 +517,17 @@ class _Compiler:
                     raise child.error(f"unknown element <{child.tag}> in <option>")
                 self.read_flags(child, o)
         self.opt = o
+
+    def read_noslip(self, n, o):
+        """noslip_iterations (>= 0) and noslip_tolerance (>= 0) of <option>."""
+        if n.has("noslip_iterations"):
+            o["noslip_iterations"] = n.int("noslip_iterations")
+            if o["noslip_iterations"] < 0:
+                raise n.error("noslip_iterations must be >= 0", "noslip_iterations")
+        if n.has("noslip_tolerance"):
+            o["noslip_tolerance"] = n.float("noslip_tolerance")
+            if not o["noslip_tolerance"] >= 0:
+                raise n.error("noslip_tolerance must be >= 0", "noslip_tolerance")
 
     def read_flags(self, n, o):
         bits = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
@@ -2266,12 +2275,12 @@ class _Compiler:
 
         o = self.opt
         for k in ("timestep", "density", "viscosity", "tolerance", "epsilon", "kappa", "rmin",
-                  "impratio"):
+                  "impratio", "noslip_tolerance"):
             arr("opt_" + k, 1)[0] = o[k]
         for k in ("gravity", "wind", "magnetic"):
             arr("opt_" + k, 3)[:] = o[k]
         for k in ("integrator", "solver", "cone", "stabilization", "iterations",
-                  "disableflags", "enableflags"):
+                  "noslip_iterations", "disableflags", "enableflags"):
             arr("opt_" + k, 1, int)[0] = o[k]
 
         # bodies

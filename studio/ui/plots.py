@@ -203,7 +203,8 @@ def draw_consistency(app, height) -> None:
         imgui.set_tooltip("Runs engine.inverse at each pre-step state with qacc = (v' - v)/h on a\n"
                           "copy of the state and plots the relative residuals of the recovered\n"
                           "applied force and of the impulses (forward vs inverse efc_force).\n"
-                          "Meaningful with the EXPLICIT and SEMIIMPLICIT integrators.")
+                          "Meaningful with the one-stage integrators (SEMIIMPLICIT, EXPLICIT,\n"
+                          "IMPLICIT, IMPLICITFAST).")
     if changed:
         r.set_inverse_check(on)
     if check is None or check.n < 2:
