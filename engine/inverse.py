@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import collision_driver, constraint, passive, smooth, warmup
+from . import collision_driver, constraint, passive, sensor, smooth, warmup
 from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDON
 from .enums import DisableBit, Stabilization
 from .forward import _grow, factor_inertia, implicit_damping
@@ -147,7 +147,8 @@ def inverse_constraint(m, d, vnext):
 
 @jit
 def inverse_kernel(m, d):
-    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force."""
+    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force, and the
+    sensors of each stage (sensordata) as MuJoCo's inverse computes them."""
     nv = d.qvel.shape[0]
     h = m.opt_timestep[0]
     # position and velocity stages of the forward dynamics, without the inertia matrix
@@ -159,11 +160,14 @@ def inverse_kernel(m, d):
     smooth.transmission(m, d)
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
-    passive.passive(m, d)
-    if m.opt_stabilization[0] == Stabilization.EXACT:
-        smooth.crb(m, d)            # exact B, K need A = J M^-1 J' (constraint.py)
+    # exact B, K need A = J M^-1 J' (constraint.py); kinetic-energy sensors need M
+    if m.opt_stabilization[0] == Stabilization.EXACT or m.sensor_type.shape[0] > 0:
+        smooth.crb(m, d)
         factor_inertia(m, d)
+    sensor.sensor_pos(m, d)
+    passive.passive(m, d)
     constraint.reference(m, d)
+    sensor.sensor_vel(m, d)
     vnext = d.scratch_nv[4]
     for k in range(nv):
         vnext[k] = d.qvel[k] + h * d.qacc[k]
@@ -177,6 +181,7 @@ def inverse_kernel(m, d):
         if damped:
             dk += h * m.dof_damping[k]
         d.qfrc_inverse[k] += dk * d.qacc[k] - d.qfrc_passive[k] - d.qfrc_constraint[k]
+    sensor.sensor_acc(m, d, damped)
 
 
 def inverse(m: Model, d: Data) -> None:
