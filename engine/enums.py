@@ -8,6 +8,14 @@ class JointType(IntEnum):
     SLIDE = 2
     HINGE = 3
 
+    def qpos_width(self) -> int:
+        """Number of qpos entries of a joint of this type (MJX's JointType.qpos_width)."""
+        return (7, 4, 1, 1)[self]
+
+    def dof_width(self) -> int:
+        """Number of dofs (qvel entries) of a joint of this type."""
+        return (6, 3, 1, 1)[self]
+
 
 class GeomType(IntEnum):
     PLANE = 0
@@ -154,10 +162,11 @@ class ConstraintType(IntEnum):
 
 
 class ObjType(IntEnum):
-    """Kinds of model objects, as MuJoCo's mjtObj (sensor_objtype, sensor_reftype, eq_objtype)."""
+    """Kinds of model objects, with MuJoCo's mjtObj values (name2id, id2name, eq_objtype,
+    sensor_objtype, sensor_reftype)."""
     UNKNOWN = 0
-    BODY = 1        # a body's inertial frame (xipos, ximat)
-    XBODY = 2       # a body's own frame (xpos, xmat)
+    BODY = 1           # a body's inertial frame (xipos, ximat) for sensors
+    XBODY = 2          # the body frame (as opposed to the inertial frame): body names
     JOINT = 3
     DOF = 4
     GEOM = 5
@@ -181,6 +190,9 @@ class ObjType(IntEnum):
     TUPLE = 23
     KEY = 24
     PLUGIN = 25
+    FRAME = 100
+    DEFAULT = 101
+    MODEL = 102
 
 
 class SensorType(IntEnum):
