@@ -202,15 +202,17 @@ def load_mujoco_forward(m, d, md):
     m.opt.disableflags = flags
     d.grow(max(md.ncon, 1), max(md.nefc, 1))
     ncon, nefc = md.ncon, md.nefc
-    d.ncon[0], d.nefc[0] = ncon, nefc
+    d.ncon, d.nefc = ncon, nefc
     c = md.contact
     for ours, theirs in (("dist", c.dist), ("pos", c.pos), ("frame", c.frame),
                          ("friction", c.friction), ("dim", c.dim),
                          ("efc_address", c.efc_address)):
         getattr(d, "contact_" + ours)[:ncon] = np.asarray(theirs).reshape(
             getattr(d, "contact_" + ours)[:ncon].shape)
+    d.contact_geom[:ncon] = c.geom
     d.contact_geom1[:ncon] = c.geom[:, 0]
     d.contact_geom2[:ncon] = c.geom[:, 1]
+    d.contact_exclude[:ncon] = c.exclude
     for name in ("efc_type", "efc_id", "efc_force", "efc_pos", "efc_margin", "efc_vel"):
         getattr(d, name)[:nefc] = getattr(md, name)
     d.qacc[:] = md.qacc
@@ -304,7 +306,7 @@ def test_interaction_forces_balance_the_joint_forces():
     external = (ConstraintType.CONTACT_FRICTIONLESS, ConstraintType.CONTACT_PYRAMIDAL,
                 ConstraintType.CONTACT_ELLIPTIC)
     expected = d.qfrc_passive + d.qfrc_actuator + d.qfrc_applied
-    for i in range(d.nefc[0]):
+    for i in range(d.nefc):
         t = d.efc_type[i]
         if t in external:
             continue
@@ -329,7 +331,7 @@ def test_touch_sums_the_normal_forces_through_its_zone():
             site = m.sensor_objid[i]
             body = m.site_bodyid[site]
             total = 0.0
-            for c in range(d.ncon[0]):
+            for c in range(d.ncon):
                 b1, b2 = m.geom_bodyid[d.contact_geom1[c]], m.geom_bodyid[d.contact_geom2[c]]
                 if d.contact_efc_address[c] < 0 or body not in (b1, b2):
                     continue
