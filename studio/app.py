@@ -175,8 +175,8 @@ class App:
     def m(self):
         return self.runner.m
 
-    PANELS = ("Simulation", "Physics options", "Joints", "Controls", "Equality constraints",
-              "Rendering", "Plots", "Analysis")
+    PANELS = ("Simulation", "Physics options", "Joints", "Controls", "Sensors",
+              "Equality constraints", "Rendering", "Plots", "Analysis")
 
     def open_panel(self, *names) -> None:
         """Open these headers of the side panel (all of them when none is named)."""
@@ -465,7 +465,7 @@ class App:
 
         from . import scene
         from .ui import (analysis, controls, equality, file_browser, help, info, joints, options,
-                         plots, rendering, simulation, track)
+                         plots, rendering, sensors, simulation, track)
 
         w, h = self.window.get_framebuffer_size()
         self.update_spacenav()
@@ -499,6 +499,7 @@ class App:
                 options.draw(self)
                 joints.draw(self)
                 controls.draw(self)
+                sensors.draw(self)
                 equality.draw(self)
                 rendering.draw(self)
                 plots.draw(self)
