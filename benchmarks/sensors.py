@@ -59,11 +59,12 @@ def bench(name, rounds, calls):
         times["mujoco"].append(theirs(mjflags))
         times["mujoco off"].append(theirs(mjoff))
     t = {k: np.median(v) * 1e6 for k, v in times.items()}
+    ours_cost = t["ours"] - t["ours off"]
+    mujoco_cost = t["mujoco"] - t["mujoco off"]
     print(f"{name:10s} nsensor {m.nsensor:3d}  ncon {d.ncon:2d}   ours: {t['ours']:7.1f} us with, "
-          f"{t['ours off']:7.1f} without (sensors {t['ours'] - t['ours off']:6.1f} us)   "
-          f"MuJoCo: {t['mujoco']:6.1f} / {t['mujoco off']:6.1f} "
-          f"(sensors {t['mujoco'] - t['mujoco off']:5.1f} us)   "
-          f"sensor cost ours / MuJoCo {(t['ours'] - t['ours off']) / max(t['mujoco'] - t['mujoco off'], 1e-3):5.2f}")
+          f"{t['ours off']:7.1f} without (sensors {ours_cost:6.1f} us)   "
+          f"MuJoCo: {t['mujoco']:6.1f} / {t['mujoco off']:6.1f} (sensors {mujoco_cost:5.1f} us)   "
+          f"sensor cost ours / MuJoCo {ours_cost / max(mujoco_cost, 1e-3):5.2f}")
 
 
 def main():

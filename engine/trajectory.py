@@ -398,7 +398,8 @@ class Trajectory:
 
     Per step k (``len(traj)`` steps): ``time qpos qvel act ctrl qfrc_applied xfrc_applied
     mocap_pos mocap_quat qacc actuator_force solver_residual sensordata solver_niter ncon nefc``
-    and ``warning`` (n, 3): d.warning's cumulative counters (BADQACC BADQPOS BADQVEL) after the step.
+    and ``warning`` (n, 3): d.warning's cumulative counters (BADQACC BADQPOS BADQVEL) after the
+    step.
     Contacts of step k are rows ``contact_offset[k]:contact_offset[k+1]`` of ``contact_dist
     contact_pos contact_frame contact_friction contact_geom1 contact_geom2 contact_dim
     contact_efc_address``; constraint rows are ``efc_offset[k]:efc_offset[k+1]`` of ``efc_type
@@ -507,8 +508,9 @@ class Trajectory:
         Per-step families (``step,time`` then one column per component): qpos qvel act ctrl
         qfrc_applied xfrc_applied mocap (when the model has mocap bodies) qacc actuator_force,
         sensordata (when the model has sensors; a column per sensor component) and solver.csv
-        (ncon nefc solver_niter solver_residual and the warning counters). Long tables, one line per item: contacts.csv (step,time,index,geom1,geom2,dim,dist,pos_*,
-        frame_*,friction_*,efc_address) and efc.csv (step,time,row,type,id,force).
+        (ncon nefc solver_niter solver_residual and the warning counters). Long tables, one
+        line per item: contacts.csv (step,time,index,geom1,geom2,dim,dist,pos_*,frame_*,
+        friction_*,efc_address) and efc.csv (step,time,row,type,id,force).
         """
         os.makedirs(directory, exist_ok=True)
         n = len(self)

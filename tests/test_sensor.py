@@ -11,7 +11,6 @@ the touch sensor summed in Python with MuJoCo's ray-shape test, statics (a stack
 on its touch sensors), and forward against inverse dynamics.
 Sensor data is filled with NaN before each stage under test, so that a skipped write shows.
 """
-import os
 import pathlib
 
 import mujoco
@@ -20,7 +19,7 @@ import pytest
 
 import engine
 from engine import DisableBit, Integrator, Solver, sensor
-from engine.enums import ConstraintType, GeomType, SensorType
+from engine.enums import ConstraintType, SensorType
 from mj_adapter import model_from_mujoco
 from test_smooth_oracle import random_state, set_state
 
@@ -184,6 +183,9 @@ def test_noise_is_stored_not_applied_and_sensors_can_be_disabled():
     d.sensordata[:] = 7.0
     engine.step(m, d)
     assert list(d.sensordata) == [7.0, 7.0, 7.0]
+    flagged = engine.load_model_from_string(
+        xml.replace("<worldbody>", '<option><flag sensor="disable"/></option><worldbody>'))
+    assert flagged.opt.disableflags & DisableBit.SENSOR and not flagged.warnings
 
 
 # ------------------------------------------------------------------------------------------------

@@ -508,7 +508,8 @@ class _Compiler:
                 "spring": DisableBit.SPRING, "damper": DisableBit.DAMPER,
                 "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
                 "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
-                "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
+                "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP,
+                "sensor": DisableBit.SENSOR}
         enable_kind = ("override", "energy", "fwdinv", "invdiscrete", "multiccd", "sleep")
         for a in n.attrib:
             if a not in S.FLAGS:
