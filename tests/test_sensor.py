@@ -41,14 +41,14 @@ DM_MODELS = ["suite/humanoid.xml", "suite/quadruped.xml", "suite/finger.xml",
              "mjcf/test_assets/robot_arm.xml", "locomotion/walkers/assets/rodent.xml",
              "locomotion/walkers/assets/humanoid_CMU_V2020.xml",
              "entities/props/duplo/duplo2x4.xml"]
-# Playground and Menagerie models with contact, force, magnetometer and frame sensors
+# Playground and Menagerie models with contact, force and frame sensors (loading them takes
+# most of this module's time)
 ENVPOOL_MODELS = [
     "playground/assets/mujoco_playground/_src/locomotion/go1/xmls/"
     "scene_mjx_feetonly_flat_terrain.xml",
     "playground/assets/mujoco_playground/_src/locomotion/g1/xmls/scene_mjx_feetonly.xml",
     "playground/assets/mujoco_playground/_src/manipulation/aloha/xmls/mjx_scene.xml",
     "playground/assets/mujoco_playground/_src/manipulation/leap_hand/xmls/scene_mjx_cube.xml",
-    "playground/assets/mujoco_menagerie/apptronik_apollo/scene.xml",
     "playground/assets/mujoco_menagerie/berkeley_humanoid/scene.xml",
 ]
 
