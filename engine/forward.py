@@ -17,10 +17,11 @@ import operator
 
 import numpy as np
 
-from . import actuator, collision_driver, constraint, derivative, passive, smooth, solver, warmup
+from . import (actuator, collision_driver, constraint, derivative, passive, sensor, smooth, solver,
+               warmup)
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
-from .math import cross3, norm3, quat_integrate, quat_sub
+from .math import cross3, norm3, quat_integrate
 from .types import Data, Model
 
 FREE = int(JointType.FREE)
@@ -217,16 +218,29 @@ def _dense_inertia(m, d, M):
 
 
 @jit
-def forward_kernel(m, d):
-    """The whole forward dynamics (MuJoCo's mj_forward)."""
+def forward_skip(m, d, skipsensor):
+    """The whole forward dynamics, with the sensors of each stage unless skipsensor
+    (MuJoCo's mj_forwardSkip)."""
     fwd_position(m, d)
+    if not skipsensor:
+        sensor.sensor_pos(m, d)
     fwd_velocity(m, d)
     # MuJoCo fills d.energy only with its ENERGY enable flag; here always, for it costs
     # O(nbody + nM), 1-2% of a forward (the humanoid lying down)
     energy_kernel(m, d)
+    if not skipsensor:
+        sensor.sensor_vel(m, d)
     actuator.fwd_actuation(m, d)
     fwd_acceleration(m, d)
     fwd_constraint(m, d)
+    if not skipsensor:
+        sensor.sensor_acc(m, d, d.qacc, implicit_damping(m))
+
+
+@jit
+def forward_kernel(m, d):
+    """The whole forward dynamics with the sensors (MuJoCo's mj_forward)."""
+    forward_skip(m, d, False)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -424,7 +438,7 @@ def midpoint(m, d):
         d.rk_qvel[0, i] = d.qvel[i] + 0.5 * h * d.qacc[i]
     d.qvel[:] = d.rk_qvel[0]
     d.time[0] = time + 0.5 * h
-    forward_kernel(m, d)
+    forward_skip(m, d, True)
     overflow = d.nefc_overflow[0]
     _restore_state(d, time)
     advance(m, d, d.act_dot, d.qacc, d.rk_qvel[0], h)
@@ -500,7 +514,7 @@ def runge_kutta4(m, d):
                 s += RK4_A[(i - 1) * 3 + j] * d.rk_act_dot[j, k]
             d.act[k] = d.act_save[k] + h * s
         d.time[0] = time + c * h
-        forward_kernel(m, d)
+        forward_skip(m, d, True)
         overflow |= d.nefc_overflow[0]
         d.rk_qvel[i, :] = d.qvel
         _rotation_stage_rates(m, d.rk_qvel[i], dvel, h)
@@ -536,7 +550,7 @@ def interleave(m, d):
     # smooth step (the forward before this call already holds the start-of-step quantities,
     # but with constraints: redo it without)
     m.opt_disableflags[0] = flags | DisableBit.CONSTRAINT
-    forward_kernel(m, d)
+    forward_skip(m, d, True)
     runge_kutta4(m, d)
     m.opt_disableflags[0] = flags
     # remember the smooth result, go back to the start of the step (act keeps its RK4 value)
@@ -653,51 +667,8 @@ def step_kernel(m, d, n):
 @jit
 def energy_kernel(m, d):
     """Potential (gravity, joint and tendon springs) and kinetic energy 0.5 v' M v: energy."""
-    pot = 0.0
-    if not m.opt_disableflags[0] & DisableBit.GRAVITY:
-        for b in range(1, m.body_parentid.shape[0]):
-            for c in range(3):
-                pot -= m.body_mass[b] * m.opt_gravity[c] * d.xipos[b, c]
-    if not m.opt_disableflags[0] & (DisableBit.PASSIVE | DisableBit.SPRING):
-        for j in range(m.jnt_type.shape[0]):
-            k = m.jnt_stiffness[j]
-            if k == 0.0:
-                continue
-            pa = m.jnt_qposadr[j]
-            t = m.jnt_type[j]
-            if t == FREE:
-                for c in range(3):
-                    dq = d.qpos[pa + c] - m.qpos_spring[pa + c]
-                    pot += 0.5 * k * dq * dq
-                pa += 3
-            if t == FREE or t == BALL:
-                from_spring = _quat_dist(d.qpos, m.qpos_spring, pa)
-                pot += 0.5 * k * from_spring
-            else:
-                dq = d.qpos[pa] - m.qpos_spring[pa]
-                pot += 0.5 * k * dq * dq
-        for t in range(m.tendon_stiffness.shape[0]):
-            length = d.ten_length[t]
-            dl = 0.0
-            if length > m.tendon_lengthspring[t, 1]:
-                dl = length - m.tendon_lengthspring[t, 1]
-            elif length < m.tendon_lengthspring[t, 0]:
-                dl = length - m.tendon_lengthspring[t, 0]
-            pot += 0.5 * m.tendon_stiffness[t] * dl * dl
-    v = d.scratch_nv[2]
-    smooth.mul_m(m, d.qM, d.qvel, v)
-    kin = 0.0
-    for i in range(d.qvel.shape[0]):
-        kin += 0.5 * d.qvel[i] * v[i]
-    d.energy[0] = pot
-    d.energy[1] = kin
-
-
-@jit
-def _quat_dist(qpos, qspring, pa):
-    dif = quat_sub((qpos[pa], qpos[pa + 1], qpos[pa + 2], qpos[pa + 3]),
-                   (qspring[pa], qspring[pa + 1], qspring[pa + 2], qspring[pa + 3]))
-    return dif[0] * dif[0] + dif[1] * dif[1] + dif[2] * dif[2]
+    sensor.energy_pos(m, d)
+    sensor.energy_vel(m, d)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from . import actuator, collision_driver, constraint, derivative, passive, smooth, warmup
+from . import actuator, collision_driver, constraint, derivative, passive, sensor, smooth, warmup
 from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDON
 from .enums import DisableBit, Integrator, Stabilization
 from .forward import _grow, factor_inertia, implicit_damping, implicit_mul
@@ -154,7 +154,8 @@ def inverse_constraint(m, d, vnext):
 
 @jit
 def inverse_kernel(m, d):
-    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force."""
+    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force, and the
+    sensors of each stage (sensordata) as MuJoCo's inverse computes them."""
     nv = d.qvel.shape[0]
     h = m.opt_timestep[0]
     # position and velocity stages of the forward dynamics, without the inertia matrix
@@ -166,15 +167,19 @@ def inverse_kernel(m, d):
     actuator.transmission(m, d)
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
-    passive.passive(m, d)
     integ = m.opt_integrator[0]
     implicit = integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST
+    # M is needed by exact B, K (A = J M^-1 J', constraint.py), kinetic-energy sensors and the
+    # implicit integrators
+    if m.opt_stabilization[0] == Stabilization.EXACT or implicit or m.sensor_type.shape[0] > 0:
+        smooth.crb(m, d)
+        factor_inertia(m, d)
+    sensor.sensor_pos(m, d)
+    passive.passive(m, d)
     if implicit:
         actuator.fwd_actuation(m, d)   # qDeriv's actuator terms read the forces
-    if m.opt_stabilization[0] == Stabilization.EXACT or implicit:
-        smooth.crb(m, d)            # exact B, K need A = J M^-1 J' (constraint.py)
-        factor_inertia(m, d)
     constraint.reference(m, d)
+    sensor.sensor_vel(m, d)
     gravity_on = not m.opt_disableflags[0] & DisableBit.GRAVITY
     a = d.qacc_continuous
     if implicit:
@@ -194,6 +199,7 @@ def inverse_kernel(m, d):
         smooth.rne(m, d, gravity_on, False, d.qfrc_bias)
         for k in range(nv):
             d.qfrc_inverse[k] += d.qfrc_bias[k] - d.qfrc_passive[k] - d.qfrc_constraint[k]
+        sensor.sensor_acc(m, d, a, False)
         return
     # (12): u = RNE(q, v, qacc) + D qacc - passive - J' f / h
     smooth.rne(m, d, gravity_on, True, d.qfrc_inverse)
@@ -203,6 +209,7 @@ def inverse_kernel(m, d):
         if damped:
             dk += h * m.dof_damping[k]
         d.qfrc_inverse[k] += dk * d.qacc[k] - d.qfrc_passive[k] - d.qfrc_constraint[k]
+    sensor.sensor_acc(m, d, d.qacc, damped)
 
 
 def inverse(m: Model, d: Data) -> None:

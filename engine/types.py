@@ -26,8 +26,8 @@ from .views import ContactView, accessor, unknown_attribute
 # --------------------------------------------------------------------------------------------
 MODEL_SIZES = (
     "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nhfield "
-    "nhfielddata ntendon nwrap "
-    "neq nkey npair nexclude nM nD nmocap"
+    "nhfielddata ntendon nwrap nmat "
+    "neq nkey npair nexclude nM nD nmocap nsensor nsensordata"
 ).split()
 # sizes the Model derives from others when the compiler does not give them
 DERIVED_SIZES = {"nD": lambda s: 2 * s["nM"] - s["nv"]}   # dof pairs on one kinematic chain
@@ -144,6 +144,10 @@ cam_poscom0         f ncam 3     # global position relative to the subtree com a
 cam_pos0            f ncam 3     # global position relative to the body at qpos0
 cam_mat0            f ncam 9     # global orientation at qpos0
 cam_fovy            f ncam       # vertical field of view (degrees)
+cam_projection      i ncam       # Projection: perspective or orthographic
+cam_resolution      i ncam 2     # image size in pixels: width, height
+cam_sensorsize      f ncam 2     # sensor size (length units; 0: from fovy)
+cam_intrinsic       f ncam 4     # focal lengths x, y and principal point x, y (length units)
 # lights
 light_mode          i nlight     # CamLight
 light_bodyid        i nlight     # id of the light's body
@@ -169,6 +173,8 @@ mesh_faceadr        i nmesh      # first face address
 mesh_facenum        i nmesh      # number of faces
 mesh_vert           f nmeshvert 3  # vertex positions
 mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
+# materials (the rest of a material is rendering data: m.materials)
+mat_rgba            f nmat 4     # colour; alpha 0 hides the geoms that use it from rays
 # height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),
 # y = -radius_y + 2 radius_y r / (nrow - 1): z = data * elevation_z; the solid reaches down to
 # z = -base_z; each grid cell is two triangles split along its (r, c)-(r+1, c+1) diagonal)
@@ -242,6 +248,19 @@ pair_kappa          f npair      # softness kappa (-1: use opt)
 pair_rmin           f npair      # regulariser floor rmin (-1: use opt)
 exclude_body1       i nexclude   # id of body 1
 exclude_body2       i nexclude   # id of body 2
+# sensors (outputs in d.sensordata[sensor_adr : sensor_adr + sensor_dim])
+sensor_type         i nsensor    # SensorType
+sensor_datatype     i nsensor    # DataType: what the cutoff does
+sensor_needstage    i nsensor    # Stage at which the sensor is computed
+sensor_objtype      i nsensor    # ObjType of the sensorized object
+sensor_objid        i nsensor    # id of the sensorized object, -1 for none
+sensor_reftype      i nsensor    # ObjType of the reference object
+sensor_refid        i nsensor    # id of the reference object; -1: global frame / none
+sensor_intprm       i nsensor 3  # contact: data bits, reduce, num; rangefinder: data bits
+sensor_dim          i nsensor    # number of scalar outputs
+sensor_adr          i nsensor    # address in sensordata
+sensor_cutoff       f nsensor    # cutoff for REAL and POSITIVE data; 0: none
+sensor_noise        f nsensor    # noise standard deviation (stored only, as in MuJoCo 3.1.4+)
 # keyframes
 key_time            f nkey       # time
 key_qpos            f nkey nq    # positions
@@ -355,6 +374,13 @@ cacc                f nbody 6    # com-based acceleration
 cfrc_int            f nbody 6    # com-based interaction force with the parent
 cfrc_ext            f nbody 6    # com-based external force on the body
 energy              f 2          # potential, kinetic energy
+subtree_linvel      f nbody 3    # linear velocity of the subtree's com (subtree_vel)
+subtree_angmom      f nbody 3    # angular momentum of the subtree about its com (subtree_vel)
+# sensors
+sensordata          f nsensordata  # sensor outputs (m.sensor_adr, m.sensor_dim)
+sensor_qacc         f nv         # joint accelerations the sensors measure (sensor.sensor_qacc)
+sensor_qLD          f nM         # scratch: factor of M without implicit damping (sensor_qacc)
+sensor_qLDiagInv    f nv         # scratch: its inverse diagonal
 # contacts: the first ncon entries are valid; the capacity nconmax grows on demand
 ncon                i 1          # number of detected contacts
 contact_dist        f nconmax    # signed distance between the surfaces (negative: penetration)
@@ -371,6 +397,8 @@ contact_geom        i nconmax 2  # the pair (geom1, geom2), as MuJoCo's mjContac
 contact_dim         i nconmax    # contact dimensionality (1, 3, 4, 6)
 contact_exclude     i nconmax    # 0: include, 1: in the gap (dist >= includemargin: no rows)
 contact_efc_address i nconmax    # first constraint row of the contact, -1 if excluded
+sensor_match        i nconmax 2  # scratch of a contact sensor: matching contact, flipped (0/1)
+sensor_criterion    f nconmax    # scratch of a contact sensor: sort key of the match
 # collision scratch (broadphase)
 geom_aabb_world     f ngeom 6    # world axis-aligned box of each geom inflated by its margin: lo, hi
 bp_order            i ngeom      # geoms sorted along the sweep axis

@@ -74,7 +74,9 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
                                  ("geom", mujoco.mjtObj.mjOBJ_GEOM, mm.ngeom),
                                  ("site", mujoco.mjtObj.mjOBJ_SITE, mm.nsite),
                                  ("actuator", mujoco.mjtObj.mjOBJ_ACTUATOR, mm.nu),
-                                 ("tendon", mujoco.mjtObj.mjOBJ_TENDON, mm.ntendon)):
+                                 ("tendon", mujoco.mjtObj.mjOBJ_TENDON, mm.ntendon),
+                                 ("camera", mujoco.mjtObj.mjOBJ_CAMERA, mm.ncam),
+                                 ("sensor", mujoco.mjtObj.mjOBJ_SENSOR, mm.nsensor)):
         names[kind] = [mujoco.mj_id2name(mm, objtype, i) or "" for i in range(count)]
     m = Model(sizes, arrays, names, path=None)
     return set_const(m)

@@ -79,6 +79,9 @@ actuator_actadr actuator_actnum actuator_group actuator_ctrllimited actuator_for
 actuator_actlimited actuator_actearly
 eq_type eq_obj1id eq_obj2id eq_active0
 pair_geom1 pair_geom2
+cam_projection cam_resolution
+sensor_type sensor_datatype sensor_needstage sensor_objtype sensor_objid sensor_reftype
+sensor_refid sensor_intprm sensor_dim sensor_adr
 """.split()
 
 SAME_FLOAT = """
@@ -87,7 +90,7 @@ jnt_pos jnt_axis jnt_stiffness jnt_range jnt_margin jnt_actfrcrange
 dof_armature dof_damping dof_frictionloss dof_M0
 geom_size geom_rbound geom_pos geom_friction geom_margin geom_gap geom_rgba
 site_size site_pos site_rgba
-cam_pos cam_fovy
+cam_pos cam_fovy cam_sensorsize cam_intrinsic mat_rgba sensor_cutoff sensor_noise
 light_pos light_dir light_attenuation light_cutoff light_exponent light_ambient
 light_diffuse light_specular
 mesh_vert
@@ -103,7 +106,7 @@ qpos0 qpos_spring
 SAME_QUAT = "body_quat geom_quat site_quat cam_quat".split()
 
 SIZES = ("nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface ntendon "
-         "nwrap neq nkey npair nexclude nM nmocap").split()
+         "nwrap neq nkey npair nexclude nM nmocap nmat nsensor nsensordata").split()
 
 
 def compare_models(ours, mj):
@@ -149,7 +152,9 @@ def compare_models(ours, mj):
     for kind, obj in (("body", mujoco.mjtObj.mjOBJ_BODY), ("joint", mujoco.mjtObj.mjOBJ_JOINT),
                       ("geom", mujoco.mjtObj.mjOBJ_GEOM), ("site", mujoco.mjtObj.mjOBJ_SITE),
                       ("actuator", mujoco.mjtObj.mjOBJ_ACTUATOR),
-                      ("tendon", mujoco.mjtObj.mjOBJ_TENDON)):
+                      ("tendon", mujoco.mjtObj.mjOBJ_TENDON),
+                      ("camera", mujoco.mjtObj.mjOBJ_CAMERA),
+                      ("sensor", mujoco.mjtObj.mjOBJ_SENSOR)):
         theirs = [mujoco.mj_id2name(mj, obj, i) or "" for i in range(len(ours.names[kind]))]
         assert ours.names[kind] == theirs, f"{kind} names"
 
@@ -191,7 +196,8 @@ def test_suite_list_is_complete():
 
 
 def _data_models():
-    return sorted(os.path.basename(p) for p in glob.glob(os.path.join(DATA, "compiler_*.xml")))
+    return sorted(os.path.basename(p) for pattern in ("compiler_*.xml", "sensors_*.xml")
+                  for p in glob.glob(os.path.join(DATA, pattern)))
 
 
 @pytest.mark.parametrize("name", _data_models())

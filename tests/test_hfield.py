@@ -464,8 +464,9 @@ def test_demo_bodies_land_on_the_terrain():
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("field", ["bumpy", "sloped"])
 def test_ray_matches_mj_ray(field):
-    """Random rays at a moved and tilted field (surface, side walls, base): the hit geom and
-    distance equal mujoco.mj_ray's (1e-6: MuJoCo's single-precision elevations)."""
+    """Random rays at a moved and tilted field (surface, side walls, base): the hit geom,
+    distance and surface normal equal mujoco.mj_ray's (MuJoCo's elevations are in single
+    precision)."""
     m, d, mm, md = load_both(field_xml(field, pos="0.1 -0.2 0.05", euler="10 5 20"))
     engine.forward(m, d)
     mujoco.mj_forward(mm, md)
@@ -476,9 +477,11 @@ def test_ray_matches_mj_ray(field):
         p = rng.uniform(-3, 3, 3)
         p[2] = rng.uniform(-1, 2)
         v = rng.uniform(-1, 1, 3) * [1.2, 1.2, 0.4] - p
-        g, x = ray(m, d, p, v)
-        xm = mujoco.mj_ray(mm, md, p, v, None, 1, -1, gid)
+        g, x, n = ray(m, d, p, v, normal=True)
+        nm = np.zeros(3)
+        xm = mujoco.mj_ray(mm, md, p, v, None, 1, -1, gid, nm)
         assert g == gid[0] and abs(x - xm) < 1e-6, (p, v, x, xm)
+        assert np.abs(n - nm).max() < 1e-5, (p, v, n, nm)
         hits += xm >= 0
     assert hits > 300
 

@@ -345,3 +345,46 @@ def test_version_1_recordings_load_with_their_integrators_renumbered(arm, tmp_pa
     assert traj.options_at(1)["integrator"] == [int(engine.Integrator.MIDPOINT)]
     # a file of the current version is read as written
     assert engine.trajectory.VERSION == 2
+
+
+def test_sensordata_is_recorded_with_each_step(tmp_path):
+    """The sensors of each step (those of the state before it, as after mj_step) round-trip bit
+    for bit, by name too, and go to sensordata.csv with a column per sensor component."""
+    m = engine.load_model(os.path.join(ROOT, "tests", "data", "sensors_contact.xml"))
+    d = engine.make_data(m)
+    rng = np.random.default_rng(4)
+    path = tmp_path / "sensors.traj"
+    snaps = []
+    with engine.Recorder(m, path, d=d) as rec:
+        for _ in range(40):
+            d.ctrl[:] = rng.uniform(-1, 1, m.nu)
+            engine.step(m, d)
+            rec.record(d)
+            snaps.append(d.sensordata.copy())
+    traj = engine.load_trajectory(path, model=m)
+    assert traj.sensordata.shape == (40, m.nsensordata)
+    np.testing.assert_array_equal(traj.sensordata, np.array(snaps))
+    i = m.names["sensor"].index("maxforce")
+    adr, dim = m.sensor_adr[i], m.sensor_dim[i]
+    np.testing.assert_array_equal(traj.sensor("maxforce"), traj.sensordata[:, adr:adr + dim])
+    files = traj.to_csv(tmp_path / "csv")
+    csv = [f for f in files if f.endswith("sensordata.csv")][0]
+    with open(csv) as f:
+        header = f.readline().strip().split(",")
+    assert len(header) == 2 + m.nsensordata and "maxforce_0" in header
+    np.testing.assert_array_equal(np.loadtxt(csv, delimiter=",", skiprows=1)[:, 2:],
+                                  traj.sensordata)
+
+
+def test_version_1_recordings_still_load():
+    """A recording made before sensordata was recorded (format version 1, made by the engine
+    of that time from trajectory_arm.xml) loads, with no sensor data, and is still recognised
+    as made with this model although the Model has gained fields since (its hash covers the
+    version 1 fields)."""
+    traj = engine.load_trajectory(os.path.join(ROOT, "tests", "data", "trajectory_v1.traj"))
+    assert traj.header["version"] == 1 and len(traj) == 5
+    assert traj.sensordata.shape == (5, 0)
+    traj.check_model(engine.load_model(ARM))
+    other = engine.load_model_from_string(open(ARM).read().replace('mass="0.5"', 'mass="0.6"'))
+    with pytest.raises(TrajectoryModelMismatch):
+        traj.check_model(other)
