@@ -224,7 +224,7 @@ def run_sensor_stages(m, d):
     d.sensordata[:] = np.nan
     sensor.sensor_pos(m._struct, d._struct)
     sensor.sensor_vel(m._struct, d._struct)
-    sensor.sensor_acc(m._struct, d._struct, False)    # MuJoCo's qacc: no implicit damping in it
+    sensor.sensor_acc(m._struct, d._struct, d.qacc, False)    # MuJoCo's qacc: no implicit damping in it
 
 
 def check_on_mujoco_forces(path, source, nstate=3, cone=None, seed=1):
