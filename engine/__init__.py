@@ -3,10 +3,11 @@
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
 name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force,
 transition_fd, inverse_fd, transition_derivatives, inverse_derivatives, smooth_derivatives,
-Recorder, load_trajectory, Model, Data, ModelError and the enums (ObjType among them).
+Recorder, load_trajectory, Model, Data, ModelError and the enums (ObjType, SensorType among them).
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
-                    Integrator, JointType, ObjType, Solver, Stabilization, TrnType, WrapType)
+                    Integrator, JointType, ObjType, SensorType, Solver, Stabilization, TrnType,
+                    WrapType)
 from .types import Data, Model, ModelError
 from .views import id2name, name2id
 # imported after the submodule of the same name, so that engine.forward is the function
@@ -16,8 +17,8 @@ from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
 from .smooth import jac  # noqa: E402
 from .derivative_fd import inverse_fd, transition_fd  # noqa: E402
-from .derivative import (inverse_derivatives, smooth_derivatives,  # noqa: E402
-                         transition_derivatives)
+from .derivative_analytic import (inverse_derivatives, smooth_derivatives,  # noqa: E402
+                                  transition_derivatives)
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from . import warmup  # noqa: E402
 
@@ -25,8 +26,8 @@ warmup.start()     # on an empty numba cache: compile part of the engine in a se
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
-    "Integrator", "JointType", "ObjType", "Solver", "Stabilization", "TrnType", "WrapType", "Data",
-    "Model", "ModelError",
+    "Integrator", "JointType", "ObjType", "SensorType", "Solver", "Stabilization", "TrnType",
+    "WrapType", "Data", "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
     "jac", "transition_fd", "inverse_fd", "transition_derivatives", "inverse_derivatives",

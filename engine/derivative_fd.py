@@ -24,7 +24,7 @@ import numpy as np
 
 from . import actuator, warmup
 from .forward import (_grow, euler, explicit_euler, fwd_acceleration, fwd_constraint, fwd_position,
-                      fwd_velocity, integrate_pos, step_kernel)
+                      fwd_velocity, implicit, integrate_pos, step_kernel)
 from .inverse import (check_invertible, inverse_acceleration, inverse_position,
                       inverse_velocity)
 from .enums import Integrator, JointType, Stage
@@ -143,7 +143,8 @@ def skips_stages(m):
     """True for the single-stage integrators, whose step leaves the position and velocity
     stages of its one forward pass in d (the multi-stage ones overwrite them)."""
     integ = m.opt_integrator[0]
-    return integ == Integrator.SEMIIMPLICIT or integ == Integrator.EXPLICIT
+    return (integ == Integrator.SEMIIMPLICIT or integ == Integrator.EXPLICIT
+            or integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST)
 
 
 @jit
@@ -162,8 +163,11 @@ def step_skip(m, d, skip):
     fwd_constraint(m, d)
     if d.nefc_overflow[0]:
         return
-    if m.opt_integrator[0] == Integrator.EXPLICIT:
+    integ = m.opt_integrator[0]
+    if integ == Integrator.EXPLICIT:
         explicit_euler(m, d)
+    elif integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST:
+        implicit(m, d)
     else:
         euler(m, d)
 

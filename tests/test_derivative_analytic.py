@@ -1,4 +1,4 @@
-"""Analytical derivatives (engine/derivative.py) against finite differences: whole matrices
+"""Analytical derivatives (engine/derivative_analytic.py) against finite differences: whole matrices
 against centered transition_fd / inverse_fd, directional derivatives along random directions
 against two full steps, both sides of active-set changes, and the features that raise.
 
@@ -13,8 +13,8 @@ import pytest
 import dm_control
 import engine
 from engine import Cone, Integrator, Solver
-from engine.derivative import (inverse_derivatives, smooth_derivatives, transition_derivatives,
-                               unsupported_features)
+from engine.derivative_analytic import (inverse_derivatives, smooth_derivatives,
+                                       transition_derivatives, unsupported_features)
 from engine.derivative_fd import state_diff
 from engine.forward import integrate_pos
 

@@ -106,6 +106,25 @@ def test_transition_fd_against_mujoco(source, centered):
             assert rel_err(B, B0) < TOL, rel_err(B, B0)
 
 
+@pytest.mark.parametrize("source", ["own", "cheetah"])
+@pytest.mark.parametrize("integrator", ["IMPLICIT", "IMPLICITFAST"])
+def test_transition_fd_implicit_against_mujoco(source, integrator):
+    """The implicit integrators, whose step reuses stages as the semi-implicit one does."""
+    mm, m = load_smooth(source)
+    mm.opt.integrator = int(getattr(mujoco.mjtIntegrator, "mjINT_" + integrator))
+    m.opt.integrator = Integrator[integrator]
+    md, d = mujoco.MjData(mm), engine.make_data(m)
+    ndx = 2 * mm.nv + mm.na
+    state = random_state(mm, np.random.default_rng(5))
+    set_state(md, state)
+    set_state(d, state)
+    A0, B0 = np.zeros((ndx, ndx)), np.zeros((ndx, mm.nu))
+    mujoco.mjd_transitionFD(mm, md, 1e-6, False, A0, B0, None, None)
+    A, B = engine.transition_fd(m, d, eps=1e-6, centered=False)
+    assert rel_err(A, A0) < TOL, rel_err(A, A0)
+    assert rel_err(B, B0) < TOL, rel_err(B, B0)
+
+
 def test_control_at_its_limit_is_nudged_inwards():
     """A control at the top of its range gets a backward difference (as in MuJoCo), one
     beyond the range a zero column; centered differences become one-sided there."""
