@@ -540,14 +540,43 @@ def actuator_inputs(m, d, Fa, Fu, scale):
 # ------------------------------------------------------------------------------------------------
 # the constraint rows: active set and geometric derivatives
 # ------------------------------------------------------------------------------------------------
+@inlined
+def cone_dproj_normal_r(r, mu1, n, z, out):
+    """out = d Proj / d r_0 at fixed z for an elliptic cone (r_0 the normal's R; the friction
+    rows' R are constant). With rho = r_0, kappa = mu_1 sqrt(r_1) (so muhat^2 = kappa^2 / rho)
+    and s = (sum_j r_j z_j^2)^(1/2), cone_project's surface case reads
+        x_0 = (rho z_0 + kappa s) / (rho + kappa^2),    x_j = kappa x_0 z_j / s,
+    so d x_0 / d rho = kappa (kappa z_0 - s) / (rho + kappa^2)^2 and d x_j / d rho =
+    kappa z_j / s d x_0 / d rho; zero inside the cone and at its tip."""
+    for k in range(n):
+        out[k] = 0.0
+    rho = r[0]
+    kappa2 = mu1 * mu1 * r[1]
+    s = 0.0
+    for j in range(1, n):
+        s += r[j] * z[j] * z[j]
+    s = math.sqrt(s)
+    zh0 = math.sqrt(rho) * z[0]
+    muhat = math.sqrt(kappa2 / rho)
+    if (zh0 >= 0.0 and s <= muhat * zh0) or s < MINVAL or muhat * s <= -zh0:
+        return
+    kappa = math.sqrt(kappa2)
+    dx0 = kappa * (kappa * z[0] - s) / ((rho + kappa2) * (rho + kappa2))
+    out[0] = dx0
+    for j in range(1, n):
+        out[j] = kappa * z[j] / s * dx0
+
+
 @jit
-def constraint_objects(m, d, vnext, z, f, P):
+def constraint_objects(m, d, vnext, z, f, P, Pr):
     """For each object at rows i..i+n-1: z = R^-1 (v* - J v') (the vector of problem (15)),
     f = f*(z) its impulse (Theorem 4: unconstrained, clamped, half-line or cone projection in
     the metric R) and P[i:i+n, :n] = d f* / d z, the active set: 1 for an equality row, a
     friction-loss row inside its bounds and a limit, frictionless contact or pyramid edge with
     z > 0, else 0; for an elliptic cone the derivative of Algorithm 5's projection (identity
-    inside, zero at the tip, the tangent map of the surface projection on it)."""
+    inside, zero at the tip, the tangent map of the surface projection on it), and Pr[i:i+n]
+    = d f* / d R_i at fixed z (cone_dproj_normal_r: the projection's metric turns with the
+    normal's R, which depends on qpos; 0 elsewhere)."""
     nefc = d.nefc[0]
     zh = np.empty(12)
     Pb = np.empty((6, 6))
@@ -556,6 +585,7 @@ def constraint_objects(m, d, vnext, z, f, P):
         n = object_size(d, i)
         for k in range(n):
             z[i + k] = (d.efc_vstar[i + k] - row_dot(d, i + k, d.efc_J, vnext)) / d.efc_R[i + k]
+            Pr[i + k] = 0.0
             for c in range(6):
                 P[i + k, c] = 0.0
         t = d.efc_type[i]
@@ -565,6 +595,8 @@ def constraint_objects(m, d, vnext, z, f, P):
             for a in range(n):
                 for b in range(n):
                     P[i + a, b] = Pb[a, b]
+            cone_dproj_normal_r(d.efc_R[i:i + n], d.efc_mu[i + 1], n, z[i:i + n],
+                                Pr[i:i + n])
         elif t == EQUALITY:
             f[i] = z[i]
             P[i, 0] = 1.0
@@ -1205,7 +1237,8 @@ def constraint_jacobians(m, d, w, vnext, f, Fq, Fv, H):
     h = m.opt_timestep[0]
     z = np.empty(nefc)
     P = np.zeros((nefc, 6))
-    constraint_objects(m, d, vnext, z, f, P)
+    Pr = np.zeros(nefc)
+    constraint_objects(m, d, vnext, z, f, P, Pr)
     rows = Rows(np.zeros((nefc, nv)), np.zeros((nefc, nv)), np.zeros((nefc, nv)),
                 np.zeros((nefc, nv)), Fq)
     scale = -1.0 / h
@@ -1246,6 +1279,9 @@ def constraint_jacobians(m, d, w, vnext, f, Fq, Fv, H):
                 if pab != 0.0:
                     for c in range(nv):
                         u[c] += pab * Y[b, c]
+            if Pr[i + a] != 0.0:                   # the cone's metric follows R_i
+                for c in range(nv):
+                    u[c] += Pr[i + a] * rows.dR[i, c]
             _outer_row(d, i + a, u, Fq, scale)
             u[:] = 0.0
             for b in range(n):

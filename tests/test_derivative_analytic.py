@@ -20,7 +20,7 @@ from engine.forward import integrate_pos
 
 SUITE = pathlib.Path(dm_control.__file__).parent / "suite"
 TOL = 1e-5          # relative error of the analytical matrices (per block, see rel_err)
-FD_EPS = 1e-6
+FD_EPS = 1e-5     # centered: truncation ~1e-10, roundoff ~1e-7 of the largest entry
 
 CHAIN = """
 <mujoco>
@@ -141,7 +141,7 @@ def block_errors(m, A, B, A0, B0):
 
 
 def fd_reliable(m, d):
-    """Centered transition_fd with eps and eps / 4 agree to 1e-7: no active-set change within
+    """Centered transition_fd with eps and eps / 4 agree to 1e-6: no active-set change within
     the perturbations. Returns the eps difference (or None)."""
     A1, B1 = engine.transition_fd(m, d, eps=FD_EPS, centered=True)
     A2, B2 = engine.transition_fd(m, d, eps=FD_EPS / 4, centered=True)
@@ -170,7 +170,7 @@ def random_direction_check(m, d, rng, tol=TOL):
     du = rng.standard_normal(m.nu)
     dx /= np.linalg.norm(dx)
     snap = {k: v.copy() for k, v in d._arrays.items()}
-    eps = 1e-6
+    eps = FD_EPS
 
     def stepped(s):
         for k, v in snap.items():
