@@ -182,6 +182,10 @@ def _dense_inertia(m, d, M):
 def forward_kernel(m, d):
     """The whole forward dynamics (MuJoCo's mj_forward)."""
     fwd_position(m, d)
+    if d.nefc_overflow[0]:
+        # contacts or rows did not fit: the caller grows d and runs it again; stopping here
+        # leaves the warm start untouched, so a step does not depend on the capacities of d
+        return
     fwd_velocity(m, d)
     # MuJoCo fills d.energy only with its ENERGY enable flag; here always, for it costs
     # O(nbody + nM), 1-2% of a forward (the humanoid lying down)
@@ -445,6 +449,18 @@ def reset_state(m, d):
 
 
 @jit
+def reset_history(d):
+    """Forget the earlier steps, as a fresh make_data: the warm start (warm_nefc, warm_ncon,
+    qacc_warmstart), the broadphase order (bp_order, bp_axis) and the warning counters."""
+    d.warm_nefc[0] = 0
+    d.warm_ncon[0] = 0
+    d.qacc_warmstart[:] = 0.0
+    d.bp_order[:] = 0
+    d.bp_axis[0] = 0
+    d.warning[:] = 0
+
+
+@jit
 def _bad_acceleration(d):
     """qacc, the smooth acceleration or the constraint forces are not finite or run away (a
     solver fed with NaN may return a finite qacc from its warm start)."""
@@ -556,9 +572,9 @@ def make_data(m: Model) -> Data:
 
 
 def reset_data(m: Model, d: Data) -> None:
-    """qpos = qpos0, qvel = 0, time = 0, inputs and warnings cleared."""
+    """qpos = qpos0, qvel = 0, time = 0, inputs, warnings and the warm start cleared."""
     reset_state(m._struct, d._struct)
-    d.warning[:] = 0
+    reset_history(d._struct)
 
 
 def reset_keyframe(m: Model, d: Data, key: int | str) -> None:
