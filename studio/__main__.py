@@ -22,6 +22,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                "left drag orbits, right drag pans, the scroll wheel zooms.")
     p.add_argument("model", nargs="?", default=str(DEFAULT_MODEL),
                    help=f"model file (default: {os.path.relpath(DEFAULT_MODEL)})")
+    p.add_argument("--sweep", metavar="DIR/CELL",
+                   help="replay a cell of a parameter sweep (python -m engine.sweep): the "
+                        "sweep's model with that cell's parameters (the same as MODEL DIR/CELL)")
     p.add_argument("--paused", action="store_true", help="start with the simulation paused")
     p.add_argument("--record", metavar="FILE",
                    help="record the trajectory to FILE (engine.Recorder)")
@@ -53,6 +56,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     except ValueError:
         p.error(f"--size must look like 1280x720, got {args.size!r}")
     args.width, args.height = w, h
+    if args.sweep:
+        args.model = args.sweep
     if args.duration is not None and args.duration < 0:
         p.error("--duration must be >= 0")
     if args.frames < 0:
@@ -77,6 +82,16 @@ def load(path: str):
     return m, d
 
 
+def describe_sweep_cell(path):
+    """For a cell of a sweep (DIR/CELL), say which one on stderr: its parameters and metrics."""
+    from engine import sweep
+    if sweep.is_cell(path):
+        try:
+            print(f"studio: {sweep.describe_cell(path)}", file=sys.stderr, flush=True)
+        except sweep.SweepError:
+            pass                                  # the loader reports it
+
+
 def open_recorder(m, d, path):
     if path is None:
         return None
@@ -94,6 +109,7 @@ def main(argv=None) -> int:
     if engine.warmup.compiling():
         print("studio: compiling the engine for this machine (once after installing or "
               "updating it; about a minute)", file=sys.stderr, flush=True)
+    describe_sweep_cell(args.model)
     if args.screenshot or args.headless:
         m, d = load(args.model)
     else:
