@@ -283,10 +283,24 @@ def test_matches_mujoco_rollout_without_contacts():
     np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)
 
 
-def test_rollout_kernel_releases_the_gil():
+def test_python_runs_while_a_rollout_is_stepping(pile):
+    """The compiled rollout releases the GIL: while one call steps a long rollout in another
+    thread (its first state written, its last not yet), this thread runs Python."""
     import sys
-    assert engine.rollout.__module__ == "engine.rollout"       # the function
+    import threading
     assert sys.modules["engine.rollout"].rollout_kernel.targetoptions["nogil"] is True
+    T = 3000
+    states = np.full((1, T, engine.state_size(pile, FULL)), np.nan)
+    worker = threading.Thread(target=engine.rollout, args=(pile, None),
+                              kwargs=dict(nstep=T, nthread=1, state=states))
+    seen_between = 0
+    worker.start()
+    while worker.is_alive():
+        if not np.isnan(states[0, 0, 0]) and np.isnan(states[0, -1, 0]):
+            seen_between += 1
+    worker.join()
+    assert not np.isnan(states).any()
+    assert seen_between > 0
 
 
 def test_rollout_errors_are_clear(pile):
