@@ -310,94 +310,109 @@ def rollout(model: Model | Sequence[Model], initial_state=None, control=None, *,
     models = [model] if isinstance(model, Model) else list(model)
     if not models or not all(isinstance(x, Model) for x in models):
         raise TypeError("model must be an engine.Model or a non-empty sequence of them")
-    m0 = models[0]
     for i, x in enumerate(models[1:], 1):
-        if x._sizes != m0._sizes:
-            diff = sorted(k for k in m0._sizes if x._sizes[k] != m0._sizes[k])
+        if x._sizes != models[0]._sizes:
+            diff = sorted(k for k in x._sizes if x._sizes[k] != models[0]._sizes[k])
             raise ValueError(f"models are not compatible: model {i} differs from model 0 in "
                              f"{', '.join(diff)}")
-    control_spec = _check_spec(control_spec)
-    state_spec = _check_spec(state_spec)
-    if control_spec & ~int(State.USER):
-        raise ValueError("control_spec can only contain bits of State.USER")
-    if nstep is not None and (isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer))
-                              or nstep < 0):
-        raise ValueError(f"nstep must be a non-negative integer, got {nstep!r}")
-    if chunk_size is not None and (isinstance(chunk_size, bool) or chunk_size < 1
-                                   or not isinstance(chunk_size, (int, np.integer))):
-        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-
-    x0 = _as_array("initial_state", initial_state, 2)
-    w0 = _as_array("initial_warmstart", initial_warmstart, 2)
-    u = _as_array("control", control, 3)
-    for name, a in (("state", state), ("sensordata", sensordata)):
-        if a is not None and (not isinstance(a, np.ndarray) or a.ndim != 3
-                              or a.dtype != np.float64 or not a.flags.c_contiguous):
-            raise ValueError(f"{name} must be a C-contiguous float64 array (B, T, n)")
-    nbatch = _infer(0, 1, initial_state=x0, initial_warmstart=w0, control=u, state=state,
-                    sensordata=sensordata)
-    if len(models) > 1 and nbatch == 1:
-        nbatch = len(models)
-    elif len(models) > 1 and nbatch != len(models):
-        raise ValueError(f"{len(models)} models for a batch of {nbatch} rollouts")
-    T = _infer(1, 1 if nstep is None else int(nstep), control=u, state=state,
-               sensordata=sensordata)
-    if nstep is not None and T != nstep:
-        raise ValueError(f"nstep={nstep} but the arrays have {T} steps")
-    nstate = state_size(m0, state_spec)
-    ncontrol = state_size(m0, control_spec)
-    nsens = int(getattr(m0, "nsensordata", 0))
-    for name, a, n in (("initial_state", x0, nstate), ("initial_warmstart", w0, m0.nv),
-                       ("control", u, ncontrol), ("state", state, nstate),
-                       ("sensordata", sensordata, nsens)):
-        if a is not None and a.shape[-1] != n:
-            raise ValueError(f"trailing dimension of {name} must be {n}, got {a.shape[-1]}")
-    for name, a in (("state", state), ("sensordata", sensordata)):
-        if a is not None and a.shape[:2] != (nbatch, T):
-            raise ValueError(f"{name} must have shape ({nbatch}, {T}, n), got {a.shape}")
-    if u is not None and control_spec & EQ_ACTIVE:
-        a = _offset(m0, control_spec, State.EQ_ACTIVE)
-        for r in range(nbatch):
-            _check_eq_active(models[r if len(models) > 1 else 0],
-                             u[r if u.shape[0] > 1 else 0, :, a:a + m0.neq],
-                             f"control of rollout {r}")
-    if state is None:
-        state = np.empty((nbatch, T, nstate))
-    if sensordata is None:
-        sensordata = np.empty((nbatch, T, nsens))
-    if x0 is None:
-        x0 = np.zeros((0, nstate))
-    if w0 is None:
-        w0 = np.zeros((0, m0.nv))
-    if u is None:
-        u, control_spec = np.zeros((1, 1, 0)), 0
-
-    if data is not None:
-        datas = [data] if isinstance(data, Data) else list(data)
-        if nthread is not None and nthread != len(datas):
-            raise ValueError(f"nthread={nthread} but {len(datas)} Data given (one per thread)")
-        for d in datas:
-            if not isinstance(d, Data) or d.model._sizes != m0._sizes:
-                raise ValueError("data must be Data of a model with the sizes of model")
-    else:
-        n = default_nthread() if nthread is None else max(1, int(nthread))
-        datas = [make_data(m0) for _ in range(max(1, min(n, nbatch)))]
+    batch = _Batch(models, _check_spec(state_spec), _check_spec(control_spec), initial_state,
+                   initial_warmstart, control, nstep, state, sensordata)
+    datas = _thread_data(models[0], data, nthread, batch.nbatch)
     if chunk_size is None:
-        chunk_size = max(1, nbatch // (10 * len(datas)))
-    chunks = [(r, min(r + chunk_size, nbatch)) for r in range(0, nbatch, chunk_size)]
-    if nbatch == 0 or T == 0:
-        return state, sensordata
+        chunk_size = max(1, batch.nbatch // (10 * len(datas)))
+    elif isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
+            or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    if batch.nbatch and batch.nstep:
+        _run(batch, datas, [(r, min(r + chunk_size, batch.nbatch))
+                            for r in range(0, batch.nbatch, chunk_size)])
+    return batch.state, batch.sensordata
 
+
+class _Batch:
+    """The inputs and outputs of a rollout call, checked, with B (nbatch) and T (nstep) inferred
+    as MuJoCo infers them; absent inputs become arrays with no rows (see rollout_kernel)."""
+
+    def __init__(self, models, state_spec, control_spec, initial_state, initial_warmstart,
+                 control, nstep, state, sensordata):
+        m = models[0]
+        if control_spec & ~int(State.USER):
+            raise ValueError("control_spec can only contain bits of State.USER")
+        if nstep is not None and (isinstance(nstep, bool) or nstep < 0
+                                  or not isinstance(nstep, (int, np.integer))):
+            raise ValueError(f"nstep must be a non-negative integer, got {nstep!r}")
+        x0 = _as_array("initial_state", initial_state, 2)
+        w0 = _as_array("initial_warmstart", initial_warmstart, 2)
+        u = _as_array("control", control, 3)
+        for name, a in (("state", state), ("sensordata", sensordata)):
+            if a is not None and (not isinstance(a, np.ndarray) or a.ndim != 3
+                                  or a.dtype != np.float64 or not a.flags.c_contiguous):
+                raise ValueError(f"{name} must be a C-contiguous float64 array (B, T, n)")
+        nbatch = _infer(0, 1, initial_state=x0, initial_warmstart=w0, control=u, state=state,
+                        sensordata=sensordata)
+        if len(models) > 1 and nbatch == 1:
+            nbatch = len(models)
+        elif len(models) > 1 and nbatch != len(models):
+            raise ValueError(f"{len(models)} models for a batch of {nbatch} rollouts")
+        T = _infer(1, 1 if nstep is None else int(nstep), control=u, state=state,
+                   sensordata=sensordata)
+        if nstep is not None and T != nstep:
+            raise ValueError(f"nstep={nstep} but the arrays have {T} steps")
+        nstate, ncontrol = state_size(m, state_spec), state_size(m, control_spec)
+        nsens = int(getattr(m, "nsensordata", 0))
+        for name, a, n in (("initial_state", x0, nstate), ("initial_warmstart", w0, m.nv),
+                           ("control", u, ncontrol), ("state", state, nstate),
+                           ("sensordata", sensordata, nsens)):
+            if a is not None and a.shape[-1] != n:
+                raise ValueError(f"trailing dimension of {name} must be {n}, got {a.shape[-1]}")
+        for name, a in (("state", state), ("sensordata", sensordata)):
+            if a is not None and a.shape[:2] != (nbatch, T):
+                raise ValueError(f"{name} must have shape ({nbatch}, {T}, n), got {a.shape}")
+        if u is not None and control_spec & EQ_ACTIVE:
+            a = _offset(m, control_spec, State.EQ_ACTIVE)
+            for r in range(nbatch):
+                _check_eq_active(models[r if len(models) > 1 else 0],
+                                 u[r if u.shape[0] > 1 else 0, :, a:a + m.neq],
+                                 f"control of rollout {r}")
+        self.models, self.nbatch, self.nstep = models, nbatch, T
+        self.state_spec = state_spec
+        self.control_spec = control_spec if u is not None else 0
+        self.initial_state = np.zeros((0, nstate)) if x0 is None else x0
+        self.initial_warmstart = np.zeros((0, m.nv)) if w0 is None else w0
+        self.control = np.zeros((1, 1, 0)) if u is None else u
+        self.state = np.empty((nbatch, T, nstate)) if state is None else state
+        self.sensordata = np.empty((nbatch, T, nsens)) if sensordata is None else sensordata
+
+
+def _thread_data(m, data, nthread, nbatch) -> list:
+    """One Data per thread: data as given, or made for nthread threads (at most nbatch)."""
+    if data is None:
+        n = default_nthread() if nthread is None else max(1, int(nthread))
+        return [make_data(m) for _ in range(max(1, min(n, nbatch)))]
+    datas = [data] if isinstance(data, Data) else list(data)
+    if nthread is not None and nthread != len(datas):
+        raise ValueError(f"nthread={nthread} but {len(datas)} Data given (one per thread)")
+    for d in datas:
+        if not isinstance(d, Data) or d.model._sizes != m._sizes:
+            raise ValueError("data must be Data of a model with the sizes of model")
+    return datas
+
+
+def _run(batch: _Batch, datas: list, chunks: list) -> None:
+    """Each Data's thread (the calling thread for a single Data) takes chunks of rollouts until
+    none is left; one rollout_kernel call per chunk, and another after the contacts or rows of
+    a step outgrew the Data (which then grows). An error in a thread is raised here."""
     # the interleaved integrator switches m.opt.disableflags during a step: one model per thread
-    private = any(x.opt.integrator == Integrator.INTERLEAVE for x in models)
+    private = any(x.opt.integrator == Integrator.INTERLEAVE for x in batch.models)
     warmup.join()
-    shared = typed.List([x._struct for x in models])
+    shared = typed.List([x._struct for x in batch.models])
     lock = threading.Lock()
     todo = iter(chunks)
     errors = []
 
     def work(d):
-        lists = typed.List([x.copy()._struct for x in models]) if private else shared
+        copies = [x.copy() for x in batch.models] if private else []
+        models = typed.List([x._struct for x in copies]) if private else shared
         try:
             while not errors:
                 with lock:
@@ -407,12 +422,13 @@ def rollout(model: Model | Sequence[Model], initial_state=None, control=None, *,
                 r, r_end = chunk
                 t = 0
                 while r < r_end:
-                    r, t = rollout_kernel(lists, d._struct, _sensordata_of(d), r, t, r_end, T,
-                                          state_spec, control_spec, x0, w0, u, state,
-                                          sensordata)
+                    r, t = rollout_kernel(models, d._struct, _sensordata_of(d), r, t, r_end,
+                                          batch.nstep, batch.state_spec, batch.control_spec,
+                                          batch.initial_state, batch.initial_warmstart,
+                                          batch.control, batch.state, batch.sensordata)
                     if r < r_end:
-                        _grow(d.model, d)        # contacts or rows outgrew d: grow, go on
-        except BaseException as e:               # re-raised in the calling thread
+                        _grow(d.model, d)
+        except BaseException as e:
             errors.append(e)
 
     if len(datas) == 1:
@@ -425,4 +441,3 @@ def rollout(model: Model | Sequence[Model], initial_state=None, control=None, *,
             th.join()
     if errors:
         raise errors[0]
-    return state, sensordata

@@ -205,6 +205,28 @@ def test_rollout_does_not_depend_on_the_capacity_left_by_earlier_rollouts():
         np.testing.assert_array_equal(states[b], ref, err_msg=f"rollout {b}")
 
 
+def test_sensor_values_are_copied_after_each_step(pile, monkeypatch):
+    """The sensor plumbing on its own: with d.qacc standing in for d.sensordata (nv values
+    that every step's forward writes), sensordata holds what the Data held after each step."""
+    import sys
+    rollout_module = sys.modules["engine.rollout"]
+    m = pile.copy()
+    object.__setattr__(m, "nsensordata", m.nv)
+    monkeypatch.setattr(rollout_module, "_sensordata_of", lambda d: d.qacc)
+    rng = np.random.default_rng(10)
+    x0 = random_states(m, 3, rng)
+    control = rng.normal(size=(3, 12, m.nu))
+    _, sensors = engine.rollout(m, x0, control, nthread=2, chunk_size=1)
+    assert sensors.shape == (3, 12, m.nv)
+    for b in range(3):
+        d = engine.make_data(m)
+        engine.set_state(m, d, x0[b], FULL)
+        for t in range(12):
+            d.ctrl[:] = control[b, t]
+            engine.step(m, d)
+            np.testing.assert_array_equal(sensors[b, t], d.qacc)
+
+
 def test_one_model_per_rollout(pile):
     rng = np.random.default_rng(5)
     models = []
