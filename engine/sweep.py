@@ -493,6 +493,8 @@ def run_sweep(m: Model, sweep: Sweep, directory, *, address=None, jobs=None, ser
     done = prepare(directory, sweep, m)
     cells = grid(sweep.params)
     todo = [(c, v) for c, v in cells if c not in done]
+    if todo and not serial:
+        start_ray(address, jobs)                   # its messages before the progress bar
     bar = Progress(len(cells), label="sweep", enabled=progress, unit="cells")
     bar.update(len(done))
 
@@ -541,9 +543,10 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     """fn(*shared, *args) for each (key, args) of calls, as Ray tasks or, with serial, one after
     another in this process; on_result(key, value) as each one finishes (in this process).
 
-    The shared arguments go once into Ray's object store. At most jobs tasks (default: twice
-    the cluster's CPUs) are in flight, so a large grid does not flood the scheduler. A task
-    whose worker died gives on_result(key, error_row(key, exception))."""
+    The shared arguments go once into Ray's object store. Twice as many tasks as workers are
+    in flight (on a cluster given by address, at most jobs if given), so a large grid does not
+    flood the scheduler. A task whose worker died gives on_result(key, error_row(key,
+    exception)); an interruption cancels the tasks in flight."""
     if serial:
         for key, args in calls:
             on_result(key, fn(*shared, *args))
@@ -551,7 +554,9 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     ray = start_ray(address, jobs)
     task = ray.remote(num_cpus=1, max_retries=1)(fn)
     refs = [ray.put(x) for x in shared]
-    window = jobs or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+    # twice the CPUs: a task waits beside each running one; on a cluster, --jobs bounds them
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    window = jobs if address and jobs else 2 * (min(jobs, cpus) if jobs else cpus)
     queue = list(reversed(calls))
     pending = {}
     try:
@@ -839,6 +844,8 @@ def main(argv=None) -> int:
         p.error("--duration and --sample-dt must be positive")
     if args.jobs is not None and args.jobs < 1:
         p.error("--jobs must be at least 1")
+    out = args.out or os.path.splitext(os.path.basename(args.model))[0] + "_sweep"
+    params = []
     try:
         params = [parse_param(t) for t in args.param]
         names = [q.name for q in params]
@@ -851,10 +858,13 @@ def main(argv=None) -> int:
             m.key(keyframe)                          # KeyError for an unknown key
         sweep = Sweep(os.path.abspath(args.model), sha, params, args.duration,
                       args.metric or list(DEFAULT_METRICS), args.sample_dt, keyframe)
-        out = args.out or os.path.splitext(os.path.basename(args.model))[0] + "_sweep"
         result = run_sweep(m, sweep, out, address=args.address, jobs=args.jobs,
                            serial=args.serial, progress=not args.quiet,
                            figures=not args.no_figures)
+    except KeyboardInterrupt:
+        print(f"\nsweep: interrupted; {len(_read_done(out))} of {len(grid(params))} cells are "
+              f"done: run the same command again to finish the others", file=sys.stderr)
+        return 130
     except (ValueError, KeyError, ModelError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"sweep: error: {msg}", file=sys.stderr)

@@ -8,7 +8,7 @@ rendering keeps both kinds in one pytest process.
 
 import pytest
 
-WINDOW_TEST_MODULES = {"test_studio_app.py", "test_studio_sweep.py"}
+WINDOW_TEST_MODULES = {"test_studio_app.py"}
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -1,22 +1,24 @@
 """The studio replays a cell of a parameter sweep: ``python -m studio --sweep DIR/CELL`` (or
 DIR/CELL as the model) opens the sweep's model with that cell's parameters.
 
-In the window (the Xvfb display of test_studio_app): the running engine has the cell's options,
-and the box rests as deep as the sweep measured for that cell in its own run.
+Through the window (under Xvfb, in a subprocess as the user runs it) with --record: the recorded
+options are the cell's, and the box comes to rest as deep as the sweep measured for that cell
+in its own run.
 """
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+import engine
 from engine import sweep
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_studio_app import make_app, pump_until, xdisplay  # noqa: E402,F401,F811 (a fixture)
-from test_studio_app import pytestmark  # noqa: E402,F401 (skipped without Xvfb and GL)
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_studio_cli import needs_xvfb, summary  # noqa: E402
+
 BOX = """<mujoco model="box on a plane">
   <option timestep="0.005"/>
   <worldbody>
@@ -38,32 +40,32 @@ def box_sweep(tmp_path_factory):
     return out
 
 
-def test_window_replays_the_cell(xdisplay, box_sweep):  # noqa: F811
+@needs_xvfb
+def test_window_replays_the_cell(box_sweep, tmp_path):
     table = {r["cell"]: r for r in sweep.read_table(box_sweep)}
-    app = make_app(box_sweep / "c0001")
-    try:
-        r = app.runner
-        assert app.m.opt.kappa == table["c0001"]["kappa"] == 0.06
-        assert app.m.opt.epsilon == 0.1
-        assert app.window.caption.startswith("studio - c0001")
-        assert pump_until(app, lambda: r.snapshot.time > 2.0, timeout=60)
-        depth = -r.snapshot.contact_dist.min()
-        # the sweep's own run of this cell measured the same resting depth
-        assert depth == pytest.approx(table["c0001"]["penetration_box"], rel=0.01)
-        assert depth > 5 * table["c0000"]["penetration_box"]
-    finally:
-        app.close()
-        app.window.close()
-
-
-def test_command_line_names_the_cell_and_refuses_an_unknown_one(box_sweep):
-    run = [sys.executable, "-m", "studio", "--headless", "--duration", "0.2", "--sweep"]
-    env = dict(os.environ, LP_NUM_THREADS="1")
-    proc = subprocess.run(run + [str(box_sweep / "c0000")], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    rec = tmp_path / "cell.traj"
+    proc = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", sys.executable,
+                           "-m", "studio", "--sweep", str(box_sweep / "c0001"), "--duration", "4",
+                           "--size", "640x360", "--msaa", "0", "--record", str(rec)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, LP_NUM_THREADS="1"))
     assert proc.returncode == 0, proc.stderr
-    assert "sweep cell c0000 of box.xml: epsilon=0.1 kappa=0.02 (penetration_box=" in proc.stderr
-    proc = subprocess.run(run + [str(box_sweep / "c0007")], cwd=ROOT, env=env,
+    assert summary(proc)["frames"] > 5
+    assert "sweep cell c0001 of box.xml: epsilon=0.1 kappa=0.06" in proc.stderr
+    traj = engine.load_trajectory(str(rec))
+    opts = traj.options_at(len(traj) - 1)
+    assert opts["kappa"] == [table["c0001"]["kappa"]] == [0.06] and opts["epsilon"] == [0.1]
+    assert traj.time[-1] > 1.5                         # settled (the sweep averages 1.5-2 s)
+    k = int(np.searchsorted(traj.time, 1.5))
+    depth = np.mean([-traj.contact(i)["dist"].min() for i in range(k, len(traj))])
+    assert depth == pytest.approx(table["c0001"]["penetration_box"], rel=0.01)
+    assert depth > 5 * table["c0000"]["penetration_box"]
+
+
+def test_command_line_refuses_an_unknown_cell(box_sweep):
+    proc = subprocess.run([sys.executable, "-m", "studio", "--headless", "--duration", "0.2",
+                           "--sweep", str(box_sweep / "c0007")], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
     assert "c0007: no such cell; the sweep's cells are c0000 to c0001" in proc.stderr
+    assert "Traceback" not in proc.stderr
