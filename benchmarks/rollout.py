@@ -12,7 +12,9 @@
 2. A sweep of --cells cells (epsilon x kappa) of --cell-duration simulated seconds: back to back
    in this process (--serial), then on a local Ray (every core): the first sweep includes
    starting Ray and its workers (which load the compiled engine), a second one reuses them.
-   The ideal is the back-to-back time divided by the number of cores.
+   The ideal is the back-to-back time divided by the number of cores. The CPU time of this
+   process and its descendants (Ray's processes and workers) shows Ray's own cost apart from
+   what other processes on the machine take.
 
 The machine's load average is printed before and after: the figures are ratios measured side
 by side, absolute times depend on what else runs.
@@ -112,6 +114,27 @@ def rollouts(batch, steps, repeat):
     print(f"   {load()}")
 
 
+def tree_cpu():
+    """CPU seconds (user + system) used so far by this process and all its descendants (with a
+    Ray started here: its raylet, object store and workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, used = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = int(fields[1])
+        used[int(pid)] = (int(fields[11]) + int(fields[12])) / tick
+    mine, todo = set(), [os.getpid()]
+    while todo:
+        p = todo.pop()
+        mine.add(p)
+        todo += [c for c, pp in parent.items() if pp == p and c not in mine]
+    return sum(used.get(p, 0.0) for p in mine)
+
+
 def sweeps(cells, duration, repeat):
     path = humanoid_path()
     m, sha = sweep.load_model_any(path)
@@ -127,10 +150,10 @@ def sweeps(cells, duration, repeat):
 
     def run(**kw):
         out = tempfile.mkdtemp(dir=tmp)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), tree_cpu()
         result = sweep.run_sweep(m, sw, out, progress=False, figures=False, **kw)
         assert result["ran"] == ncell and not result["errors"], result["errors"]
-        return time.perf_counter() - t
+        return time.perf_counter() - t, tree_cpu() - c
 
     sweep.run_cell(m, params, (0.1, 0.02), 0.05, sw.metrics)    # compile or load the kernels
     serial, warm = [], []
@@ -141,13 +164,15 @@ def sweeps(cells, duration, repeat):
         warm.append(run())
     ray.shutdown()
     shutil.rmtree(tmp, ignore_errors=True)
-    ideal = min(serial) / cores
-    print(f"   back to back in one process: {min(serial):.2f} s; ideal on {cores} cores "
-          f"{ideal:.2f} s")
-    print(f"   Ray, started for the sweep (ray.init, worker start-up included): {cold:.2f} s = "
-          f"{cold / ideal:.2f} x the ideal")
-    print(f"   Ray, running with its workers up (best of {repeat}): {min(warm):.2f} s = "
-          f"{min(warm) / ideal:.2f} x the ideal")
+    (wall, cpu), (wwall, wcpu) = min(serial), min(warm)
+    ideal = wall / cores
+    print(f"   back to back in one process: {wall:.2f} s ({cpu:.2f} s of CPU); ideal on "
+          f"{cores} cores {ideal:.2f} s")
+    print(f"   Ray, started for the sweep (ray.init, worker start-up included): {cold[0]:.2f} s "
+          f"= {cold[0] / ideal:.2f} x the ideal")
+    print(f"   Ray, running with its workers up (best of {repeat}): {wwall:.2f} s = "
+          f"{wwall / ideal:.2f} x the ideal; {wcpu:.2f} s of CPU in the driver, Ray and its "
+          f"workers = {wcpu / cpu:.2f} x the back-to-back CPU")
     print(f"   {load()}")
 
 
