@@ -476,10 +476,11 @@ def _json_default(x):
 
 
 def run_sweep(m: Model, sweep: Sweep, directory, *, address=None, jobs=None, serial=False,
-              progress=True, figures=True) -> dict:
-    """Run the cells of sweep not yet in directory (Ray tasks, or in this process with serial),
-    then write the table and figures. Returns {"ran": cells run now, "cells": total,
-    "errors": {cell: message} of the cells that failed, "paths": files written}."""
+              progress=True, figures=True, retry_failed=False) -> dict:
+    """Run the cells of sweep not yet in directory (and those that failed, with retry_failed)
+    as Ray tasks, or in this process with serial, then write the table and figures. Returns
+    {"ran": cells run now, "cells": total, "errors": {cell: message} of the cells that failed,
+    "paths": files written}."""
     for spec in sweep.metrics:                     # bad metrics or params fail here, not in Ray
         make_metric(m, spec)
     for p in sweep.params:
@@ -492,16 +493,20 @@ def run_sweep(m: Model, sweep: Sweep, directory, *, address=None, jobs=None, ser
                     raise ValueError(f"--param {p.name}: unknown value {v!r}") from None
     done = prepare(directory, sweep, m)
     cells = grid(sweep.params)
-    todo = [(c, v) for c, v in cells if c not in done]
+    todo = [(c, v) for c, v in cells
+            if c not in done or retry_failed and done[c].get("status") != "ok"]
     if todo and not serial:
         start_ray(address, jobs)                   # its messages before the progress bar
     bar = Progress(len(cells), label="sweep", enabled=progress, unit="cells")
-    bar.update(len(done))
+    bar.update(len(cells) - len(todo))
 
     def record(cell, row):
         _append(directory, row)
         done[cell] = row
-        bar.update(len(done))
+        finished.add(cell)
+        bar.update(len(cells) - len(todo) + len(finished))
+
+    finished = set()
 
     map_tasks(_cell_task, [(c, (c, v, sweep.duration, sweep.metrics, sweep.sample_dt,
                                 sweep.keyframe)) for c, v in todo], record,
@@ -657,7 +662,8 @@ def column_unit(col: str) -> str:
 
 def write_figures(directory, sweep, cells, done) -> list:
     """heatmap_COLUMN.png and .svg per metric column: a heatmap over the first two parameters
-    (one panel per value of the others, at most MAX_PANELS), or a curve with one parameter.
+    (one panel per value of the others, at most MAX_PANELS); with one parameter, a curve
+    (plot_COLUMN).
     Values spanning more than two decades get a logarithmic colour scale; cells that failed
     are grey; small grids print the value in each cell."""
     from matplotlib.colors import LogNorm, Normalize
@@ -837,6 +843,8 @@ def main(argv=None) -> int:
                    help="workers of the local Ray (default: every core)")
     p.add_argument("--serial", action="store_true",
                    help="run the cells one after another in this process, without Ray")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="run again the cells that failed in an earlier run of this sweep")
     p.add_argument("--no-figures", action="store_true", help="write the table only")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
@@ -860,7 +868,7 @@ def main(argv=None) -> int:
                       args.metric or list(DEFAULT_METRICS), args.sample_dt, keyframe)
         result = run_sweep(m, sweep, out, address=args.address, jobs=args.jobs,
                            serial=args.serial, progress=not args.quiet,
-                           figures=not args.no_figures)
+                           figures=not args.no_figures, retry_failed=args.retry_failed)
     except KeyboardInterrupt:
         print(f"\nsweep: interrupted; {len(_read_done(out))} of {len(grid(params))} cells are "
               f"done: run the same command again to finish the others", file=sys.stderr)

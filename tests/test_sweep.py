@@ -210,6 +210,11 @@ def test_failing_cell_is_reported_and_the_others_run(ray_session, box, tmp_path)
     assert "kappa must be positive" in result["errors"]["c0001"]
     table = sweep.read_table(tmp_path / "sw")
     assert [r["status"] for r in table] == ["ok", "error", "ok"]
+    again = sweep.run_sweep(m, sw, tmp_path / "sw", progress=False, figures=False)
+    assert again["ran"] == 0 and list(again["errors"]) == ["c0001"]
+    again = sweep.run_sweep(m, sw, tmp_path / "sw", progress=False, figures=False,
+                            retry_failed=True)
+    assert again["ran"] == 1 and list(again["errors"]) == ["c0001"]
 
 
 def test_command_line_on_a_running_cluster_interrupted_and_resumed(ray_session, box, tmp_path):
