@@ -16,6 +16,7 @@ from .forward import (energy, forward, full_inertia, make_data, reset_data,  # n
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
 from .rollout import get_state, rollout, set_state, state_size  # noqa: E402
+from .smooth import jac  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from . import warmup  # noqa: E402
 
@@ -27,7 +28,7 @@ __all__ = [
     "WrapType", "Data", "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
-    "rollout", "state_size", "get_state", "set_state",
+    "rollout", "state_size", "get_state", "set_state", "jac",
     "Recorder", "load_trajectory", "TrajectoryModelMismatch",
 ]
 
