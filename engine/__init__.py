@@ -3,11 +3,11 @@
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
 name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, rollout,
 state_size, get_state, set_state, Recorder, load_trajectory, Model, Data, ModelError and the
-enums (ObjType and State among them).
+enums (ObjType, SensorType and State among them).
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
-                    Integrator, JointType, ObjType, Solver, Stabilization, State, TrnType,
-                    WrapType)
+                    Integrator, JointType, ObjType, SensorType, Solver, Stabilization, State,
+                    TrnType, WrapType)
 from .types import Data, Model, ModelError
 from .views import id2name, name2id
 # imported after the submodule of the same name, so that engine.forward is the function
@@ -24,8 +24,8 @@ warmup.start()     # on an empty numba cache: compile part of the engine in a se
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
-    "Integrator", "JointType", "ObjType", "Solver", "Stabilization", "State", "TrnType",
-    "WrapType", "Data", "Model", "ModelError",
+    "Integrator", "JointType", "ObjType", "SensorType", "Solver", "Stabilization", "State",
+    "TrnType", "WrapType", "Data", "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
     "rollout", "state_size", "get_state", "set_state", "jac",

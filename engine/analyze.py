@@ -10,7 +10,7 @@ controls.png, impulses.png with their SVG twins (engine.figures). Prints one lin
 family (max and RMS error) on stdout and a progress bar on stderr. Exit code 2 on a bad
 recording, a missing model, a model mismatch or a model that cannot be inverted (hard equality
 constraints); exit code 1 when no step could be analysed (every step skipped, e.g. a recording
-made with another integrator than SEMIIMPLICIT): the outputs are written, and the reasons printed.
+made with a multi-stage integrator such as RK4): the outputs are written, and the reasons printed.
 
 A directory (every *.traj below it) or a glob pattern: each recording is analysed as a Ray task
 (``--jobs`` workers on this machine, or the cluster at ``--address``; ``--serial``: one after

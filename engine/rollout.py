@@ -199,12 +199,12 @@ def _warned(d):
 
 
 @jit
-def rollout_kernel(models, d, sensordata_src, r, t, r_end, nstep, state_spec, control_spec,
+def rollout_kernel(models, d, r, t, r_end, nstep, state_spec, control_spec,
                    initial_state, initial_warmstart, control, state, sensordata):
     """Rollouts r .. r_end - 1, from step t of rollout r on: state, sensordata.
 
     # Model: models (one, or one per rollout)
-    # Data in: d, the thread's; sensordata_src, its sensor values (empty without sensors)
+    # Data in: d, the thread's
     # Inputs: initial_state (1 or B, nstate; 0 rows: the model's default state),
     #   initial_warmstart (1 or B, nv; 0 rows: none), control (1 or B, 1 or T, ncontrol)
     # Out: state (B, T, nstate), sensordata (B, T, nsensordata)
@@ -228,14 +228,14 @@ def rollout_kernel(models, d, sensordata_src, r, t, r_end, nstep, state_spec, co
             if _warned(d):
                 for k in range(t, nstep):
                     _get_state(m, d, state_spec, state[r, k])
-                    sensordata[r, k, :] = sensordata_src
+                    sensordata[r, k, :] = d.sensordata
                 break
             if control_spec:
                 _set_state(m, d, control_spec, control[rc, t if control.shape[1] > 1 else 0])
             if step_kernel(m, d, 1) == 0:
                 return r, t
             _get_state(m, d, state_spec, state[r, t])
-            sensordata[r, t, :] = sensordata_src
+            sensordata[r, t, :] = d.sensordata
             t += 1
         r += 1
         t = 0
@@ -266,11 +266,6 @@ def _infer(axis, value, **arrays):
             raise ValueError(f"{name} has {a.shape[axis]} entries along axis {axis}, "
                              f"expected {value} (or 1)")
     return value
-
-
-def _sensordata_of(d: Data) -> np.ndarray:
-    s = getattr(d, "sensordata", None)
-    return np.zeros(0) if s is None else s
 
 
 def default_nthread() -> int:
@@ -422,7 +417,7 @@ def _run(batch: _Batch, datas: list, chunks: list) -> None:
                 r, r_end = chunk
                 t = 0
                 while r < r_end:
-                    r, t = rollout_kernel(models, d._struct, _sensordata_of(d), r, t, r_end,
+                    r, t = rollout_kernel(models, d._struct, r, t, r_end,
                                           batch.nstep, batch.state_spec, batch.control_spec,
                                           batch.initial_state, batch.initial_warmstart,
                                           batch.control, batch.state, batch.sensordata)

@@ -6,11 +6,15 @@ stepped alone on a fresh Data with engine.step.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import engine
 from engine import State
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -53,6 +57,7 @@ CHAIN = """<mujoco model="chain">
       conaffinity="0"/></body>
     <body name="a" pos="0 0 1">
       <joint name="h1" type="hinge" axis="0 1 0" damping="0.05"/>
+      <site name="tip" pos="0.3 0 0"/>
       <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03" contype="0" conaffinity="0"/>
       <body name="b" pos="0.3 0 0">
         <joint name="s" type="slide" axis="1 0 0"/>
@@ -69,6 +74,14 @@ CHAIN = """<mujoco model="chain">
     <motor name="m1" joint="h1"/>
     <general name="f" joint="s" dyntype="filter" dynprm="0.05" gainprm="3"/>
   </actuator>
+  <sensor>
+    <jointpos joint="s"/>
+    <jointvel joint="h1"/>
+    <ballquat joint="ball"/>
+    <actuatorfrc actuator="f"/>
+    <accelerometer site="tip"/>
+    <framepos objtype="body" objname="c"/>
+  </sensor>
 </mujoco>"""
 
 
@@ -97,7 +110,7 @@ def step_alone(m, x0, control, nstep, spec=FULL, control_spec=int(State.CTRL)):
             engine.set_state(m, d, control[min(t, len(control) - 1)], control_spec)
         engine.step(m, d)
         states.append(engine.get_state(m, d, spec))
-        sensors.append(np.array(getattr(d, "sensordata", np.zeros(0))))
+        sensors.append(d.sensordata.copy())
     return np.array(states), np.array(sensors), d
 
 
@@ -205,26 +218,19 @@ def test_rollout_does_not_depend_on_the_capacity_left_by_earlier_rollouts():
         np.testing.assert_array_equal(states[b], ref, err_msg=f"rollout {b}")
 
 
-def test_sensor_values_are_copied_after_each_step(pile, monkeypatch):
-    """The sensor plumbing on its own: with d.qacc standing in for d.sensordata (nv values
-    that every step's forward writes), sensordata holds what the Data held after each step."""
-    import sys
-    rollout_module = sys.modules["engine.rollout"]
-    m = pile.copy()
-    object.__setattr__(m, "nsensordata", m.nv)
-    monkeypatch.setattr(rollout_module, "_sensordata_of", lambda d: d.qacc)
+def test_sensor_values_are_copied_after_each_step():
+    """sensordata holds, bit for bit, the sensor values of each step stepped alone (those its
+    forward computed, at the state before the step), on a model whose contacts come and go."""
+    m = engine.load_model(os.path.join(ROOT, "tests", "data", "sensors_contact.xml"))
+    assert m.nsensordata > 0
     rng = np.random.default_rng(10)
     x0 = random_states(m, 3, rng)
     control = rng.normal(size=(3, 12, m.nu))
     _, sensors = engine.rollout(m, x0, control, nthread=2, chunk_size=1)
-    assert sensors.shape == (3, 12, m.nv)
+    assert sensors.shape == (3, 12, m.nsensordata)
     for b in range(3):
-        d = engine.make_data(m)
-        engine.set_state(m, d, x0[b], FULL)
-        for t in range(12):
-            d.ctrl[:] = control[b, t]
-            engine.step(m, d)
-            np.testing.assert_array_equal(sensors[b, t], d.qacc)
+        _, ref, _ = step_alone(m, x0[b], control[b], 12)
+        np.testing.assert_array_equal(sensors[b], ref, err_msg=f"rollout {b}")
 
 
 def test_one_model_per_rollout(pile):
@@ -299,10 +305,12 @@ def test_matches_mujoco_rollout_without_contacts():
     x0 = random_states(m, B, rng)
     x0[:, 0] = rng.uniform(0, 1, B)                      # start times
     control = rng.normal(size=(B, T, m.nu))
-    ours, _ = engine.rollout(m, x0, control, nthread=2)
-    ref, _ = mj_rollout.rollout(mm, [mujoco.MjData(mm) for _ in range(2)], x0, control)
-    assert ours.shape == ref.shape
+    ours, our_sensors = engine.rollout(m, x0, control, nthread=2)
+    ref, ref_sensors = mj_rollout.rollout(mm, [mujoco.MjData(mm) for _ in range(2)], x0,
+                                          control)
+    assert ours.shape == ref.shape and our_sensors.shape == ref_sensors.shape == (B, T, 13)
     np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(our_sensors, ref_sensors, rtol=1e-9, atol=1e-9)
 
 
 def test_python_runs_while_a_rollout_is_stepping(pile):
