@@ -36,7 +36,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--screenshot", metavar="FILE.png",
                    help="render offscreen through EGL (no display needed), save a PNG and quit")
     p.add_argument("--frames", type=int, default=0, metavar="N",
-                   help="with --screenshot: simulate N frames of 1/60 s first (default 0)")
+                   help="with --screenshot: simulate N frames of 1/60 s first; with a window: quit "
+                        "after drawing N frames (default 0: neither)")
     p.add_argument("--size", default="1280x720", metavar="WxH",
                    help="window or screenshot size in pixels (default 1280x720)")
     p.add_argument("--msaa", type=int, default=None, metavar="N",
