@@ -18,13 +18,16 @@ derivative transition_derivatives is.
 import argparse
 import os
 import pathlib
+import sys
 import time
 
 import numpy as np
 
 import dm_control
-import engine
-from engine.derivative_fd import state_diff
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import engine  # noqa: E402
+from engine.derivative_fd import state_diff  # noqa: E402
 
 SUITE = pathlib.Path(dm_control.__file__).parent / "suite"
 
