@@ -25,9 +25,8 @@ import math
 import numpy as np
 
 from . import actuator
-from .enums import BiasType, DisableBit, DynType, GainType, JointType, TrnType
+from .enums import BiasType, DisableBit, DynType, GainType, Integrator, JointType, TrnType
 from .jit import jit
-from .enums import Integrator
 from .math import (MINVAL, add6, cross_force, cross_motion, dot6, mat9, mul_inert_vec,
                    mulmattvec3, row6, row10, vec3)
 from .passive import ellipsoid_max_moment, ellipsoid_semiaxes, inertia_box
@@ -130,8 +129,9 @@ def smooth_vel(m, d, flg_bias):
 def actuator_vel(m, d):
     """qDeriv += d qfrc_actuator / d qvel: moment' (d force / d velocity) moment per actuator,
     with d force / d velocity = biasprm[2] (affine bias) + (d gain / d velocity) * input, the
-    gain's derivative gainprm[2] (affine) or muscle_gain_vel (muscle), the input being the control (clamped to ctrlrange, as the force uses it) or the
-    activation (the next one with actearly). Actuators whose force is at its forcerange, and
+    gain's derivative gainprm[2] (affine) or muscle_gain_vel (muscle), the input being the
+    control (clamped to ctrlrange, as the force uses it) or the activation (the next one with
+    actearly). Actuators whose force is at its forcerange, and
     joint actuators whose joint's total actuator force is at its actuatorfrcrange, contribute
     nothing (MuJoCo's mjd_actuator_vel)."""
     flags = m.opt_disableflags[0]
@@ -398,14 +398,10 @@ def ellipsoid_fluid_vel(m, d, body, g):
         h = (P * u[0] - S * Au[0], P * u[1] - S * Au[1], P * u[2] - S * Au[2])
         dG = (G * (Au[0] / P - u[0] / S - AAu[0] / Q), G * (Au[1] / P - u[1] / S - AAu[1] / Q),
               G * (Au[2] / P - u[2] / S - AAu[2] / Q))
-        kh = (k * h[0], k * h[1], k * h[2])
-        _add_outer(B, 3, 3, kh, dG, k * G * P)
-        kGu = (2.0 * k * G * u[0], 2.0 * k * G * u[1], 2.0 * k * G * u[2])
-        kGAu = (-2.0 * k * G * Au[0], -2.0 * k * G * Au[1], -2.0 * k * G * Au[2])
-        _add_outer(B, 3, 3, kGu, Au, 0.0)
-        _add_outer(B, 3, 3, kGAu, u, 0.0)
         for i in range(3):
-            B[3 + i, 3 + i] -= k * G * S * a[i]
+            for j in range(3):
+                B[3 + i, 3 + j] += k * (h[i] * dG[j] + 2.0 * G * (u[i] * Au[j] - Au[i] * u[j]))
+            B[3 + i, 3 + i] += k * G * (P - S * a[i])
 
     # drag -c_u u, c_u = visc 3 pi D + rho |u| (A_proj blunt + slender (A_max - A_proj)),
     # D = 2/3 (s0 + s1 + s2):  dF/du = -c_u I - u dc_u',
@@ -430,7 +426,8 @@ def ellipsoid_fluid_vel(m, d, body, g):
     _add_outer(B, 3, 3, mu, grad, -c_u)
 
     # angular drag -c_w w, c_w = visc pi D^3 + rho |C w|, C = diag(angdrag II_i + slender
-    # (I_max - II_i)), II_i = 8/15 pi s_i max(s_j, s_k)^4: dT/dw = -c_w I - w dc_w', dc_w = rho C^2 w / |C w|
+    # (I_max - II_i)), II_i = 8/15 pi s_i max(s_j, s_k)^4:
+    #   dT/dw = -c_w I - w dc_w',  dc_w = rho C^2 w / |C w|
     I_max = 8.0 / 15.0 * math.pi * d_mid * d_max ** 4
     II = (ellipsoid_max_moment(s[0], s[1], s[2]), ellipsoid_max_moment(s[1], s[2], s[0]),
           ellipsoid_max_moment(s[2], s[0], s[1]))
