@@ -8,6 +8,15 @@ class JointType(IntEnum):
     SLIDE = 2
     HINGE = 3
 
+    def qpos_width(self) -> int:
+        """Number of qpos entries of a joint of this type (position and quaternion of a free
+        joint, quaternion of a ball joint)."""
+        return (7, 4, 1, 1)[self]
+
+    def dof_width(self) -> int:
+        """Number of degrees of freedom (qvel entries) of a joint of this type."""
+        return (6, 3, 1, 1)[self]
+
 
 class GeomType(IntEnum):
     PLANE = 0

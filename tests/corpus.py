@@ -10,6 +10,7 @@ features this engine does not implement are in the lists too: callers skip what 
 import glob
 import importlib.util
 import os
+import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data")
@@ -51,6 +52,21 @@ def extra_models():
         if d:
             out += _files(d, ("*.xml", "*.urdf"))
     return out
+
+
+def top_level(paths):
+    """`paths` without the files that another file of the list includes (a robot.xml that its
+    scene.xml includes is compiled with the scene)."""
+    included = set()
+    for p in paths:
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for name in re.findall(r"<include\s+file\s*=\s*[\"']([^\"']+)", text):
+            included.add(os.path.normpath(os.path.join(os.path.dirname(p), name)))
+    return [p for p in paths if os.path.normpath(p) not in included]
 
 
 def all_models():

@@ -44,7 +44,7 @@ def compare(ours, ref, rtol=1e-9, atol=1e-12):
 def test_generated_mjcf_matches_mujoco_urdf(name):
     # the translation alone, both sides compiled by MuJoCo
     path = os.path.join(DATA, name)
-    xml, assets, _ = urdf_to_mjcf(path)
+    xml, assets = urdf_to_mjcf(path)
     compare(mujoco.MjModel.from_xml_string(xml, assets), mujoco.MjModel.from_xml_path(path))
 
 

@@ -160,6 +160,9 @@ class Source:
         """Return (bytes, resolved name) or None. Assets are looked up by exact and base name."""
         if name in self.assets:
             return _as_bytes(self.assets[name]), name
+        if os.path.isabs(name) and os.path.isfile(name):
+            with open(name, "rb") as f:
+                return f.read(), name
         for d in directories:
             if d is None:
                 continue

@@ -1,0 +1,295 @@
+"""Compile step: Spec -> Model, the way MuJoCo's compiler does it (user_model.cc, user_objects.cc).
+
+``compile_spec(spec)`` runs one ``compile_<kind>`` per object (compile_tree.py: frames, bodies,
+joints, geoms, sites, cameras, lights; compile_objects.py: assets, pairs, equalities, tendons,
+actuators, sensors, keyframes), then allocates the Model's arrays from the field table of
+engine/types.py and copies the compiled objects into them (assemble.py). Units are converted
+here (degrees, euler sequences), frames composed, names resolved; physics that the engine does
+not implement raises ModelError naming the feature, purely visual settings that are not used
+are reported as warnings. Errors name the file, line, element and attribute of the spec object
+at fault (or its kind and name for objects made in code).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+from enum import IntEnum
+
+from ..constants import EPS
+from ..enums import Cone, DisableBit, Integrator, Solver
+from ..types import ModelError
+from . import frames as F
+from .elements import ORIENT
+from .xmltree import Source
+
+log = logging.getLogger("engine.compiler")
+
+INTEGRATORS = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
+               "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
+               "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
+               "implicit": None, "implicitfast": None}
+SOLVERS = {"PGS": Solver.PGS, "Newton": Solver.NEWTON, "CG": None}
+CONES = {"pyramidal": Cone.PYRAMIDAL, "elliptic": Cone.ELLIPTIC}
+DISABLE_FLAGS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
+                 "frictionloss": DisableBit.FRICTIONLOSS, "limit": DisableBit.LIMIT,
+                 "contact": DisableBit.CONTACT, "passive": DisableBit.PASSIVE,
+                 "spring": DisableBit.SPRING, "damper": DisableBit.DAMPER,
+                 "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
+                 "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
+                 "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
+ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "multiccd", "sleep")
+UNSUPPORTED_FLAGS = ("diagexact", "ipc", "speculative")
+
+
+def compile_spec(spec):
+    """The Model of `spec` (before set_const)."""
+    c = Compiler(spec)
+    try:
+        return c.run()
+    except ModelError:
+        raise
+    except RecursionError:
+        raise ModelError("model nesting is too deep", file=c.file) from None
+    except Exception as e:  # never let a Python traceback reach the user
+        src = getattr(c.current, "_src", None)
+        raise ModelError(f"internal compiler error: {type(e).__name__}: {e}",
+                         file=src.file if src else c.file, line=src.line if src else None,
+                         element=src.tag if src else None) from e
+
+
+class Compiler:
+    """What the compile of one spec shares: settings, warnings, names and compiled objects."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.file = spec.file or "<string>"
+        self.model_dir = spec.modelfiledir
+        self.source = Source(spec.assets, spec.modelfiledir)
+        self.current = None
+        self.warnings = list(spec.read_warnings)
+        self._warned = set()
+
+    def run(self):
+        from . import assemble, compile_objects as O, compile_tree as T
+        self.settings()
+        self.opt = compile_option(self, self.spec.option)
+        O.compile_assets(self)
+        T.compile_tree(self)
+        O.compile_contact(self)
+        O.compile_equalities(self)
+        O.compile_tendons(self)
+        O.resolve_equalities(self)
+        O.compile_actuators(self)
+        O.compile_sensors(self)
+        return assemble.assemble(self)
+
+    # ---- reporting ------------------------------------------------------------------------------
+    def warn(self, msg, obj=None):
+        """Record a warning about `obj` (a spec object or an XML element)."""
+        if obj is not None:
+            src = obj if hasattr(obj, "line") else obj._src
+            where = (f"{src.file}, line {src.line}, element <{src.tag}>" if src is not None
+                     else f"element <{obj.tag}> '{getattr(obj, 'name', '')}'")
+            msg = f"{where}: {msg}"
+        self.warnings.append(msg)
+        log.warning(msg)
+
+    def warn_once(self, key, msg):
+        """A warning recorded once per key (a solref/solimp value shared by many elements)."""
+        if key not in self._warned:
+            self._warned.add(key)
+            self.warn(msg + " (reported once for this value)")
+
+    @staticmethod
+    def unsupported(obj, feature, attribute=None):
+        return obj.error(f"{feature} is not implemented", attribute)
+
+    def reject_set(self, obj, features):
+        """ModelError for the first attribute in `features` ({attribute: feature}) that `obj`
+        sets to a value other than MuJoCo's default (physics this engine does not have)."""
+        for a, feature in features.items():
+            if getattr(obj, a) != obj.defaults()[a]:
+                raise self.unsupported(obj, feature, a)
+
+    def ignore_visual(self, obj, attributes):
+        """Accept purely visual attributes that the engine does not use, reported once each."""
+        for a in attributes:
+            if obj.given(a):
+                self.warn_once((obj.tag, a), f"<{obj.tag}> attribute '{a}' only affects "
+                                             "rendering in MuJoCo and is not used here")
+
+    # ---- <compiler> -----------------------------------------------------------------------------
+    def settings(self):
+        c = self.spec.compiler
+        self.cc = c
+        self.degree = c.angle == "degree"
+        self.eulerseq = c.eulerseq
+        meshdir = c.meshdir or c.assetdir
+        texturedir = c.texturedir or c.assetdir
+        self.meshdir, self.texturedir = self.directory(meshdir), self.directory(texturedir)
+
+    def directory(self, d):
+        if not d:
+            return self.model_dir
+        if os.path.isabs(d) or self.model_dir is None:
+            return d
+        return os.path.join(self.model_dir, d)
+
+    def asset_path(self, name, directory):
+        """File name of an asset as written, completed with its directory."""
+        if name is None:
+            return None
+        if self.cc.strippath:
+            name = os.path.basename(name)
+        if os.path.isabs(name) or directory is None:
+            return name
+        return os.path.normpath(os.path.join(directory, name))
+
+    def find_file(self, obj, name, directory, attribute, what):
+        """(bytes, path) of an asset file, or ModelError at `obj`."""
+        fname = os.path.basename(name) if self.cc.strippath else name
+        found = self.source.find(fname, [directory, self.model_dir])
+        if found is None:
+            raise obj.error(f"{what} file '{fname}' not found", attribute)
+        return found
+
+    # ---- names ----------------------------------------------------------------------------------
+    @staticmethod
+    def check_names(objs, kind):
+        """ModelError at the second of two objects of one kind with the same name."""
+        seen = set()
+        for o in objs:
+            name = o.name
+            if name:
+                if name in seen:
+                    raise o.spec.error(f"repeated name '{name}' in {kind}", "name")
+                seen.add(name)
+
+    @staticmethod
+    def index(objs):
+        return {o.name: i for i, o in enumerate(objs) if o.name}
+
+    def lookup(self, kind, obj, name, attribute):
+        """Id of the `kind` object called `name`, named by `attribute` of spec object `obj`."""
+        if name is None:
+            raise obj.error(f"missing attribute '{attribute}'", attribute)
+        index = self.indices[kind]
+        if name not in index:
+            raise obj.error(f"unknown {kind} '{name}'", attribute)
+        return index[name]
+
+    # ---- orientation ----------------------------------------------------------------------------
+    def orientation(self, obj, default_quat=(1.0, 0.0, 0.0, 0.0)):
+        """Quaternion from quat / axisangle / xyaxes / zaxis / euler (MuJoCo's
+        ResolveOrientation), in the units of <compiler angle eulerseq>."""
+        given = [a for a in ORIENT
+                 if (obj.given("quat") if a == "quat" else getattr(obj, a) is not None)]
+        if len(given) > 1:
+            raise obj.error("multiple orientation specifiers: " + ", ".join(given), given[1])
+        given = [a for a in given if a != "quat"]
+        if not given:
+            q = list(obj.quat) if obj.given("quat") else list(default_quat)
+            if F.normvec(q) < EPS and obj.given("quat"):
+                raise obj.error("quaternion is zero", "quat")
+            return q
+        return alt_orientation(obj, given[0], self.degree, self.eulerseq)
+
+
+def alt_orientation(obj, a, degree, eulerseq):
+    """Quaternion of the orientation alternative `a` of `obj`."""
+    v = list(getattr(obj, a))
+    if a == "axisangle":
+        ang = v[3] / 180.0 * math.pi if degree else v[3]
+        ax = v[:3]
+        if F.normvec(ax) < EPS:
+            raise obj.error("axisangle too small", a)
+        s = math.sin(ang / 2)
+        return [math.cos(ang / 2), s * ax[0], s * ax[1], s * ax[2]]
+    if a == "xyaxes":
+        x, y = v[:3], v[3:]
+        if F.normvec(x) < EPS:
+            raise obj.error("xaxis too small", a)
+        d = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+        y = [y[0] - x[0] * d, y[1] - x[1] * d, y[2] - x[2] * d]
+        if F.normvec(y) < EPS:
+            raise obj.error("yaxis too small", a)
+        z = F.cross(x, y)
+        if F.normvec(z) < EPS:
+            raise obj.error("cross(xaxis, yaxis) too small", a)
+        return F.frame2quat(x, y, z)
+    if a == "zaxis":
+        if F.normvec(v) < EPS:
+            raise obj.error("zaxis too small", a)
+        return F.z2quat(v)
+    if degree:                                  # euler
+        v = [e / 180.0 * math.pi for e in v]
+    q = [1.0, 0.0, 0.0, 0.0]
+    for i in range(3):
+        ch = eulerseq[i]
+        qr = [math.cos(v[i] / 2), 0.0, 0.0, 0.0]
+        qr["xyz".index(ch.lower()) + 1] = math.sin(v[i] / 2)
+        q = F.mulquat(q, qr) if ch.islower() else F.mulquat(qr, q)
+    F.normvec(q)
+    return q
+
+
+def keyword(obj, attribute, choices):
+    """Value of a keyword attribute looked up in `choices`, or ModelError listing them."""
+    raw = getattr(obj, attribute)
+    if isinstance(raw, IntEnum) and raw in choices.values():
+        return raw
+    key = raw.strip() if isinstance(raw, str) else raw
+    if key not in choices:
+        raise obj.error(f"unknown value '{key}', expected one of: {', '.join(choices)}",
+                        attribute)
+    return choices[key]
+
+
+def compile_option(c, o):
+    """<option>: the opt_* values; what the engine does not implement is reported."""
+    c.current = o
+    out = {k: getattr(o, k) for k in ("timestep", "density", "viscosity", "impratio",
+                                       "tolerance", "iterations", "epsilon", "kappa", "rmin",
+                                       "stabilization")}
+    for k in ("gravity", "wind", "magnetic"):
+        out[k] = list(getattr(o, k))
+    src = o.attr_src.get
+    integ = keyword(o, "integrator", INTEGRATORS)
+    if integ is None:
+        c.warn(f"integrator=\"{o.integrator}\" is not implemented; using the semi-implicit "
+               "Euler integrator", src("integrator", o))
+        integ = Integrator.SEMIIMPLICIT
+    out["integrator"] = int(integ)
+    solver = keyword(o, "solver", SOLVERS)
+    if solver is None:
+        c.warn("solver=\"CG\" is not implemented; using Newton", src("solver", o))
+        solver = Solver.NEWTON
+    out["solver"] = int(solver)
+    out["cone"] = int(keyword(o, "cone", CONES))
+    if o.noslip_iterations > 0:
+        raise c.unsupported(src("noslip_iterations", o), "the noslip solver "
+                            "(noslip_iterations > 0)", "noslip_iterations")
+    for a in ("o_margin", "o_solref", "o_solimp", "o_friction", "jacobian",
+              "actuatorgroupdisable"):
+        if o.given(a):
+            c.warn(f"option '{a}' has no effect in this engine (MuJoCo applies it only with "
+                   "the 'override' flag, which is not supported)", src(a, o))
+    out["disableflags"], out["enableflags"] = compile_flags(c, o), 0
+    return out
+
+
+def compile_flags(c, o):
+    """<flag>: the disable bits; unsupported flags raise, ineffective ones are reported."""
+    src = getattr(o, "_flag_src", None) or o
+    bits = 0
+    for a, value in o.flags.items():
+        on = value == "enable"
+        if a in DISABLE_FLAGS:
+            bits |= 0 if on else int(DISABLE_FLAGS[a])
+        elif a in UNSUPPORTED_FLAGS:
+            if on:
+                raise src.error(f"the '{a}' flag is not implemented", a)
+        elif (a in ENABLE_FLAGS) == on:     # enabling an enable flag, disabling another
+            c.warn(f"flag '{a}' is not supported by this engine and is ignored", src)
+    return bits
