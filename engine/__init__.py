@@ -1,29 +1,33 @@
 """A multi-joint dynamics engine with contact in the spirit of MuJoCo.
 
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
-name2id, forward, step, inverse, full_inertia, contact_force, Recorder, load_trajectory, Model,
-Data, ModelError and the enums.
+name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, Recorder,
+load_trajectory, Model, Data, ModelError and the enums (ObjType among them); Spec (models edited
+in code) and save_model_xml.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
-                    Integrator, JointType, Solver, Stabilization, TrnType, WrapType)
+                    Integrator, JointType, ObjType, Solver, Stabilization, TrnType, WrapType)
 from .types import Data, Model, ModelError
+from .views import id2name, name2id
 # imported after the submodule of the same name, so that engine.forward is the function
-from .forward import (energy, forward, full_inertia, make_data, name2id, reset_data,  # noqa: E402
+from .forward import (energy, forward, full_inertia, make_data, reset_data,  # noqa: E402
                       reset_keyframe, step)
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
+from .compiler import Spec  # noqa: E402
+from .compiler.save import save_model_xml  # noqa: E402
 from . import warmup  # noqa: E402
 
 warmup.start()     # on an empty numba cache: compile part of the engine in a second process
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
-    "Integrator", "JointType", "Solver", "Stabilization", "TrnType", "WrapType", "Data", "Model",
-    "ModelError",
+    "Integrator", "JointType", "ObjType", "Solver", "Stabilization", "TrnType", "WrapType", "Data",
+    "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
-    "name2id", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
-    "Recorder", "load_trajectory", "TrajectoryModelMismatch",
+    "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
+    "Recorder", "load_trajectory", "TrajectoryModelMismatch", "Spec", "save_model_xml",
 ]
 
 

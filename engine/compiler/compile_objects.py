@@ -8,23 +8,17 @@ import math
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Optional
 
 import numpy as np
 
 from ..constants import MINVAL
-from ..enums import BiasType, DynType, EqType, GainType, GeomType, JointType, TrnType, WrapType
+from ..enums import (BiasType, DynType, EqType, GainType, GeomType, JointType, ObjType, TrnType,
+                     WrapType)
 from ..types import ModelError
 from . import frames as F
 from .elements import Actuator
 
-
-
-class ObjType(IntEnum):
-    """The object kinds of eq_objtype (values of MuJoCo's mjtObj)."""
-    BODY = 1
-    SITE = 6
 
 
 # ----------------------------------------------------------------------------------------------

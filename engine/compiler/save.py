@@ -76,6 +76,11 @@ class SpecLink:
         self.objects = objects                    # kind -> spec objects in id order
         self.inertial_frames = inertial_frames    # body id -> (ipos, iquat) before alignment
 
+    def __deepcopy__(self, memo):
+        # shared by copies of the Model: saving compares a model with its spec compiled again,
+        # so each copy saves its own values whatever the others wrote into the spec
+        return self
+
     def reference(self):
         """The editable arrays of the spec compiled again (with set_const's values)."""
         from ..setconst import set_const
