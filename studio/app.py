@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import keyframes
-from .loader import load_model_file
+from .loader import load_model_file, save_mjcf
 from .runner import Runner
 
 TITLE_EVERY = 0.5            # seconds between window-title status updates
@@ -140,6 +140,8 @@ class App:
         self.analysis = AnalysisState()
         self.last_recording = runner.record_path   # offered by the Analysis panel
         self.file_browser = FileBrowser(Path(self.model_path).parent)
+        self.save_browser = FileBrowser(Path(self.model_path).parent, title="Save as MJCF",
+                                        on_pick=self.save_model, save=True)
         self.fps = 0.0
         self._fps_frames, self._fps_t = 0, time.perf_counter()
         self._title_t = 0.0
@@ -189,6 +191,16 @@ class App:
         return self.auto_render_scale if s is None else s
 
     # -- model loading ---------------------------------------------------------------------------
+    def save_model(self, path) -> None:
+        """Save the model as MJCF to ``path`` (from the simulation thread, between steps): as
+        edited in the panels, with the studio's keyframes (studio.loader.save_mjcf)."""
+        keys = list(self.keys)
+
+        def apply(m, d):
+            err = save_mjcf(m, str(path), keys)
+            self.status = err or f"saved {path}"
+        self.runner.submit(apply)
+
     def open_model(self, path, keep_state=False) -> bool:
         """Load ``path``; on error show the message and keep the current model running."""
         m, d, err = load_model_file(path)
@@ -494,6 +506,11 @@ class App:
                     self.file_browser.show(Path(self.model_path).parent)
                 track(self, "open_model")
                 imgui.same_line()
+                if imgui.button("Save as MJCF..."):
+                    model = Path(self.model_path)
+                    self.save_browser.show(model.with_name(model.stem + "-saved.xml"))
+                track(self, "save_model")
+                imgui.same_line()
                 imgui.text(os.path.basename(self.model_path))
                 simulation.draw(self)
                 options.draw(self)
@@ -510,6 +527,7 @@ class App:
             self.plots.sample(self)
         help.draw(self)
         file_browser.draw(self)
+        file_browser.draw(self, self.save_browser)
         self._draw_error()
         imgui.render()
         # the scene: screenshots and video frames are read from the window, so those frames are

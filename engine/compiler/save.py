@@ -127,6 +127,8 @@ def _changed_rows(now, then):
     if now.shape != then.shape:
         return range(now.shape[0])
     diff = now != then
+    if diff.size == 0:
+        return []
     if diff.ndim > 1:
         diff = diff.reshape(diff.shape[0], -1).any(axis=1)
     return [int(i) for i in np.flatnonzero(diff)]

@@ -1,5 +1,6 @@
 """A small ImGui file browser: models (.xml, .urdf) by default, or any extensions with a callback
-(the Analysis panel opens recordings with it)."""
+(the Analysis panel opens recordings with it); in save mode a typed name that does not exist yet
+is picked too (Save as MJCF)."""
 from __future__ import annotations
 
 import os
@@ -7,12 +8,14 @@ from pathlib import Path
 
 from imgui_bundle import imgui
 
+from . import track
+
 EXTENSIONS = (".xml", ".urdf", ".mjcf")
 
 
 class FileBrowser:
     def __init__(self, start: str | os.PathLike, extensions=EXTENSIONS, title="Open model",
-                 on_pick=None):
+                 on_pick=None, save=False):
         p = Path(start)
         self.dir = (p if p.is_dir() else p.parent).resolve()
         self.open = False
@@ -20,6 +23,7 @@ class FileBrowser:
         self.extensions = tuple(extensions)
         self.title = title
         self.on_pick = on_pick                   # callable(path); None: open it as a model
+        self.save = save                         # pick new file names (and show a Save button)
 
     def pick(self, app, path) -> None:
         self.open = False
@@ -29,10 +33,12 @@ class FileBrowser:
             self.on_pick(str(path))
 
     def show(self, start=None):
+        """Open the browser at `start` (a folder; in save mode, a file name to propose)."""
         if start is not None:
             p = Path(start)
             self.dir = (p if p.is_dir() else p.parent).resolve()
-        self.path_text = str(self.dir)
+        self.path_text = str(start) if self.save and start is not None and \
+            not Path(start).is_dir() else str(self.dir)
         self.open = True
 
     def entries(self):
@@ -59,11 +65,15 @@ def draw(app, fb=None) -> None:
         changed, text = imgui.input_text("path", fb.path_text,
                                          imgui.InputTextFlags_.enter_returns_true)
         fb.path_text = text
+        if fb.save:
+            imgui.same_line()
+            changed = imgui.button("Save") or changed
+            track(app, "save_as")
         if changed:
-            p = Path(text).expanduser()
+            p = Path(fb.path_text).expanduser()
             if p.is_dir():
                 fb.dir = p.resolve()
-            elif p.is_file():
+            elif p.is_file() or (fb.save and p.parent.is_dir()):
                 fb.pick(app, p)
         if imgui.button(".. (up)"):
             fb.dir = fb.dir.parent
