@@ -27,7 +27,7 @@ from engine.types import ModelError  # noqa: E402
 
 import corpus  # noqa: E402
 
-_INTERNAL = {"_arrays", "_struct", "_sizes", "_name_index", "opt", "_spec"}
+_INTERNAL = {"_arrays", "_struct", "_sizes", "_name_index", "opt", "_spec", "_extras"}
 
 
 def snapshot(m):

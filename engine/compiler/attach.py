@@ -17,7 +17,7 @@ import os
 
 from ..enums import JointType
 from .compile import alt_orientation
-from .elements import ORIENT, Body, Frame, Site
+from .elements import ORIENT, Body, Frame, Site, TFAuto
 from .spec import DefaultClass, Spec
 
 # attributes that hold the name of another object, per spec kind
@@ -248,7 +248,7 @@ def _match_units(parent, c):
                 v = getattr(o, lim, None)
                 if v == 2 and cc.autolimits:
                     r = getattr(o, rng)
-                    setattr(o, lim, int(r[0] < r[1]))
+                    setattr(o, lim, TFAuto(int(r[0] < r[1])))
 
 
 def _scale_angles(o, scale):

@@ -20,7 +20,7 @@ from ..constants import EPS
 from ..enums import Cone, DisableBit, Integrator, Solver
 from ..types import ModelError
 from . import frames as F
-from .elements import ORIENT
+from .elements import ORIENT, TFAuto
 from .xmltree import Source
 
 log = logging.getLogger("engine.compiler")
@@ -194,6 +194,17 @@ class Compiler:
                 raise obj.error("quaternion is zero", "quat")
             return q
         return alt_orientation(obj, given[0], self.degree, self.eulerseq)
+
+
+def islimited(limited, rng):
+    """Does a false / true / auto limit flag with range `rng` limit (auto: a nonempty range)?"""
+    return limited == TFAuto.TRUE or (limited == TFAuto.AUTO and rng[0] < rng[1])
+
+
+def check_autolimits(c, obj, limited, rng, attribute, message):
+    """MuJoCo's rule without autolimits: a range needs an explicit limited flag."""
+    if limited == TFAuto.AUTO and not c.cc.autolimits and not (rng[0] == 0 and rng[1] == 0):
+        raise obj.error(message, attribute)
 
 
 def alt_orientation(obj, a, degree, eulerseq):

@@ -17,7 +17,8 @@ from ..enums import (BiasType, DynType, EqType, GainType, GeomType, JointType, O
                      WrapType)
 from ..types import ModelError
 from . import frames as F
-from .elements import Actuator
+from .compile import check_autolimits, islimited
+from .elements import Actuator, TFAuto
 
 
 
@@ -95,10 +96,6 @@ def _kappa_of_solref(c, ref, ref_key, what):
     c.warn_once(tag, f"{what}: {ref_key}={ref} mixes the standard and direct formats; the "
                      "global kappa is used")
     return None
-
-
-def _islimited(limited, rng):
-    return limited == 1 or (limited == 2 and rng[0] < rng[1])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -471,17 +468,16 @@ def compile_tendon(c, t):
     if t.kind == "spatial":
         check_spatial_path(c, t, path)
     rng = list(t.range)
-    if t.limited == 2 and not c.cc.autolimits and not (rng[0] == 0 and rng[1] == 0):
-        raise t.error("tendon has 'range' but not 'limited'; set autolimits=\"true\" or give "
-                      "limited explicitly", "range")
-    is_lim = _islimited(t.limited, rng)
+    check_autolimits(c, t, t.limited, rng, "range", "tendon has 'range' but not 'limited'; set "
+                     "autolimits=\"true\" or give limited explicitly")
+    is_lim = islimited(t.limited, rng)
     if is_lim and rng[0] >= rng[1]:
         raise t.error("invalid limits in tendon", "range")
     c.reject_set(t, {"armature": "tendon armature",
                      "springyield": "spring yield (plasticity)"})
     afr = t.actuatorfrcrange
-    if t.actuatorfrclimited == 1 or (t.actuatorfrclimited == 2 and c.cc.autolimits and
-                                     afr[0] < afr[1]):
+    if t.actuatorfrclimited == TFAuto.TRUE or (t.actuatorfrclimited == TFAuto.AUTO and
+                                               c.cc.autolimits and afr[0] < afr[1]):
         raise c.unsupported(t, "tendon actuator force limits (actuatorfrcrange)",
                             "actuatorfrcrange")
     if t.springlength is None:
@@ -609,10 +605,9 @@ def compile_actuator(c, a):
     for k, r, value in (("force", "forcerange", a.forcerange), ("ctrl", "ctrlrange", ctrlrange),
                         ("act", "actrange", actrange)):
         limited = getattr(a, k + "limited")
-        if limited == 2 and not c.cc.autolimits and not (value[0] == 0 and value[1] == 0):
-            raise a.error(f"actuator has '{r}' but not '{k}limited'; set autolimits=\"true\" "
-                          "or give it explicitly", r)
-        lim[k] = _islimited(limited, value)
+        check_autolimits(c, a, limited, value, r, f"actuator has '{r}' but not '{k}limited'; "
+                         "set autolimits=\"true\" or give it explicitly")
+        lim[k] = islimited(limited, value)
         if lim[k] and value[0] >= value[1]:
             raise a.error(f"invalid {r} for actuator", r)
     if lim["act"] and a.dyntype == DynType.NONE:

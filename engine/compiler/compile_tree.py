@@ -14,8 +14,9 @@ from ..constants import EPS, MINVAL
 from ..enums import CamLight, GeomType, JointType
 from . import frames as F
 from . import inertia as I
+from .compile import check_autolimits, islimited
 from .compile_objects import soft
-from .elements import Body, Camera, Geom, Joint
+from .elements import Body, Camera, Geom, Joint, TFAuto
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
 FROMTO_TYPES = (GeomType.CAPSULE, GeomType.CYLINDER, GeomType.ELLIPSOID, GeomType.BOX)
@@ -188,16 +189,6 @@ def apply_frame(o):
         o.pos, o.quat = F.frameaccum(o.frame[0], o.frame[1], o.pos, o.quat)
 
 
-def _islimited(limited, rng):
-    return limited == 1 or (limited == 2 and rng[0] < rng[1])
-
-
-def check_autolimits(c, obj, limited, rng, attribute, message):
-    """MuJoCo's rule without autolimits: a range needs an explicit limited flag."""
-    if limited == 2 and not c.cc.autolimits and not (rng[0] == 0 and rng[1] == 0):
-        raise obj.error(message, attribute)
-
-
 def _mass_ok(b):
     if b.mass >= MINVAL and min(b.inertia) >= MINVAL:
         return True
@@ -221,11 +212,11 @@ def compile_body(c, b):
     explicit = s.inertial is not None
     for g in b.geoms:
         c.current = g.spec
-        infer = (not explicit or ifg == 1) and grp[0] <= g.spec.group <= grp[1]
+        infer = (not explicit or ifg == TFAuto.TRUE) and grp[0] <= g.spec.group <= grp[1]
         compile_geom_inertia(g, infer)
         apply_frame(g)
     c.current = s
-    if ifg == 1 or (ipos is None and ifg == 2):
+    if ifg == TFAuto.TRUE or (ipos is None and ifg == TFAuto.AUTO):
         res = inertia_from_geoms(b, grp)
         if res is not None:
             ipos, iquat, mass, inert = res
@@ -342,7 +333,7 @@ def _aligned(c, b):
     if len(b.joints) != 1 or b.joints[0].type != JointType.FREE or b.children:
         return False
     align = b.joints[0].spec.align
-    return align == 1 or (align == 2 and c.cc.alignfree)
+    return align == TFAuto.TRUE or (align == TFAuto.AUTO and c.cc.alignfree)
 
 
 def align_free_body(b):
@@ -366,11 +357,11 @@ def compile_joint(c, j, body):
     rng = list(j.range)
     limited = j.limited
     if jtype == JointType.FREE:
-        limited = 0
+        limited = TFAuto.FALSE
     else:
         check_autolimits(c, j, limited, rng, "range", "joint has 'range' but not 'limited'; "
                          "set autolimits=\"true\" in <compiler> or give limited explicitly")
-    is_lim = _islimited(limited, rng)
+    is_lim = islimited(limited, rng)
     if is_lim:
         if rng[0] >= rng[1] and jtype != JointType.BALL:
             raise j.error("range[0] should be smaller than range[1]", "range")
@@ -388,7 +379,7 @@ def compile_joint(c, j, body):
     check_autolimits(c, j, afl, afr, "actuatorfrcrange", "joint has 'actuatorfrcrange' but not "
                      "'actuatorfrclimited'; set autolimits=\"true\" in <compiler> or give "
                      "actuatorfrclimited explicitly")
-    act_limited = jtype in (JointType.SLIDE, JointType.HINGE) and _islimited(afl, afr)
+    act_limited = jtype in (JointType.SLIDE, JointType.HINGE) and islimited(afl, afr)
     if act_limited and afr[0] >= afr[1]:
         raise j.error("actuatorfrcrange[0] should be smaller than actuatorfrcrange[1]",
                       "actuatorfrcrange")

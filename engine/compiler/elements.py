@@ -2,7 +2,7 @@
 
 Field names are MJCF attribute names and defaults are MuJoCo 4.0's (user_init.c). A field that
 means "not given" with None (``fromto``, ``mass``, ``epsilon`` ...) is optional in MJCF too.
-Limits use MuJoCo's three values: 0 false, 1 true, 2 auto. Each object also remembers
+Limits use MuJoCo's three values (TFAuto: false, true, auto). Each object also remembers
 - ``_given``: the attributes set explicitly, by the element, its default class or an assignment
   (solref and solimp only change this engine's softness when given: see compile_objects.soft);
 - ``_src``: the XML element it was read from (errors name its file and line), None if made in
@@ -14,12 +14,21 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, fields
+from enum import IntEnum
 from typing import ClassVar, Optional
 
 from ..enums import BiasType, CamLight, DynType, EqType, GainType, GeomType, JointType
 from ..types import ModelError
 
 ORIENT = ("quat", "axisangle", "xyaxes", "zaxis", "euler")
+
+
+class TFAuto(IntEnum):
+    """false / true / auto attributes (MuJoCo's mjtLimited, mjtAlignFree, inertiafromgeom)."""
+    FALSE = 0
+    TRUE = 1
+    AUTO = 2
+
 SOLREF = (0.02, 1.0)
 SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 
@@ -204,8 +213,8 @@ class Joint(Element):
     pos: list = vec(0.0, 0.0, 0.0)
     axis: list = vec(0.0, 0.0, 1.0)
     springdamper: list = vec(0.0, 0.0)
-    limited: int = 2
-    actuatorfrclimited: int = 2
+    limited: TFAuto = TFAuto.AUTO
+    actuatorfrclimited: TFAuto = TFAuto.AUTO
     solreflimit: list = vec(*SOLREF)
     solimplimit: list = vec(*SOLIMP)
     solreffriction: list = vec(*SOLREF)
@@ -225,7 +234,7 @@ class Joint(Element):
     epsilon: Optional[float] = None
     kappa: Optional[float] = None
     rmin: Optional[float] = None
-    align: int = 2                            # free joints: 0 false, 1 true, 2 auto
+    align: TFAuto = TFAuto.AUTO               # free joints: body frame moved to the inertia
     frame: Optional[Frame] = None
 
 
@@ -510,8 +519,8 @@ class Tendon(Element):
     name: str = ""
     classname: str = "main"
     group: int = 0
-    limited: int = 2
-    actuatorfrclimited: int = 2
+    limited: TFAuto = TFAuto.AUTO
+    actuatorfrclimited: TFAuto = TFAuto.AUTO
     range: list = vec(0.0, 0.0)
     actuatorfrcrange: list = vec(0.0, 0.0)
     solreflimit: list = vec(*SOLREF)
@@ -573,9 +582,9 @@ class Actuator(Element):
     slidersite: Optional[str] = None
     refsite: Optional[str] = None
     group: int = 0
-    ctrllimited: int = 2
-    forcelimited: int = 2
-    actlimited: int = 2
+    ctrllimited: TFAuto = TFAuto.AUTO
+    forcelimited: TFAuto = TFAuto.AUTO
+    actlimited: TFAuto = TFAuto.AUTO
     ctrlrange: list = vec(0.0, 0.0)
     forcerange: list = vec(0.0, 0.0)
     actrange: list = vec(0.0, 0.0)
@@ -686,7 +695,7 @@ class CompilerOptions(Element):
     discardvisual: bool = False
     usethread: bool = True
     fusestatic: bool = False
-    inertiafromgeom: int = 2
+    inertiafromgeom: TFAuto = TFAuto.AUTO
     inertiagrouprange: list = vec(0, 5)
     saveinertial: bool = False
     assetdir: str = ""

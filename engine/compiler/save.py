@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..enums import Cone, DisableBit, Integrator, JointType, Solver
-from .elements import Inertial
+from .elements import Inertial, TFAuto
 
 INTEGRATOR_WORDS = {Integrator.SEMIIMPLICIT: "Euler", Integrator.RK4: "RK4",
                     Integrator.EXPLICIT: "explicit", Integrator.MIDPOINT: "midpoint",
@@ -105,7 +105,7 @@ def update_spec(m):
             setattr(obj[kind][i], attr, _value(getattr(m, field)[i]))
     for field, (kind, attr) in LIMITS.items():
         for i in changed[field]:
-            setattr(obj[kind][i], attr, int(getattr(m, field)[i]))
+            setattr(obj[kind][i], attr, TFAuto(int(getattr(m, field)[i])))
     for prefix, kind in SOFTNESS.items():
         for k in ("epsilon", "kappa", "rmin"):
             values = getattr(m, f"{prefix}_{k}")

@@ -8,6 +8,7 @@ keep the inherited value (MuJoCo reads size, friction, gear, *prm, solref, solim
 from __future__ import annotations
 
 from ..enums import BiasType, CamLight, DynType, GainType, GeomType, JointType
+from .elements import TFAuto
 
 F1 = ("f", 1)
 
@@ -32,7 +33,7 @@ def K(*words, values=None):
     return ("k", values)
 
 
-TFAUTO = K(values={"false": 0, "true": 1, "auto": 2})
+TFAUTO = K(values={t.name.lower(): t for t in TFAuto})
 ORIENT = ("quat", "axisangle", "xyaxes", "zaxis", "euler")
 ORIENT_TABLE = {"quat": F(4), "axisangle": F(4), "xyaxes": F(6), "zaxis": F(3), "euler": F(3)}
 SOFT_TABLE = {"epsilon": F1, "kappa": F1, "rmin": F1}
@@ -160,7 +161,7 @@ COMPILER = {"autolimits": B, "boundmass": F1, "boundinertia": F1, "settotalmass"
             "balanceinertia": B, "strippath": B, "coordinate": K("local", "global"),
             "angle": K("radian", "degree"), "fitaabb": B, "eulerseq": S, "meshdir": S,
             "texturedir": S, "discardvisual": B, "usethread": B, "fusestatic": B,
-            "inertiafromgeom": K(values={"false": 0, "true": 1, "auto": 2}),
+            "inertiafromgeom": TFAUTO,
             "inertiagrouprange": ("i2",), "saveinertial": B, "assetdir": S, "alignfree": B,
             "savecanonical": B, "savecompiled": S, "conflict": S, "passthrough": B}
 

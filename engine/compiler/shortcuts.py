@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..enums import BiasType, DynType, GainType
+from .elements import TFAuto
 
 
 def _zeros(n):
@@ -40,7 +41,7 @@ def expand_shortcut(a, tag, prm, error):
     elif tag == "damper":
         kv = prm.get("kv", -a.gainprm[2] if a.gaintype == GainType.AFFINE else 0.0)
         a.gainprm = [0.0, 0.0, -kv] + _zeros(7)
-        a.ctrllimited = 1
+        a.ctrllimited = TFAuto.TRUE
         a.dyntype, a.gaintype, a.biastype = DynType.NONE, GainType.AFFINE, BiasType.NONE
         if kv < 0:
             raise error("damping coefficient cannot be negative", "kv")
@@ -63,7 +64,7 @@ def expand_shortcut(a, tag, prm, error):
     elif tag == "adhesion":
         gain = prm.get("gain", a.gainprm[0])
         a.gainprm = [gain] + a.gainprm[1:]
-        a.ctrllimited = 1
+        a.ctrllimited = TFAuto.TRUE
         a.gaintype, a.biastype = GainType.FIXED, BiasType.NONE
         if gain < 0:
             raise error("adhesion gain cannot be negative", "gain")
@@ -106,6 +107,6 @@ def _position(a, tag, prm, error):
     a.gainprm, a.biasprm, a.dynprm = gp, bp, dp
     if tag == "intvelocity":
         a.dyntype = DynType.INTEGRATOR
-        a.actlimited = 1
+        a.actlimited = TFAuto.TRUE
         if inherit > 0 and (a.actrange[0] or a.actrange[1]):
             raise error("actrange and inheritrange cannot both be defined", "inheritrange")

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..enums import GeomType, JointType
 from ..types import ModelError
-from .elements import Inertial
+from . import frames as F
+from .elements import Inertial, TFAuto
 from .inertia import full_inertia
 from .spec import Spec
 from .xmltree import parse_text
@@ -41,53 +42,35 @@ JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "plan
 
 
 # ----------------------------------------------------------------------------------------------
-# small frame helpers (MuJoCo conventions: quaternions w, x, y, z)
+# frames (the compiler's helpers, frames.py, on numpy vectors)
 # ----------------------------------------------------------------------------------------------
-def _mulquat(a, b):
-    return np.array([
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+def _floats(values):
+    return [float(x) for x in np.ravel(values)]
 
 
 def _quat2mat(q):
-    w, x, y, z = q
-    return np.array([
-        [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z]])
+    return np.array(F.quat2mat(_floats(q))).reshape(3, 3)
+
+
+def _mulquat(a, b):
+    return np.array(F.mulquat(_floats(a), _floats(b)))
 
 
 def rpy2quat(rpy):
     """URDF roll-pitch-yaw (fixed axes x, then y, then z) as a quaternion: qz * qy * qx."""
-    q = np.array([1.0, 0.0, 0.0, 0.0])
+    q = [1.0, 0.0, 0.0, 0.0]
     for axis, angle in enumerate(rpy):
-        rot = np.zeros(4)
-        rot[0] = math.cos(angle / 2)
+        rot = [math.cos(angle / 2), 0.0, 0.0, 0.0]
         rot[axis + 1] = math.sin(angle / 2)
-        q = _mulquat(rot, q)
-    return q / np.linalg.norm(q)
+        q = F.mulquat(rot, q)
+    F.normvec(q)
+    return np.array(q)
 
 
 def _accum(pos, quat, cpos, cquat):
     """Frame (cpos, cquat) given in frame (pos, quat), expressed in the outer frame."""
-    return pos + _quat2mat(quat) @ cpos, _mulquat(quat, cquat)
-
-
-def _z2quat(vec):
-    """Minimal rotation taking (0, 0, 1) to vec (as MuJoCo's z2quat)."""
-    v = np.asarray(vec, float)
-    n = np.linalg.norm(v)
-    v = v / n if n > 0 else np.array([0.0, 0.0, 1.0])
-    axis = np.cross([0.0, 0.0, 1.0], v)
-    s = np.linalg.norm(axis)
-    if s < 1e-10:
-        axis = np.array([1.0, 0.0, 0.0])
-    else:
-        axis = axis / s
-    ang = math.atan2(s, v[2])
-    return np.concatenate([[math.cos(ang / 2)], axis * math.sin(ang / 2)])
+    p, q = F.frameaccum(_floats(pos), _floats(quat), _floats(cpos), _floats(cquat))
+    return np.array(p), np.array(q)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -667,7 +650,7 @@ class _Reader:
                 lo = j.lower if j.lower is not None else 0.0
                 hi = j.upper if j.upper is not None else 0.0
                 if (j.lower is None) != (j.upper is None) or lo > hi:
-                    rng = {"limited": 0}     # as MuJoCo: a malformed range is ignored
+                    rng = {"limited": TFAuto.FALSE}     # as MuJoCo: a malformed range is ignored
                 else:
                     rng = {"range": [float(lo), float(hi)]}
             joints = [body.add_joint(name=j.name, type=jt, pos=zero, axis=_floats(j.axis),
@@ -679,7 +662,7 @@ class _Reader:
         else:
             # planar: the plane normal is the axis: slides along the frame's x and y, a hinge
             # about z
-            mat = _quat2mat(_z2quat(j.axis))
+            mat = _quat2mat(F.z2quat(_floats(j.axis)))
             joints = [body.add_joint(name=j.name + suffix, type=jt, pos=zero, axis=_floats(ax),
                                      **common)
                       for suffix, jt, ax in (("_TX", JointType.SLIDE, mat[:, 0]),
@@ -731,10 +714,6 @@ class _Source:
         attr = _ATTRIBUTE_MAP.get(attribute) if attribute else None
         return ModelError(message, file=node.file, line=node.line, element=node.tag,
                           attribute=attr)
-
-
-def _floats(values):
-    return [float(x) for x in np.ravel(values)]
 
 
 def read_urdf(path):

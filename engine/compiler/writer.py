@@ -14,7 +14,7 @@ import math
 import os
 from enum import IntEnum
 
-from ..enums import DynType
+from ..enums import DynType, JointType
 from . import schema as S
 from .elements import ORIENT, Actuator, Joint
 from .reader import _Reader
@@ -377,7 +377,7 @@ def _chain(frame):
 
 def _is_freejoint(j):
     """A free joint with MuJoCo's values everywhere but name, group and align."""
-    if j.type != 0:
+    if j.type != JointType.FREE:
         return False
     defaults = Joint.defaults()
     return all(getattr(j, k) == v for k, v in defaults.items()
