@@ -17,7 +17,8 @@ FILES = ["urdf_arm.urdf", "urdf_floating.urdf"]
 FIELDS = ["body_parentid", "body_mass", "body_inertia", "body_ipos", "body_pos", "body_quat",
           "jnt_type", "jnt_bodyid", "jnt_axis", "jnt_range", "jnt_limited", "dof_damping",
           "dof_frictionloss", "geom_type", "geom_size", "geom_bodyid", "geom_pos",
-          "geom_contype", "geom_conaffinity", "geom_rgba"]
+          "geom_contype", "geom_conaffinity", "geom_rgba", "jnt_actfrclimited",
+          "jnt_actfrcrange"]
 SIZES = ["nq", "nv", "nbody", "njnt", "ngeom", "nmesh"]
 
 

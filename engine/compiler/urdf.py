@@ -8,7 +8,7 @@ agrees with ``mujoco.MjModel.from_xml_path("robot.urdf")``:
 * joints: revolute -> hinge (range from lower/upper), continuous -> hinge without range,
   prismatic -> slide, floating -> free, planar -> two slides and a hinge (as MuJoCo),
   spherical (a common extension) -> ball; fixed -> no joint. dynamics damping / friction ->
-  damping / frictionloss. Angles are radians.
+  damping / frictionloss, limit effort -> actuatorfrcrange (as MuJoCo). Angles are radians.
 * inertial: origin, mass and the full inertia matrix (diagonalised as MuJoCo does);
 * geometry: box, cylinder, sphere, capsule (an extension MuJoCo accepts) and mesh (filename,
   scale); collision elements become colliding geoms, visual elements are discarded unless
@@ -109,6 +109,7 @@ class _Joint:
     upper: object = None
     damping: float = 0.0
     friction: float = 0.0
+    effort: float = 0.0
     mimic: object = None     # (mimicked joint name, multiplier, offset, <mimic> element)
 
 
@@ -306,14 +307,12 @@ class _Reader:
                 raise a.error("joint axis is zero", "xyz")
         j = _Joint(node=n, name=name, type=jtype, pos=pos, quat=quat, axis=axis)
         lim = self.child(n, "limit")
-        if lim is not None and jtype != "continuous":   # continuous joints have no range
-            lo = lim.float("lower") if lim.has("lower") else None
-            hi = lim.float("upper") if lim.has("upper") else None
-            j.lower, j.upper = lo, hi
-            if lim.has("effort"):
-                lim.float("effort")       # validate the number; MuJoCo keeps it as a force
-            if lim.has("velocity"):       # range, which this engine does not model
-                lim.float("velocity")
+        if lim is not None:
+            if jtype != "continuous":     # continuous joints have no range
+                j.lower = lim.float("lower") if lim.has("lower") else None
+                j.upper = lim.float("upper") if lim.has("upper") else None
+            j.effort = abs(lim.float("effort", 0.0))   # the actuator force range (as MuJoCo)
+            lim.float("velocity")         # validated; MuJoCo has no velocity limit
         dyn = self.child(n, "dynamics")
         if dyn is not None:
             j.damping = dyn.float("damping", 0.0)
@@ -642,6 +641,8 @@ class _Reader:
             common["damping"] = float(j.damping)
         if j.friction:
             common["frictionloss"] = float(j.friction)
+        if j.effort > 0:
+            common["actuatorfrcrange"] = [-j.effort, j.effort]
         zero = [0.0, 0.0, 0.0]
         if j.type in ("revolute", "continuous", "prismatic"):
             jt = JointType.SLIDE if j.type == "prismatic" else JointType.HINGE
