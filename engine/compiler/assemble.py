@@ -8,6 +8,7 @@ from ..constants import MINVAL
 from ..enums import GeomType, JointType
 from ..types import MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _shape
 from . import frames as F
+from .compile import check_names
 from .save import SpecLink
 
 
@@ -377,8 +378,7 @@ def copy_keys(c, A, sizes):
             q = list(kmq[i, m_i])
             F.normvec(q)
             kmq[i, m_i] = q
-    from .compile_objects import CMesh
-    c.check_names([CMesh(spec=k, name=k.name or "", info=None, file=None) for k in keys], "key")
+    check_names([(k.name or "", k) for k in keys], "key")
     return names
 
 

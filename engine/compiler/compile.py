@@ -157,14 +157,8 @@ class Compiler:
     # ---- names ----------------------------------------------------------------------------------
     @staticmethod
     def check_names(objs, kind):
-        """ModelError at the second of two objects of one kind with the same name."""
-        seen = set()
-        for o in objs:
-            name = o.name
-            if name:
-                if name in seen:
-                    raise o.spec.error(f"repeated name '{name}' in {kind}", "name")
-                seen.add(name)
+        """ModelError at the second of two compiled objects of one kind with the same name."""
+        check_names([(o.name, o.spec) for o in objs], kind)
 
     @staticmethod
     def index(objs):
@@ -194,6 +188,16 @@ class Compiler:
                 raise obj.error("quaternion is zero", "quat")
             return q
         return alt_orientation(obj, given[0], self.degree, self.eulerseq)
+
+
+def check_names(named, kind):
+    """ModelError at the second of two (name, spec object) pairs with the same name."""
+    seen = set()
+    for name, obj in named:
+        if name:
+            if name in seen:
+                raise obj.error(f"repeated name '{name}' in {kind}", "name")
+            seen.add(name)
 
 
 def islimited(limited, rng):

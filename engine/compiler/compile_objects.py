@@ -17,7 +17,7 @@ from ..enums import (BiasType, DynType, EqType, GainType, GeomType, JointType, O
                      WrapType)
 from ..types import ModelError
 from . import frames as F
-from .compile import check_autolimits, islimited
+from .compile import check_autolimits, check_names, islimited
 from .elements import Actuator, TFAuto
 
 
@@ -116,23 +116,16 @@ def compile_assets(c):
     c.materials = list(spec.materials)
     c.textures = [compile_texture(c, t) for t in spec.textures]
     c.hfields = [compile_hfield(c, h) for h in spec.hfields]
-    for objs, kind in ((c.meshes, "mesh"), (_named(c.materials), "material"),
-                       (_named(c.textures, "texture"), "texture"),
-                       (_named(c.hfields, "hfield"), "hfield")):
-        c.check_names(objs, kind)
+    c.check_names(c.meshes, "mesh")
+    check_names([(m.name or "", m) for m in c.materials], "material")
+    for records, kind in ((c.textures, "texture"), (c.hfields, "hfield")):
+        check_names([(r["name"], r["_spec"]) for r in records], kind)
     c.indices = {"mesh": c.index(c.meshes), "material": c.index(c.materials),
                  "hfield": {h["name"]: i for i, h in enumerate(c.hfields)}}
     c.texture_names = {t["name"] for t in c.textures}
     for m in c.materials:
         if m.texture and m.texture not in c.texture_names:
             raise m.error(f"unknown texture '{m.texture}'", "texture")
-
-
-def _named(objs, kind=None):
-    """Records with .name and .spec for check_names (textures and hfields are dicts)."""
-    if kind is None:
-        return [CMesh(spec=o, name=o.name or "", info=None, file=None) for o in objs]
-    return [CMesh(spec=o["_spec"], name=o["name"], info=None, file=None) for o in objs]
 
 
 def compile_mesh(c, m):
@@ -710,8 +703,7 @@ def compile_sensors(c):
     for s in c.spec.sensors:
         c.current = s
         c.sensors.append(compile_sensor(c, s, S.SENSORS[s.type]))
-    c.check_names([CMesh(spec=s, name=d["name"], info=None, file=None)
-                   for s, d in zip(c.spec.sensors, c.sensors)], "sensor")
+    check_names([(d["name"], s) for s, d in zip(c.spec.sensors, c.sensors)], "sensor")
 
 
 def compile_sensor(c, s, kind):

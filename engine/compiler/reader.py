@@ -484,14 +484,6 @@ class _Reader:
             else:
                 raise child.error(f"unknown element <{child.tag}> in <contact>")
 
-    EQUALITY_ATTRS = {"connect": ("body1", "body2", "anchor", "site1", "site2"),
-                      "weld": ("body1", "body2", "relpose", "anchor", "site1", "site2",
-                               "torquescale"),
-                      "joint": ("joint1", "joint2", "polycoef"),
-                      "tendon": ("tendon1", "tendon2", "polycoef")}
-    EQUALITY_KINDS = {"anchor": S.F(3), "relpose": S.F(7), "torquescale": S.F1,
-                      "polycoef": S.P(5)}
-
     def read_equalities(self, n):
         n.check_attrs(())
         for child in n.children:
@@ -500,8 +492,7 @@ class _Reader:
                 raise self.unsupported(child, f"<{tag}> equality constraints")
             if tag not in EQUALITY_TAGS:
                 raise child.error(f"unknown element <{tag}> in <equality>")
-            extra = {a: self.EQUALITY_KINDS.get(a, S.S) for a in self.EQUALITY_ATTRS[tag]}
-            e = self.element(child, "equality", None, S.EQUALITY, extra=extra)
+            e = self.element(child, "equality", None, S.EQUALITY, extra=S.equality_table(tag))
             e.set_raw("type", EQUALITY_TAGS[tag])
             self.spec.equalities.append(e)
 
@@ -610,8 +601,6 @@ class _Reader:
     # ------------------------------------------------------------------------------------------
     # <sensor>, <keyframe>
     # ------------------------------------------------------------------------------------------
-    SENSOR_KINDS = {"noise": S.F1, "cutoff": S.F1, "user": S.V, "dim": S.I1}
-
     def read_sensors(self, n):
         n.check_attrs(())
         for child in n.children:
@@ -620,14 +609,11 @@ class _Reader:
                 raise self.unsupported(child, "sensor plugins")
             if tag not in S.SENSORS:
                 raise child.error(f"unknown element <{tag}> in <sensor>")
-            attr = S.SENSORS[tag][0]
-            allowed = set(S.SENSOR_COMMON) | set(S.SENSOR_EXTRA.get(tag, ()))
-            if attr:
-                allowed.add(attr)
-            child.check_attrs(allowed)
+            table = S.sensor_table(tag)
+            child.check_attrs(table)
             s = Sensor(type=tag)
             s._src = child
-            overlay(s, child, {a: self.SENSOR_KINDS.get(a, S.S) for a in allowed})
+            overlay(s, child, table)
             self.spec.sensors.append(s)
 
     def read_keyframes(self, n):

@@ -258,3 +258,24 @@ SENSOR_EXTRA = {
 for _t in ("framepos", "framequat", "framexaxis", "frameyaxis", "framezaxis", "framelinvel",
            "frameangvel"):
     SENSOR_EXTRA[_t] = ("objtype", "objname", "reftype", "refname")
+
+
+def sensor_table(tag):
+    """The attributes of sensor element `tag` and how to read them (others are text)."""
+    attr = SENSORS[tag][0]
+    names = list(SENSOR_COMMON) + list(SENSOR_EXTRA.get(tag, ())) + ([attr] if attr else [])
+    return {a: SENSOR_KINDS.get(a, S) for a in names}
+
+
+SENSOR_KINDS = {"noise": F1, "cutoff": F1, "user": V, "dim": I1}
+
+# equality constraints: the attributes of each element besides EQUALITY's
+EQUALITY_ATTRS = {"connect": ("body1", "body2", "anchor", "site1", "site2"),
+                  "weld": ("body1", "body2", "relpose", "anchor", "site1", "site2", "torquescale"),
+                  "joint": ("joint1", "joint2", "polycoef"),
+                  "tendon": ("tendon1", "tendon2", "polycoef")}
+EQUALITY_KINDS = {"anchor": F(3), "relpose": F(7), "torquescale": F1, "polycoef": P(5)}
+
+
+def equality_table(tag):
+    return {a: EQUALITY_KINDS.get(a, S) for a in EQUALITY_ATTRS[tag]}

@@ -17,7 +17,6 @@ from enum import IntEnum
 from ..enums import DynType, JointType
 from . import schema as S
 from .elements import ORIENT, Actuator, Joint
-from .reader import _Reader
 from .shortcuts import expand_shortcut
 
 INDENT = "  "
@@ -53,10 +52,7 @@ def text(kind, v):
         return " ".join(str(int(x)) for x in v) if isinstance(v, (list, tuple)) else str(int(v))
     if kind[0] == "k":
         for word, value in kind[1].items():
-            if value == v and type(value) is type(v) or (value is v):
-                return word
-        for word, value in kind[1].items():
-            if value == v:
+            if value is v or (value is not None and value == v):
                 return word
     if kind[0] in ("f", "p", "v") and not isinstance(v, (list, tuple)):
         return fmt(float(v))
@@ -318,9 +314,7 @@ class _Writer:
 
     def equality(self, e):
         tag = e.xml_tag
-        table = dict(S.EQUALITY)
-        table.update({a: _Reader.EQUALITY_KINDS.get(a, S.S)
-                      for a in _Reader.EQUALITY_ATTRS[tag]})
+        table = dict(S.EQUALITY, **S.equality_table(tag))
         self.element(tag, self.named(e, e.classname) + changed(
             e, table, self.spec.defaults[e.classname].proto["equality"]))
 
@@ -359,12 +353,7 @@ class _Writer:
         self.element("general", attrs + changed(a, S.act_table("general"), proto))
 
     def sensor(self, s):
-        attr = S.SENSORS[s.type][0]
-        allowed = list(S.SENSOR_COMMON) + list(S.SENSOR_EXTRA.get(s.type, ()))
-        if attr:
-            allowed.append(attr)
-        table = {a: _Reader.SENSOR_KINDS.get(a, S.S) for a in allowed if a != "name"}
-        self.element(s.type, self.named(s) + changed(s, table))
+        self.element(s.type, self.named(s) + changed(s, S.sensor_table(s.type)))
 
 
 def _chain(frame):
