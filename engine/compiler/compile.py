@@ -146,12 +146,16 @@ class Compiler:
             return name
         return os.path.normpath(os.path.join(directory, name))
 
-    def find_file(self, obj, name, directory, attribute, what):
-        """(bytes, path) of an asset file, or ModelError at `obj`."""
+    def find_file(self, obj, name, directory, attribute, what, read=True):
+        """(bytes, path) of an asset file, or ModelError at `obj`; with read=False, (None,
+        path) for a file on disk (not read)."""
         fname = os.path.basename(name) if self.cc.strippath else name
-        found = self.source.find(fname, [directory, self.model_dir])
+        found = self.source.locate(fname, [directory, self.model_dir])
         if found is None:
             raise obj.error(f"{what} file '{fname}' not found", attribute)
+        if found[0] is None and read:
+            with open(found[1], "rb") as f:
+                return f.read(), found[1]
         return found
 
     # ---- names ----------------------------------------------------------------------------------

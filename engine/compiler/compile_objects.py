@@ -141,13 +141,21 @@ def compile_mesh(c, m):
     if m.file is not None:
         if m.vertex is not None:
             raise m.error("mesh given both by file and by vertex", "vertex")
-        data, path = c.find_file(m, m.file, c.meshdir, "file", "mesh")
-        key = (hashlib.sha1(data).digest(), os.path.splitext(path)[1].lower(), tuple(m.scale),
-               m.inertia, _tuple(m.refpos), _tuple(m.refquat), m.maxhullvert)
+        data, path = c.find_file(m, m.file, c.meshdir, "file", "mesh", read=False)
+        if data is None:                    # a file: known by its path, size and time
+            st = os.stat(path)
+            source = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+        else:                               # given as bytes: known by its content
+            source = hashlib.sha1(data).digest()
+        key = (source, os.path.splitext(path)[1].lower(), tuple(m.scale), m.inertia,
+               _tuple(m.refpos), _tuple(m.refquat), m.maxhullvert)
         info = _MESH_CACHE.get(key)
         if info is not None:
             _MESH_CACHE.move_to_end(key)
             return CMesh(spec=m, name=name, info=info, file=path)
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read()
         try:
             vert, face = meshmod.load_mesh(data, path)
         except ModelError as e:

@@ -48,6 +48,14 @@ class Element:
         object.__setattr__(self, "_src", None)
 
     @classmethod
+    def field_names(cls):
+        """The dataclass fields but `frame` (a reference to the enclosing frame)."""
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name != "frame")
+        return names
+
+    @classmethod
     def defaults(cls):
         """MuJoCo's value of every field."""
         d = _BUILTIN.get(cls)
@@ -84,20 +92,21 @@ class Element:
 
     def clone(self):
         """A copy with its own lists and nested objects (the enclosing frame is shared)."""
-        new = copy.copy(self)
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == "frame":
-                continue
-            if isinstance(v, Element):
-                v = v.clone()
-            elif isinstance(v, list):
-                v = [x.clone() if isinstance(x, Element) else
-                     (list(x) if isinstance(x, list) else x) for x in v]
-            elif isinstance(v, dict):
-                v = dict(v)
-            object.__setattr__(new, f.name, v)
-        object.__setattr__(new, "_given", set(self._given))
+        new = object.__new__(type(self))
+        state = dict(self.__dict__)
+        for k in self.field_names():
+            v = state[k]
+            t = type(v)
+            if t is list:
+                state[k] = [x.clone() if isinstance(x, Element) else
+                            (x[:] if type(x) is list else x) for x in v] \
+                    if v and not isinstance(v[0], (int, float)) else v[:]
+            elif t is dict:
+                state[k] = dict(v)
+            elif isinstance(v, Element):
+                state[k] = v.clone()
+        state["_given"] = set(self._given)
+        new.__dict__.update(state)
         return new
 
     def error(self, message, attribute=None):
@@ -120,6 +129,18 @@ class Element:
 
 
 _BUILTIN = {}
+_FIELDS = {}
+
+
+def new_object(proto, kw):
+    """A copy of `proto` (an object of its kind's defaults) with the attributes `kw` set."""
+    obj = proto.clone()
+    obj._src = None
+    for k, v in kw.items():
+        if k not in obj.defaults():
+            raise TypeError(f"{type(obj).__name__} has no attribute '{k}'")
+        setattr(obj, k, v)
+    return obj
 
 
 def spec_dataclass(tag):
@@ -202,6 +223,47 @@ class Body(Element):
         getattr(self, TREE_LISTS[type(obj)]).append(obj)
         object.__setattr__(obj, "parent", self)
         return obj
+
+    # new objects in this body, attributes as keywords; `default`: the default class (a name
+    # or a DefaultClass) they start from, else the childclass of this body or an ancestor
+    def add_body(self, **kw):
+        return self.adopt(new_object(Body(), kw))
+
+    def add_frame(self, **kw):
+        return self.adopt(new_object(Frame(), kw))
+
+    def add_joint(self, default=None, **kw):
+        return self.adopt(new_object(self._proto("joint", default), kw))
+
+    def add_freejoint(self, **kw):
+        """A free joint (MJCF <freejoint>: MuJoCo's values, not the default class's)."""
+        return self.adopt(new_object(Joint(type=JointType.FREE), kw))
+
+    def add_geom(self, default=None, **kw):
+        return self.adopt(new_object(self._proto("geom", default), kw))
+
+    def add_site(self, default=None, **kw):
+        return self.adopt(new_object(self._proto("site", default), kw))
+
+    def add_camera(self, default=None, **kw):
+        return self.adopt(new_object(self._proto("camera", default), kw))
+
+    def add_light(self, default=None, **kw):
+        return self.adopt(new_object(self._proto("light", default), kw))
+
+    def _proto(self, kind, default):
+        """The default values of a new `kind` object in this body."""
+        if default is not None and not isinstance(default, str):
+            return default.proto[kind]
+        b, name = self, default
+        while b.parent is not None:
+            name = name or b.childclass
+            b = b.parent
+        spec = b.__dict__.get("_spec_owner")
+        if spec is None:                      # a body of no spec: MuJoCo's values
+            return {"joint": Joint, "geom": Geom, "site": Site, "camera": Camera,
+                    "light": Light}[kind]()
+        return spec.defaults[name or "main"].proto[kind]
 
 
 @spec_dataclass("joint")

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import os
 
-from .elements import (Actuator, Body, Camera, CompilerOptions, Equality, EQUALITY_TAGS, Exclude,
+from .elements import (EQUALITY_TAGS, Actuator, Body, Camera, CompilerOptions, Equality, Exclude,
                        Frame, Geom, HField, Joint, Key, Light, Material, Mesh, Option, Pair,
-                       Sensor, Site, Tendon, Texture)
+                       Sensor, Site, Tendon, Texture, new_object)
 from . import schema as S
-from ..enums import JointType
 
 ASSET_LISTS = {"mesh": "meshes", "texture": "textures", "material": "materials",
                "hfield": "hfields"}
@@ -268,47 +267,39 @@ class Spec:
         self.defaults[name] = d
         return d
 
-    def _new(self, kind, cls, proto, default, kw):
-        if default is not None:
-            d = self.defaults[default] if isinstance(default, str) else default
-            proto = d.proto[kind] if kind in d.proto else proto
-        obj = proto.clone() if proto is not None else cls()
-        obj._src = None
-        for k, v in kw.items():
-            if k not in obj.defaults():
-                raise TypeError(f"{cls.__name__} has no attribute '{k}'")
-            setattr(obj, k, v)
-        return obj
+    def _default(self, default):
+        """The DefaultClass `default` (a name or a class; None: main)."""
+        return default if isinstance(default, DefaultClass) else \
+            self.defaults[default or "main"]
 
     def add_mesh(self, default=None, **kw):
-        return self._add_to("meshes", self._new("mesh", Mesh, None, default or "main", kw))
+        return self._add_to("meshes", new_object(self._default(default).proto["mesh"], kw))
 
     def add_material(self, default=None, **kw):
         return self._add_to("materials",
-                            self._new("material", Material, None, default or "main", kw))
+                            new_object(self._default(default).proto["material"], kw))
 
     def add_texture(self, default=None, **kw):
-        d = self.defaults[default or "main"]
-        return self._add_to("textures", self._new("texture", Texture, d.texture, None, kw))
+        return self._add_to("textures", new_object(self._default(default).texture, kw))
 
     def add_hfield(self, **kw):
-        return self._add_to("hfields", self._new("hfield", HField, None, None, kw))
+        return self._add_to("hfields", new_object(HField(), kw))
 
     def add_pair(self, default=None, **kw):
-        return self._add_to("pairs", self._new("pair", Pair, None, default or "main", kw))
+        return self._add_to("pairs", new_object(self._default(default).proto["pair"], kw))
 
     def add_exclude(self, **kw):
-        return self._add_to("excludes", self._new("exclude", Exclude, None, None, kw))
+        return self._add_to("excludes", new_object(Exclude(), kw))
 
     def add_equality(self, type="connect", default=None, **kw):
         """An equality constraint: type connect, weld, joint or tendon (or an EqType)."""
-        e = self._new("equality", Equality, None, default or "main", kw)
+        e = new_object(self._default(default).proto["equality"], kw)
         e.type = EQUALITY_TAGS[type] if isinstance(type, str) else type
         return self._add_to("equalities", e)
 
     def add_tendon(self, kind="spatial", default=None, **kw):
         """A tendon (kind spatial or fixed); add its path with add_site / add_joint ..."""
-        t = self._new("tendon", Tendon, None, default or "main", kw)
+        t = new_object(self._default(default).proto["tendon"], kw)
         t.kind = kind
         return self._add_to("tendons", t)
 
@@ -317,24 +308,22 @@ class Spec:
         dampratio, timeconst, inheritrange, area, diameter, bias, gain) are expanded as the
         MJCF element would."""
         from .shortcuts import expand_shortcut
-        d = self.defaults[default or "main"] if not isinstance(default, DefaultClass) \
-            else default
         own = {k: kw.pop(k) for k in list(kw) if k in S.ACT_SPECIFIC.get(shortcut, {})
                and k not in Actuator.defaults()}
         if shortcut != "general" and "inheritrange" in kw:
             own["inheritrange"] = kw.pop("inheritrange")
-        a = self._new("actuator", Actuator, d.actuator[shortcut], None, kw)
+        a = new_object(self._default(default).actuator[shortcut], kw)
         expand_shortcut(a, shortcut, own, a.error)
         return self._add_to("actuators", a)
 
     def add_sensor(self, type, **kw):
         """A sensor of MJCF element `type` (jointpos, framepos, touch ...)."""
-        s = self._new("sensor", Sensor, None, None, kw)
+        s = new_object(Sensor(), kw)
         s.type = type
         return self._add_to("sensors", s)
 
     def add_key(self, **kw):
-        return self._add_to("keys", self._new("key", Key, None, None, kw))
+        return self._add_to("keys", new_object(Key(), kw))
 
     def _add_to(self, listname, obj):
         getattr(self, listname).append(obj)
@@ -369,60 +358,3 @@ class Spec:
                 lst.remove(obj)
                 return
         raise ValueError(f"{obj!r} is not in this spec")
-
-
-def _add_tree_methods():
-    """Body.add_body, add_joint, add_freejoint, add_geom, add_site, add_camera, add_light,
-    add_frame: a new object from the default class (`default`, else the body's childclass,
-    else main) with the given attributes."""
-
-    def tree_default(body, default):
-        if default is not None:
-            return default
-        b = body
-        while b is not None:
-            if b.childclass is not None:
-                return b.childclass
-            b = b.parent
-        return "main"
-
-    def spec_of(body):
-        while body.parent is not None:
-            body = body.parent
-        return getattr(body, "_spec_owner", None)
-
-    def make(kind, cls):
-        def add(self, default=None, **kw):
-            spec = spec_of(self)
-            proto = None
-            if kind in PROTO_KINDS and spec is not None:
-                d = tree_default(self, default.name if isinstance(default, DefaultClass)
-                                 else default)
-                proto = spec.defaults[d].proto[kind]
-            elif kind in PROTO_KINDS and default is not None:
-                proto = default.proto[kind]
-            obj = proto.clone() if proto is not None else cls()
-            obj._src = None
-            for k, v in kw.items():
-                if k not in obj.defaults():
-                    raise TypeError(f"{cls.__name__} has no attribute '{k}'")
-                setattr(obj, k, v)
-            return self.adopt(obj)
-        add.__name__ = "add_" + kind
-        add.__doc__ = f"A new {kind} in this body (attributes as keywords)."
-        return add
-
-    for kind, cls in (("body", Body), ("joint", Joint), ("geom", Geom), ("site", Site),
-                      ("camera", Camera), ("light", Light), ("frame", Frame)):
-        setattr(Body, "add_" + kind, make(kind, cls))
-
-    def add_freejoint(self, **kw):
-        """A free joint (MJCF <freejoint>: MuJoCo's values, not the default class's)."""
-        j = Joint(type=JointType.FREE)
-        for k, v in kw.items():
-            setattr(j, k, v)
-        return self.adopt(j)
-    Body.add_freejoint = add_freejoint
-
-
-_add_tree_methods()

@@ -61,6 +61,15 @@ def text(kind, v):
     return fmt(v)
 
 
+def differs(a, b):
+    """Do two attribute values differ as MJCF text (-0.0 and 0.0 do)?"""
+    if a != b:
+        return True
+    if isinstance(a, (list, tuple)):
+        return any(x == 0 for x in a) and fmt(a) != fmt(b)
+    return isinstance(a, float) and a == 0 and fmt(a) != fmt(b)
+
+
 def _escape(s):
     return (s.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
             .replace(">", "&gt;"))
@@ -88,15 +97,13 @@ def changed(obj, table, proto=None, skip=()):
             continue
         if a in INT_LISTS:
             kind = ("i2",)
-        value = text(kind, v)
         if proto is None:
             write = obj.given(a)
-        else:               # compared as text: -0.0 and 0.0 differ
+        else:
             pv = getattr(proto, a)
-            write = pv is None or value != text(kind, pv) or \
-                (obj.given(a) and not proto.given(a))
+            write = pv is None or differs(v, pv) or (obj.given(a) and not proto.given(a))
         if write:
-            out.append((a, value))
+            out.append((a, text(kind, v)))
     return out
 
 
@@ -106,6 +113,7 @@ class _Writer:
         self.outdir = outdir
         self.lines = []
         self.depth = 0
+        self.reread = {}          # (class, shortcut) -> its defaults once the XML is read back
 
     # ---- output --------------------------------------------------------------------------------
     def element(self, tag, attrs, children=None):
@@ -345,7 +353,7 @@ class _Writer:
         records the shortcut), else in the general form."""
         attrs = self.named(a, a.classname)
         attrs += [(t, getattr(a, t)) for t in S.ACT_TARGETS if getattr(a, t) is not None]
-        form = shortcut_form(self.spec.defaults[a.classname], a)
+        form = shortcut_form(self.spec.defaults[a.classname], a, self.reread)
         if form is not None:
             self.element(a.shortcut, attrs + form)
             return
@@ -399,13 +407,15 @@ SHORTCUT_PARAMETERS = {
 _NOT_COMPARED = ("name", "classname", "shortcut", "muscle") + S.ACT_TARGETS
 
 
-def shortcut_form(d, a):
+def shortcut_form(d, a, cache):
     """Attributes of `a` written as its shortcut element in default class `d`, or None when
-    reading them back would not give `a` exactly."""
+    reading them back would not give `a` exactly (`cache` keeps reread_actuator_default)."""
     tag = a.shortcut
     if tag not in SHORTCUT_PARAMETERS:
         return None
-    proto = reread_actuator_default(d, tag)
+    proto = cache.get((d.name, tag))
+    if proto is None:
+        proto = cache[d.name, tag] = reread_actuator_default(d, tag)
     table = {k: v for k, v in S.act_table(tag).items() if k not in S.ACT_SPECIFIC[tag]}
     attrs = changed(a, table, proto)
     prm = SHORTCUT_PARAMETERS[tag](a)
@@ -417,7 +427,7 @@ def shortcut_form(d, a):
     except ValueError:
         return None
     for k in Actuator.defaults():
-        if k not in _NOT_COMPARED and fmt(getattr(a, k)) != fmt(getattr(b, k)):
+        if k not in _NOT_COMPARED and differs(getattr(a, k), getattr(b, k)):
             return None
     kinds = S.ACT_SPECIFIC[tag]
     return attrs + [(k, text(kinds[k], v)) for k, v in prm.items()]
@@ -434,6 +444,6 @@ def reread_actuator_default(d, tag):
     out = base.clone()
     general = d.actuator["general"]
     for k in Actuator.defaults():
-        if k not in _NOT_COMPARED and fmt(getattr(general, k)) != fmt(getattr(parent_general, k)):
+        if k not in _NOT_COMPARED and differs(getattr(general, k), getattr(parent_general, k)):
             setattr(out, k, copy.copy(getattr(general, k)))
     return out
