@@ -246,7 +246,7 @@ def _match_units(parent, c):
                              ("ctrllimited", "ctrlrange"), ("forcelimited", "forcerange"),
                              ("actlimited", "actrange")):
                 v = getattr(o, lim, None)
-                if v == 2 and cc.autolimits:
+                if v == TFAuto.AUTO and cc.autolimits:
                     r = getattr(o, rng)
                     setattr(o, lim, TFAuto(int(r[0] < r[1])))
 
