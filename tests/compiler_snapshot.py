@@ -58,8 +58,10 @@ def compile_one(path):
 
 
 def _key(path):
-    name = corpus.short_name(path).replace(os.sep, "__")
-    return name[-120:] + "." + hashlib.sha1(path.encode()).hexdigest()[:8] + ".pkl"
+    """File name of a model's snapshot: the same for the same model in another checkout."""
+    short = corpus.short_name(path)
+    name = short.replace(os.sep, "__")
+    return name[-120:] + "." + hashlib.sha1(short.encode()).hexdigest()[:8] + ".pkl"
 
 
 def differences(old, new, ignore=()):
