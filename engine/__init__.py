@@ -14,6 +14,7 @@ from .forward import (energy, forward, full_inertia, make_data, reset_data,  # n
                       reset_keyframe, step)
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
+from .smooth import jac  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from .compiler import Spec  # noqa: E402
 from .compiler.save import save_model_xml  # noqa: E402
@@ -27,6 +28,7 @@ __all__ = [
     "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
+    "jac",
     "Recorder", "load_trajectory", "TrajectoryModelMismatch", "Spec", "save_model_xml",
 ]
 

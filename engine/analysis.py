@@ -15,16 +15,19 @@ qfrc_applied, xfrc_applied, mocap poses of record k) and the finite-difference a
   actuator_force`` of the record;
 * the actuators. The actuator part of the inverse force, ``qfrc_inverse - qfrc_applied -
   J' xfrc_applied``, equals ``actuator_moment' actuator_force``; the forces follow by least squares
-  on the moments (unique when the moment rows are independent). Then, with MuJoCo's affine model
+  on the moments (unique when the moment rows are independent). Then, with MuJoCo's model
   ``force = gain * input + bias``, ``gain = g0 + g1 length + g2 velocity`` (GainType FIXED or
-  AFFINE) and ``bias = b0 + b1 length + b2 velocity`` (BiasType AFFINE, 0 for NONE):
+  AFFINE) or the muscle's active force per unit activation (MUSCLE), and ``bias = b0 + b1 length
+  + b2 velocity`` (BiasType AFFINE, 0 for NONE) or the muscle's passive force (MUSCLE), gain and
+  bias depending on the state only:
 
   - dyntype NONE: ``input = ctrl``, so ``ctrl = (force - bias) / gain`` is recovered and compared
     with the recorded control after clamping to ctrlrange (the control the step used);
-  - dyntype INTEGRATOR / FILTER / FILTEREXACT: ``input = act`` (the activation before the step, or
-    after it with actearly), so the activation is recovered and compared. The control of such an
-    actuator enters the step only through ``act_dot`` and is not recovered from forces;
-  - muscle or user gains and biases: only the force is recovered.
+  - dyntype INTEGRATOR / FILTER / FILTEREXACT / MUSCLE: ``input = act`` (the activation before
+    the step, or after it with actearly), so the activation is recovered and compared. The
+    control of such an actuator enters the step only through ``act_dot`` and is not recovered
+    from forces;
+  - user gains, biases or dynamics: only the force is recovered.
 
   A control is not recoverable (NaN) when the recorded force sits on its forcerange limit.
 
@@ -49,6 +52,7 @@ import numpy as np
 
 from .enums import BiasType, DisableBit, DynType, EqType, GainType, Integrator, JointType
 from .enums import ConstraintType as CT
+from .actuator import muscle_bias, muscle_gain
 from .forward import make_data
 from .inverse import inverse
 from .trajectory import Trajectory, apply_options, options_dict
@@ -118,14 +122,14 @@ def actuator_kinds(m):
     """Per actuator: what the analysis recovers ("ctrl", "act" or "force") and why."""
     kinds = []
     for i in range(m.nu):
-        affine = (m.actuator_gaintype[i] in (GainType.FIXED, GainType.AFFINE)
-                  and m.actuator_biastype[i] in (BiasType.NONE, BiasType.AFFINE))
+        known = (m.actuator_gaintype[i] != GainType.USER
+                 and m.actuator_biastype[i] != BiasType.USER)
         dyn = m.actuator_dyntype[i]
-        if not affine:
-            kinds.append(("force", "muscle or user gain/bias: only the force is recovered"))
+        if not known:
+            kinds.append(("force", "user gain/bias: only the force is recovered"))
         elif dyn == DynType.NONE:
             kinds.append(("ctrl", "force = gain ctrl + bias"))
-        elif dyn in (DynType.INTEGRATOR, DynType.FILTER, DynType.FILTEREXACT):
+        elif dyn in (DynType.INTEGRATOR, DynType.FILTER, DynType.FILTEREXACT, DynType.MUSCLE):
             kinds.append(("act", "activation dynamics: force = gain act + bias, the activation "
                                  "is recovered; ctrl acts only through act_dot"))
         else:
@@ -134,13 +138,18 @@ def actuator_kinds(m):
 
 
 def _gain_bias(m, d):
-    """gain and bias of every actuator at the current lengths and velocities (affine model)."""
+    """gain and bias of every actuator at the current lengths and velocities."""
     length, vel = d.actuator_length, d.actuator_velocity
     g, b = m.actuator_gainprm, m.actuator_biasprm
     gain = g[:, 0] + np.where(m.actuator_gaintype == GainType.AFFINE,
                               g[:, 1] * length + g[:, 2] * vel, 0.0)
     bias = np.where(m.actuator_biastype == BiasType.AFFINE,
                     b[:, 0] + b[:, 1] * length + b[:, 2] * vel, 0.0)
+    for i in np.flatnonzero(m.actuator_gaintype == GainType.MUSCLE):
+        gain[i] = muscle_gain(length[i], vel[i], m.actuator_lengthrange[i],
+                              m.actuator_acc0[i], g[i])
+    for i in np.flatnonzero(m.actuator_biastype == BiasType.MUSCLE):
+        bias[i] = muscle_bias(length[i], m.actuator_lengthrange[i], m.actuator_acc0[i], b[i])
     return gain, bias
 
 

@@ -139,6 +139,14 @@ class CamLight(IntEnum):
     TARGETBODYCOM = 4
 
 
+class LightType(IntEnum):
+    """mjtLightType: what a light is (Model.light_type, a rendering extra of the compiler)."""
+    SPOT = 0
+    DIRECTIONAL = 1
+    POINT = 2
+    IMAGE = 3
+
+
 class Warning(IntEnum):
     """Indices into d.warning (counts), as MuJoCo's mjtWarning."""
     BADQACC = 0

@@ -61,7 +61,7 @@ def fwd_position(m, d):
     smooth.crb(m, d)
     factor_inertia(m, d)
     constraint.make_constraint(m, d)
-    smooth.transmission(m, d)
+    actuator.transmission(m, d)
 
 
 @jit

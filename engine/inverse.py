@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import collision_driver, constraint, passive, smooth, warmup
+from . import actuator, collision_driver, constraint, passive, smooth, warmup
 from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDON
 from .enums import DisableBit, Stabilization
 from .forward import _grow, factor_inertia, implicit_damping
@@ -156,7 +156,7 @@ def inverse_kernel(m, d):
     smooth.tendon(m, d)
     collision_driver.collision(m, d)
     constraint.make_constraint(m, d)
-    smooth.transmission(m, d)
+    actuator.transmission(m, d)
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
     passive.passive(m, d)

@@ -118,6 +118,9 @@ geom_rmin           f ngeom      # regulariser floor rmin (-1: use opt)
 geom_rgba           f ngeom 4    # colour
 geom_sameframe      i ngeom      # SameFrame: the geom frame is (the orientation of) the body's
                                  # or inertial frame, copied in kinematics
+geom_fluid          f ngeom 12   # ellipsoid fluid model: interaction coefficient (0: off), blunt
+                                 # drag, slender drag, angular drag, Kutta lift, Magnus lift,
+                                 # virtual mass (3), virtual inertia (3)
 # sites
 site_type           i nsite      # GeomType of the site's visual shape
 site_bodyid         i nsite      # id of the site's body
@@ -250,6 +253,7 @@ body_treedofnum     i+ nbody     # number of dofs of the body's kinematic tree
 dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
 dof_M0              f+ nv        # diagonal of the inertia matrix (with armature) at qpos0
 tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
+actuator_acc0       f+ nu        # |M^-1 moment| at qpos0: acceleration of a unit actuator force
 geom_aabb           f+ ngeom 6   # local bounding box of the geom: centre, half sizes (collision)
 # default state
 qpos0               f nq         # qpos at the reference configuration

@@ -25,7 +25,7 @@ BACKGROUND = ("engine.collision_driver:collision", "engine.inverse:inverse_kerne
 FOREGROUND = ("engine.forward:fwd_velocity", "engine.constraint:make_constraint",
               "engine.smooth:kinematics", "engine.smooth:com_pos", "engine.smooth:camlight",
               "engine.smooth:tendon", "engine.smooth:crb", "engine.forward:factor_inertia",
-              "engine.smooth:transmission", "engine.actuator:fwd_actuation",
+              "engine.actuator:transmission", "engine.actuator:fwd_actuation",
               "engine.forward:energy_kernel", "engine.forward:fwd_constraint")
 
 _process = None

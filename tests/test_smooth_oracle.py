@@ -23,8 +23,9 @@ SUITE_MODELS = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish
                 "humanoid", "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass",
                 "quadruped", "reacher", "stacker", "swimmer", "walker"]
 # every joint, geom, actuator and tendon kind, default classes, frames, meshes, includes
-OWN_MODELS = ["pipeline_features", "compiler_actuators", "compiler_constraints",
-              "compiler_defaults", "compiler_kinematics", "compiler_mesh", "compiler_mesh_aabb",
+OWN_MODELS = ["pipeline_features", "tendon_wrap", "muscles", "fluid_ellipsoid",
+              "compiler_actuators", "compiler_constraints", "compiler_defaults",
+              "compiler_kinematics", "compiler_mesh", "compiler_mesh_aabb",
               "compiler_discardvisual", "compiler_options", "compiler_springs", "include_assets"]
 # real models beyond the suite: tilted capsules, symmetric meshes, frames that coincide with
 # inertial frames up to the same-frame tolerance

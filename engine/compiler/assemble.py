@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..constants import MINVAL
-from ..enums import GeomType, JointType
+from ..enums import GeomType, JointType, LightType
 from ..types import MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _shape
 from . import frames as F
 from .compile import check_names
@@ -49,7 +49,9 @@ def assemble(c):
                  sensors=c.sensors, visual=spec.visual, statistic=spec.statistic,
                  warnings=list(c.warnings), size=dict(spec.size), model_name=spec.modelname,
                  springdamper={j.id: tuple(j.springdamper) for j in c.joints
-                               if j.springdamper}, _spec=link)
+                               if j.springdamper},
+                 light_type=np.array([int(light_type(o.spec)) for o in c.lights], int),
+                 lengthrange_options=dict(c.lengthrange), _spec=link)
 
 
 def model_sizes(c):
@@ -203,6 +205,7 @@ def copy_geom(g, A):
     A["geom_quat"][k] = g.quat
     A["geom_friction"][k] = s.friction
     A["geom_rgba"][k] = s.rgba
+    A["geom_fluid"][k] = g.fluid
     A["geom_sameframe"][k] = F.same_frame(g.pos, g.quat, g.body.ipos, g.body.iquat)
     A["geom_margin"][k] = s.margin
     A["geom_gap"][k] = s.gap
@@ -234,13 +237,18 @@ def copy_camera(o, A):
     A["cam_fovy"][k] = s.fovy
 
 
+def light_type(s):
+    """LightType of a light: directional="true" (given), else its type."""
+    directional = s.directional if s.given("directional") else s.type == "directional"
+    return LightType.DIRECTIONAL if directional else LightType[s.type.upper()]
+
+
 def copy_light(o, A):
     k, s = o.id, o.spec
     A["light_mode"][k] = s.mode
     A["light_bodyid"][k] = o.body.id
     A["light_targetbodyid"][k] = o.targetbodyid
-    directional = s.directional if s.given("directional") else s.type == "directional"
-    A["light_directional"][k] = int(directional)
+    A["light_directional"][k] = int(light_type(s) == LightType.DIRECTIONAL)
     A["light_castshadow"][k] = int(s.castshadow)
     A["light_active"][k] = int(s.active)
     A["light_pos"][k] = o.pos
@@ -310,7 +318,8 @@ def copy_actuators(c, A):
         A["actuator_trnid"][i] = a.trnid
         A["actuator_ctrlrange"][i] = a.ctrlrange
         A["actuator_actrange"][i] = a.actrange
-        for f in ("dynprm", "gainprm", "biasprm", "forcerange", "gear", "cranklength"):
+        for f in ("dynprm", "gainprm", "biasprm", "forcerange", "lengthrange", "gear",
+                  "cranklength"):
             A["actuator_" + f][i] = getattr(s, f)
 
 

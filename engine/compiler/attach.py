@@ -16,6 +16,7 @@ import math
 import os
 
 from ..enums import JointType
+from ..types import ModelError
 from .compile import alt_orientation
 from .elements import ORIENT, Body, Frame, Site, TFAuto
 from .spec import DefaultClass, Spec
@@ -199,29 +200,24 @@ def _all_objects(c):
 def _resolve_files(c, child, prefix):
     """Asset files of the child as paths (its meshdir, texturedir, strippath) or as renamed
     entries of its assets dict."""
-    from .compile import Compiler
+    from .compile import TEXTURE_FILES, Compiler
     comp = Compiler(child)
     comp.settings()
     assets = {}
-    for kind, directory in (("meshes", comp.meshdir), ("hfields", comp.meshdir),
-                            ("textures", comp.texturedir)):
+    for kind in ("meshes", "hfields", "textures"):
         for o in getattr(c, kind):
-            for a in ("file", "fileright", "fileleft", "fileup", "filedown", "filefront",
-                      "fileback"):
-                name = getattr(o, a, None)
-                if not name:
+            for a in TEXTURE_FILES:
+                if not getattr(o, a, None):
                     continue
-                found = comp.source.find(os.path.basename(name) if c.compiler.strippath
-                                         else name, [directory, comp.model_dir])
-                if found is None:
-                    continue
-                if found[1] in child.assets or os.path.basename(found[1]) in child.assets:
-                    key = prefix + found[1]
-                    assets[key] = child.assets.get(found[1], child.assets.get(
-                        os.path.basename(found[1])))
-                    setattr(o, a, key)
+                try:
+                    data, path = comp.asset_file(o, a, read=False)
+                except ModelError:
+                    continue                    # reported when the parent compiles
+                if data is None:
+                    setattr(o, a, os.path.abspath(path))
                 else:
-                    setattr(o, a, os.path.abspath(found[1]))
+                    assets[prefix + path] = data
+                    setattr(o, a, prefix + path)
     c.assets = assets
 
 

@@ -38,8 +38,25 @@ DISABLE_FLAGS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQU
                  "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
                  "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
                  "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
-ENABLE_FLAGS = ("override", "energy", "fwdinv", "invdiscrete", "multiccd", "sleep")
-UNSUPPORTED_FLAGS = ("diagexact", "ipc", "speculative")
+# flags without a counterpart: those that change the physics are refused (when set to the value
+# given here), the others (diagnostics, performance, the choice among collision algorithms) are
+# reported (when set to the value given) or accepted quietly
+PHYSICS_FLAGS = {"diagexact": True, "ipc": True, "speculative": True, "override": True,
+                 "sleep": True, "refsafe": False, "autoreset": False}
+REPORTED_FLAGS = {"fwdinv": (True, "the forward-inverse comparison is not computed"),
+                  "multiccd": (True, "convex collisions here already give up to 4 contacts on "
+                                     "flat faces"),
+                  "nativeccd": (False, "collisions use this engine's own GJK/EPA"),
+                  "sensor": (False, "sensors are computed as usual")}
+QUIET_FLAGS = ("energy", "invdiscrete", "midphase", "island")
+# where asset files are looked for: (directory checked, directory loaded from, kind)
+ASSET_DIRS = {"mesh": ("meshdir", "meshdir", "mesh"), "hfield": ("assetdir", "meshdir", "hfield"),
+              "texture": ("texturedir", "texturedir", "texture")}
+TEXTURE_FILES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
+# MuJoCo's mjLROpt: how actuator length ranges are computed (setconst.set_length_range)
+LENGTHRANGE = {"mode": "muscle", "useexisting": True, "uselimit": False, "accel": 20.0,
+               "maxforce": 0.0, "timeconst": 1.0, "timestep": 0.01, "inttotal": 10.0,
+               "interval": 2.0, "tolrange": 0.05}
 
 
 def compile_spec(spec):
@@ -125,9 +142,7 @@ class Compiler:
         self.cc = c
         self.degree = c.angle == "degree"
         self.eulerseq = c.eulerseq
-        meshdir = c.meshdir or c.assetdir
-        texturedir = c.texturedir or c.assetdir
-        self.meshdir, self.texturedir = self.directory(meshdir), self.directory(texturedir)
+        self.lengthrange = dict(LENGTHRANGE, **(c.lengthrange or {}))
 
     def directory(self, d):
         if not d:
@@ -136,27 +151,42 @@ class Compiler:
             return d
         return os.path.join(self.model_dir, d)
 
-    def asset_path(self, name, directory):
-        """File name of an asset as written, completed with its directory."""
-        if name is None:
-            return None
-        if self.cc.strippath:
-            name = os.path.basename(name)
-        if os.path.isabs(name) or directory is None:
-            return name
-        return os.path.normpath(os.path.join(directory, name))
-
-    def find_file(self, obj, name, directory, attribute, what, read=True):
-        """(bytes, path) of an asset file, or ModelError at `obj`; with read=False, (None,
-        path) for a file on disk (not read)."""
+    def find_file(self, obj, name, check, load, attribute, what, read=True):
+        """(bytes, path) of the file an asset names, found as MuJoCo finds it (xml_util.cc
+        ResolveFilePath, then the asset's compilation), or ModelError at `obj`: relative to
+        the model file's directory joined with the compiler's `load` directory (meshdir,
+        texturedir); if the asset comes from an included file and the name is not found
+        relative to the `check` directory (MuJoCo's reader checks height fields against
+        assetdir but loads them from meshdir), relative to the included file's directory.
+        With read=False, (None, path) for a file on disk (not read)."""
         fname = os.path.basename(name) if self.cc.strippath else name
-        found = self.source.locate(fname, [directory, self.model_dir])
+        src = obj._src
+        included = src is not None and src.file != self.file and self.model_dir is not None
+        if not os.path.isabs(fname) and included and \
+                not self._exists(os.path.join(self.directory(self.setting(check)), fname)):
+            fname = os.path.normpath(os.path.join(os.path.dirname(src.file), fname))
+        dirs = [] if os.path.isabs(fname) else [self.directory(self.setting(load))]
+        found = self.source.locate(fname, dirs)
         if found is None:
-            raise obj.error(f"{what} file '{fname}' not found", attribute)
+            raise obj.error(f"{what} file '{name}' not found", attribute)
         if found[0] is None and read:
             with open(found[1], "rb") as f:
                 return f.read(), found[1]
         return found
+
+    def asset_file(self, obj, attribute="file", read=True):
+        """find_file for the file attribute of a mesh, texture or height field."""
+        check, load, what = ASSET_DIRS[obj.tag]
+        return self.find_file(obj, getattr(obj, attribute), check, load, attribute, what, read)
+
+    def setting(self, which):
+        """meshdir, texturedir (assetdir where not given) or assetdir of <compiler>."""
+        c = self.cc
+        return {"meshdir": c.meshdir or c.assetdir, "texturedir": c.texturedir or c.assetdir,
+                "assetdir": c.assetdir}[which]
+
+    def _exists(self, path):
+        return os.path.isfile(path) or path in self.source.assets
 
     # ---- names ----------------------------------------------------------------------------------
     @staticmethod
@@ -289,11 +319,13 @@ def compile_option(c, o):
     if o.noslip_iterations > 0:
         raise c.unsupported(src("noslip_iterations", o), "the noslip solver "
                             "(noslip_iterations > 0)", "noslip_iterations")
-    for a in ("o_margin", "o_solref", "o_solimp", "o_friction", "jacobian",
-              "actuatorgroupdisable"):
+    for a in ("o_margin", "o_solref", "o_solimp", "o_friction"):
         if o.given(a):
-            c.warn(f"option '{a}' has no effect in this engine (MuJoCo applies it only with "
-                   "the 'override' flag, which is not supported)", src(a, o))
+            c.warn(f"option '{a}' has no effect (MuJoCo applies it only with the 'override' "
+                   "flag)", src(a, o))
+    if o.actuatorgroupdisable:         # the jacobian option: dense or sparse, the same numbers
+        raise c.unsupported(src("actuatorgroupdisable", o), "disabling actuator groups "
+                            "(actuatorgroupdisable)", "actuatorgroupdisable")
     out["disableflags"], out["enableflags"] = compile_flags(c, o), 0
     return out
 
@@ -306,9 +338,12 @@ def compile_flags(c, o):
         on = value == "enable"
         if a in DISABLE_FLAGS:
             bits |= 0 if on else int(DISABLE_FLAGS[a])
-        elif a in UNSUPPORTED_FLAGS:
-            if on:
-                raise src.error(f"the '{a}' flag is not implemented", a)
-        elif (a in ENABLE_FLAGS) == on:     # enabling an enable flag, disabling another
-            c.warn(f"flag '{a}' is not supported by this engine and is ignored", src)
+        elif a in PHYSICS_FLAGS:
+            if on == PHYSICS_FLAGS[a]:
+                raise c.unsupported(src, f"{a}=\"{value}\"", a)
+        elif a in REPORTED_FLAGS:
+            if on == REPORTED_FLAGS[a][0]:
+                c.warn(f"flag {a}=\"{value}\" has no counterpart: {REPORTED_FLAGS[a][1]}", src)
+        elif a not in QUIET_FLAGS:
+            raise AssertionError(a)     # every flag of the schema is classified above
     return bits

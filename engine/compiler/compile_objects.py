@@ -17,7 +17,7 @@ from ..enums import (BiasType, DynType, EqType, GainType, GeomType, JointType, O
                      WrapType)
 from ..types import ModelError
 from . import frames as F
-from .compile import check_autolimits, check_names, islimited
+from .compile import TEXTURE_FILES, check_autolimits, check_names, islimited
 from .elements import Actuator, TFAuto
 
 
@@ -141,7 +141,7 @@ def compile_mesh(c, m):
     if m.file is not None:
         if m.vertex is not None:
             raise m.error("mesh given both by file and by vertex", "vertex")
-        data, path = c.find_file(m, m.file, c.meshdir, "file", "mesh", read=False)
+        data, path = c.asset_file(m, read=False)
         if data is None:                    # a file: known by its path, size and time
             st = os.stat(path)
             source = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
@@ -207,11 +207,9 @@ def compile_texture(c, t):
         if k != "classname" and t.given(k) and getattr(t, k) is not None:
             v = getattr(t, k)
             out[k] = list(v) if isinstance(v, list) else v
-    for a in ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback"):
+    for a in TEXTURE_FILES:
         if a in out:
-            out[a] = c.asset_path(out[a], c.texturedir)
-            if c.source.find(out[a], [c.texturedir, c.model_dir]) is None:
-                raise t.error(f"texture file '{out[a]}' not found", a)
+            out[a] = c.asset_file(t, a, read=False)[1]
     if not out.get("name"):
         out["name"] = os.path.splitext(os.path.basename(t.file or ""))[0]
     out["_spec"] = t
@@ -234,7 +232,7 @@ def compile_hfield(c, h):
     if file is not None:
         if h.given("nrow") or h.given("ncol") or h.elevation is not None:
             c.warn("hfield file given: nrow, ncol and elevation are ignored", h)
-        data, path = c.find_file(h, file, c.meshdir, "file", "hfield")
+        data, path = c.asset_file(h)
         rows = _png_rows(data, path, h)
         nrow, ncol = rows.shape
     else:
@@ -547,7 +545,6 @@ def check_spatial_path(c, t, path):
         else:
             if prev != WrapType.SITE or nxt != WrapType.SITE:
                 raise w.error("wrapping geom not bracketed by sites")
-            raise c.unsupported(w, "tendon wrapping around geoms", "geom")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -581,9 +578,7 @@ def compile_actuators(c):
 def compile_actuator(c, a):
     """mjCActuator::Compile: transmission, inherited range, limits, activation size."""
     c.current = a
-    if a.muscle or a.dyntype == DynType.MUSCLE or a.gaintype == GainType.MUSCLE or \
-            a.biastype == BiasType.MUSCLE:
-        raise c.unsupported(a, "muscle actuators", None)
+    check_muscle(a)
     # MuJoCo 4 actuator features without a counterpart here (the history buffer size
     # nsample and its interpolation only matter together with a delay)
     default = Actuator.defaults()
@@ -617,6 +612,21 @@ def compile_actuator(c, a):
                      actnum=activation_size(a), ctrllimited=lim["ctrl"],
                      forcelimited=lim["force"], actlimited=lim["act"], ctrlrange=ctrlrange,
                      actrange=actrange)
+
+
+def check_muscle(a):
+    """MuJoCo's requirements on muscle gain and bias parameters (range, force, scale, lmin,
+    lmax, vmax, fpmax, fvmax)."""
+    for prm, kind, muscle in ((a.gainprm, a.gaintype, GainType.MUSCLE),
+                              (a.biasprm, a.biastype, BiasType.MUSCLE)):
+        if kind != muscle:
+            continue
+        if prm[0] >= prm[1]:
+            raise a.error("range[0] < range[1] required in muscle", "range")
+        if prm[4] >= 1 or prm[5] <= 1:
+            raise a.error("lmin < 1 < lmax required in muscle", "lmin" if prm[4] >= 1 else "lmax")
+        if prm[3] <= 0 or prm[6] <= 0 or prm[7] <= 0 or prm[8] <= 0:
+            raise a.error("positive scale, vmax, fpmax and fvmax required in muscle")
 
 
 def activation_size(a):
@@ -668,8 +678,8 @@ def transmission(c, a):
             raise c.unsupported(a, "site transmission with a reference site (refsite)",
                                 "refsite")
     else:
-        c.lookup("body", a, tname, t)
-        raise c.unsupported(a, "body transmission (adhesion to contacts)", t)
+        trntype = TrnType.BODY
+        trnid[0] = c.lookup("body", a, tname, t)
     return trntype, trnid
 
 

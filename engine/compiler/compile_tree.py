@@ -16,6 +16,7 @@ from . import frames as F
 from . import inertia as I
 from .compile import check_autolimits, islimited
 from .compile_objects import soft
+from .fluid import ellipsoid_fluid_coefs
 from .elements import Body, Camera, Geom, Joint, TFAuto
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
@@ -85,6 +86,7 @@ class CGeom:
     hfieldid: int = -1
     aamm: Optional[list] = None
     softness: tuple = (-1.0, -1.0, -1.0)
+    fluid: list = field(default_factory=lambda: [0.0] * 12)   # ellipsoid fluid model (fluid.py)
     mass: float = 0.0
     inertia: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
     id: int = -1
@@ -428,8 +430,6 @@ def compile_geom(c, g, body):
     gtype = g.type
     if gtype is None:
         raise c.unsupported(g, "signed distance field geoms (type=\"sdf\")", "type")
-    if g.fluidshape == "ellipsoid":
-        raise c.unsupported(g, "fluid forces with fluidshape=\"ellipsoid\"", "fluidshape")
     c.reject_set(g, {"adhesion": "contact adhesion",
                      "surfacevel": "surface velocity (conveyor contacts)"})
     c.ignore_visual(g, ("castshadow",))
@@ -473,11 +473,13 @@ def compile_geom(c, g, body):
     softness = soft(c, g, "solref", "solimp", f"geom '{g.name or ''}'")
     if g.given("solmix"):
         c.warn("'solmix' has no counterpart in this engine", g)
+    fluid = ellipsoid_fluid_coefs(gtype, size, g.fluidcoef) if g.fluidshape == "ellipsoid" \
+        else [0.0] * 12
     return CGeom(spec=g, body=body, name=g.name or "", type=gtype, size=size, pos=pos,
                  quat=quat, frame=frame_pose(c, g.frame), matid=matid, mesh=mesh_for_geom,
                  meshid=c.indices["mesh"][g.mesh] if mesh_for_geom is not None else -1,
                  hfield=hfield, hfieldid=c.indices["hfield"][g.hfield] if hfield else -1,
-                 aamm=aamm, softness=softness)
+                 aamm=aamm, softness=softness, fluid=fluid)
 
 
 def geom_assets(c, g):

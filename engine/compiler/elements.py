@@ -672,7 +672,6 @@ class Actuator(Element):
     velrange: list = vec(0.0, 0.0)
     input: Optional[str] = None
     shortcut: str = "general"                 # the element it was written as
-    muscle: bool = False                      # written as <muscle> (not implemented)
 
     def target(self):
         """(transmission attribute, target name) of the first target given, or (None, None)."""
@@ -766,7 +765,8 @@ class CompilerOptions(Element):
     savecompiled: Optional[str] = None
     conflict: Optional[str] = None
     passthrough: bool = False
-    lengthrange: Optional[dict] = None        # <lengthrange> settings (stored only)
+    lengthrange: Optional[dict] = None        # <lengthrange>: how actuator length ranges
+                                              # are computed (setconst.set_length_range)
 
 
 @spec_dataclass("option")

@@ -119,11 +119,11 @@ class _Reader:
         return node.error(f"{feature} is not implemented", attribute)
 
     def run(self, data):
-        root = parse_text(data, self.file)
+        root = parse_text(data, self.file, self.warn)
         if root.tag != "mujoco":
             raise root.error("root element must be <mujoco>")
         root.check_attrs(("model",))
-        expand_includes(root, self.source, self.spec.modelfiledir)
+        expand_includes(root, self.source, self.spec.modelfiledir, warn=self.warn)
         self.spec.modelname = root.text("model", "MuJoCo Model")
         self.spec._src = root
         sections = {}
@@ -172,11 +172,9 @@ class _Reader:
         for child in n.children:
             if child.tag != "lengthrange":
                 raise child.error(f"unknown element <{child.tag}> in <compiler>")
-            child.check_attrs(("mode", "useexisting", "uselimit", "accel", "maxforce",
-                               "timeconst", "timestep", "inttotal", "interval", "tolrange"))
-            c.lengthrange = dict(child.attrib)
-            self.warn("<lengthrange> settings are stored only; actuator length ranges are "
-                      "computed by a later stage", child)
+            child.check_attrs(S.LENGTHRANGE)
+            c.lengthrange = {**(c.lengthrange or {}),
+                             **{a: read_attr(child, a, S.LENGTHRANGE[a]) for a in child.attrib}}
         overlay(c, n, S.COMPILER, skip=skip)
         if n.has("eulerseq"):
             seq = c.eulerseq
@@ -558,7 +556,6 @@ class _Reader:
             a = d.actuator[child.tag].clone()
             a._src = child
             object.__setattr__(a, "classname", d.name)
-            a.muscle = False
             self.read_actuator_attrs(a, child, is_default=False)
             self.spec.actuators.append(a)
 

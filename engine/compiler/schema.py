@@ -165,6 +165,10 @@ COMPILER = {"autolimits": B, "boundmass": F1, "boundinertia": F1, "settotalmass"
             "inertiagrouprange": ("i2",), "saveinertial": B, "assetdir": S, "alignfree": B,
             "savecanonical": B, "savecompiled": S, "conflict": S, "passthrough": B}
 
+LENGTHRANGE = {"mode": K("none", "muscle", "muscleuser", "all"), "useexisting": B,
+               "uselimit": B, "accel": F1, "maxforce": F1, "timeconst": F1, "timestep": F1,
+               "inttotal": F1, "interval": F1, "tolrange": F1}
+
 SIZE = ("memory", "njmax", "nconmax", "nstack", "nuserdata", "nkey", "nuser_body",
         "nuser_jnt", "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
         "nuser_sensor")

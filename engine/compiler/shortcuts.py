@@ -2,9 +2,10 @@
 
 ``expand_shortcut(a, tag, prm, error)`` turns the shortcut element `tag` (motor, position,
 velocity, intvelocity, damper, cylinder, muscle, adhesion) with its own parameters `prm` (kp,
-kv, dampratio, timeconst, inheritrange, area, diameter, bias, gain) into dyntype / gaintype /
-biastype and their parameter vectors on the Actuator `a`. The reader calls it for every actuator
-element, ``Actuator.set_to_position(...)`` and its siblings for actuators made in code.
+kv, dampratio, timeconst, inheritrange, area, diameter, bias, gain, the muscle's range, force,
+scale, lmin ...) into dyntype / gaintype / biastype and their parameter vectors on the Actuator
+`a`. The reader calls it for every actuator element, ``Spec.add_actuator(shortcut, ...)`` for
+actuators made in code.
 """
 from __future__ import annotations
 
@@ -59,8 +60,7 @@ def expand_shortcut(a, tag, prm, error):
         a.dynprm, a.biasprm, a.gainprm = dp, bp, gp
         a.dyntype, a.gaintype, a.biastype = DynType.FILTER, GainType.FIXED, BiasType.AFFINE
     elif tag == "muscle":
-        a.muscle = True
-        a.dyntype, a.gaintype, a.biastype = DynType.MUSCLE, GainType.MUSCLE, BiasType.MUSCLE
+        _muscle(a, prm, error)
     elif tag == "adhesion":
         gain = prm.get("gain", a.gainprm[0])
         a.gainprm = [gain] + a.gainprm[1:]
@@ -72,6 +72,41 @@ def expand_shortcut(a, tag, prm, error):
             raise error("adhesion control range cannot be negative", "ctrlrange")
     else:
         raise error(f"unknown actuator shortcut <{tag}>")
+
+
+# the parameters of <general> and of <muscle> (MuJoCo's mjs_setToMuscle), where they differ
+MUSCLE_DYNPRM = ((0, 1.0, 0.01), (1, 0.0, 0.04))
+MUSCLE_GAINPRM = ((0, 1.0, 0.75), (1, 0.0, 1.05), (2, 0.0, -1.0), (3, 0.0, 200.0), (4, 0.0, 0.5),
+                  (5, 0.0, 1.6), (6, 0.0, 1.5), (7, 0.0, 1.3), (8, 0.0, 1.2))
+MUSCLE_PARAMETERS = ("force", "scale", "lmin", "lmax", "vmax", "fpmax", "fvmax")
+
+
+def _muscle(a, prm, error):
+    """<muscle> (MuJoCo's mjs_setToMuscle): dynprm = (timeconst[2], tausmooth), gainprm = biasprm
+    = (range[2], force, scale, lmin, lmax, vmax, fpmax, fvmax); parameters still at <general>'s
+    defaults take the muscle's defaults first, then the element's attributes apply (a force of
+    -1 given explicitly restores the scaling by acc0)."""
+    dp, gp = list(a.dynprm), list(a.gainprm)
+    for k, general, muscle in MUSCLE_DYNPRM:
+        if dp[k] == general:
+            dp[k] = muscle
+    for k, general, muscle in MUSCLE_GAINPRM:
+        if gp[k] == general:
+            gp[k] = muscle
+    tausmooth = prm.get("tausmooth", dp[2])
+    if tausmooth < 0:
+        raise error("muscle tausmooth cannot be negative", "tausmooth")
+    dp[2] = tausmooth
+    if prm.get("timeconst") is not None:
+        dp[0:2] = prm["timeconst"]
+    if prm.get("range") is not None:
+        gp[0:2] = prm["range"]
+    for k, attr in enumerate(MUSCLE_PARAMETERS):
+        if attr in prm:
+            gp[2 + k] = prm[attr]
+    a.dynprm, a.gainprm = dp, gp
+    a.biasprm = gp[:9] + list(a.biasprm[9:])
+    a.dyntype, a.gaintype, a.biastype = DynType.MUSCLE, GainType.MUSCLE, BiasType.MUSCLE
 
 
 def _position(a, tag, prm, error):

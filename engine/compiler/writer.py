@@ -17,6 +17,8 @@ from enum import IntEnum
 from ..enums import DynType, JointType
 from . import schema as S
 from .elements import ORIENT, Actuator, Joint
+from ..types import ModelError
+from .compile import TEXTURE_FILES, Compiler
 from .shortcuts import expand_shortcut
 
 INDENT = "  "
@@ -114,6 +116,7 @@ class _Writer:
         self.lines = []
         self.depth = 0
         self.reread = {}          # (class, shortcut) -> its defaults once the XML is read back
+        self.compiler = None      # finds asset files
 
     # ---- output --------------------------------------------------------------------------------
     def element(self, tag, attrs, children=None):
@@ -208,20 +211,17 @@ class _Writer:
     # ---- assets ----------------------------------------------------------------------------------
     def assets(self):
         spec = self.spec
-        c = spec.compiler
-        meshdir = c.meshdir or c.assetdir
-        texdir = c.texturedir or c.assetdir
         for m in spec.meshes:
             attrs = self.named(m, m.classname) + changed(
                 m, S.MESH_ASSET, spec.defaults[m.classname].proto["mesh"],
                 skip=("builtin", "params"))
-            self.element("mesh", self.files(attrs, meshdir))
+            self.element("mesh", self.files(m, attrs))
         for t in spec.textures:
             attrs = self.named(t, t.classname) + changed(t, S.TEXTURE,
                                                          spec.defaults[t.classname].texture)
-            self.element("texture", self.files(attrs, texdir))
+            self.element("texture", self.files(t, attrs))
         for h in spec.hfields:
-            self.element("hfield", self.files(self.named(h) + changed(h, S.HFIELD), meshdir))
+            self.element("hfield", self.files(h, self.named(h) + changed(h, S.HFIELD)))
         for m in spec.materials:
             attrs = self.named(m, m.classname) + changed(
                 m, S.MATERIAL, spec.defaults[m.classname].proto["material"])
@@ -230,33 +230,26 @@ class _Writer:
             self.element("material", attrs, lambda layers=layers: [
                 self.element("layer", a) for a in layers])
 
-    def files(self, attrs, directory):
-        """File attributes as paths that resolve from the output (see the module docstring)."""
+    def files(self, obj, attrs):
+        """File attributes as paths that resolve from the output (see the module docstring):
+        found as the compiler finds them; names of the assets dict and files not found are
+        written as they are."""
+        if self.compiler is None:
+            self.compiler = Compiler(self.spec)
+            self.compiler.settings()
         out = []
         for a, v in attrs:
-            if a == "file" or a.startswith("file"):
-                v = self.file_ref(v, directory)
+            if a in TEXTURE_FILES:
+                try:
+                    data, path = self.compiler.asset_file(obj, a, read=False)
+                except ModelError:
+                    data, path = b"", v
+                if data is None:
+                    v = os.path.relpath(path, self.outdir) if self.outdir else path
+                else:
+                    v = path
             out.append((a, v))
         return out
-
-    def file_ref(self, name, directory):
-        spec = self.spec
-        if spec.compiler.strippath:
-            name = os.path.basename(name)
-        if name in spec.assets or os.path.basename(name) in spec.assets:
-            return name
-        base = spec.modelfiledir
-        dirs = []
-        if directory:
-            dirs.append(directory if os.path.isabs(directory) or base is None
-                        else os.path.join(base, directory))
-        dirs.append(base)
-        for d in dirs:
-            full = name if os.path.isabs(name) else (
-                os.path.normpath(os.path.join(d, name)) if d else None)
-            if full and os.path.isfile(full):
-                return os.path.relpath(full, self.outdir) if self.outdir else full
-        return name
 
     # ---- the tree --------------------------------------------------------------------------------
     def body_content(self, body, childclass):

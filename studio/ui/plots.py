@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from . import header, push_width_for_labels, track
+from . import PANEL_PLOT, header, push_width_for_labels, track
 
 SIGNALS = ["joint positions", "joint velocities", "controls", "contact forces", "energy"]
 CAPACITY = 600                     # samples kept per signal (about 10 s at 60 FPS)
@@ -177,7 +177,7 @@ def draw(app) -> None:
         # at most about one sample per pixel column: the lines ImPlot builds cost per segment
         step = max(1, int(np.ceil(len(t) / max(imgui.get_content_region_avail().x, 1.0))))
         t, y = t[::-1][::step][::-1], y[::-1][::step][::-1]        # (keeps the newest sample)
-        if implot.begin_plot(name, imgui.ImVec2(-1, height)):
+        if implot.begin_plot(name, imgui.ImVec2(-1, height), PANEL_PLOT):
             implot.setup_axes("time (s)", "")
             implot.setup_axes_limits(float(t[0]), float(max(t[-1], t[0] + 1e-6)), 0, 1,
                                      imgui.Cond_.always)
@@ -210,7 +210,7 @@ def draw_consistency(app, height) -> None:
         return
     t, force, impulse = check.series()
     imgui.text(f"last step: force {force[-1]:.2e}   impulse {impulse[-1]:.2e}")
-    if implot.begin_plot("forward vs inverse", imgui.ImVec2(-1, height)):
+    if implot.begin_plot("forward vs inverse", imgui.ImVec2(-1, height), PANEL_PLOT):
         implot.setup_axes("time (s)", "relative residual")
         implot.setup_axis_scale(implot.ImAxis_.y1, implot.Scale_.log10)
         implot.setup_axes_limits(float(t[0]), float(max(t[-1], t[0] + 1e-6)), 1e-16, 1.0,
