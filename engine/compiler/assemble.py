@@ -6,7 +6,7 @@ import numpy as np
 
 from ..constants import MINVAL
 from ..enums import GeomType, JointType, LightType
-from ..types import MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _shape
+from ..types import DERIVED_SIZES, MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _shape
 from . import frames as F
 from .compile import check_names
 from .save import SpecLink
@@ -23,6 +23,7 @@ def assemble(c):
     copy_tendons(c, A)
     copy_actuators(c, A)
     copy_constraints(c, A)
+    copy_sensors(c, A)
     key_names = copy_keys(c, A, sizes)
     scale_total_mass(c.cc.settotalmass, A)
     names = {"body": [b.name for b in c.bodies], "joint": [j.name for j in c.joints],
@@ -67,7 +68,11 @@ def model_sizes(c):
         nhfielddata=sum(len(h["data"]) for h in c.hfields), ntendon=len(c.tendons),
         nwrap=sum(len(t.path) for t in c.tendons), neq=len(c.eqs),
         nkey=max(len(c.spec.keys), int(c.spec.size.get("nkey", 0) or 0)),
-        npair=len(c.pairs), nexclude=len(c.excludes), nM=c.nM, nmocap=nmocap)
+        npair=len(c.pairs), nexclude=len(c.excludes), nM=c.nM, nmocap=nmocap,
+        nmat=len(c.materials), nsensor=len(c.sensors),
+        nsensordata=sum(s["dim"] for s in c.sensors))
+    for k, derive in DERIVED_SIZES.items():
+        sizes[k] = derive(sizes)
     assert set(sizes) == set(MODEL_SIZES), set(sizes) ^ set(MODEL_SIZES)
     return sizes
 
@@ -234,7 +239,8 @@ def copy_camera(o, A):
     A["cam_targetbodyid"][k] = o.targetbodyid
     A["cam_pos"][k] = o.pos
     A["cam_quat"][k] = o.quat
-    A["cam_fovy"][k] = s.fovy
+    for f in ("fovy", "projection", "resolution", "sensorsize", "intrinsic"):
+        A["cam_" + f][k] = getattr(o, f)
 
 
 def light_type(s):
@@ -261,7 +267,9 @@ def copy_light(o, A):
 # the other objects (CopyObjects)
 # ----------------------------------------------------------------------------------------------
 def copy_assets(c, A):
-    """Meshes (vertices and faces concatenated) and height fields."""
+    """Meshes (vertices and faces concatenated), height fields and material colours."""
+    for i, m in enumerate(c.materials):
+        A["mat_rgba"][i] = m.rgba
     vert = [np.asarray(m.info.vert, dtype=np.float64).reshape(-1, 3) for m in c.meshes]
     face = [np.asarray(m.info.face, dtype=np.int64).reshape(-1, 3) for m in c.meshes]
     if vert:
@@ -400,3 +408,15 @@ def scale_total_mass(total_mass, A):
             A["body_mass"] *= scale
             A["body_inertia"] *= scale
             A["body_subtreemass"] *= scale
+
+
+def copy_sensors(c, A):
+    """The sensor arrays (sensor_adr: the sensors' outputs one after the other)."""
+    adr = 0
+    for i, s in enumerate(c.sensors):
+        for k in ("datatype", "needstage", "objtype", "objid", "reftype", "refid", "dim",
+                  "cutoff", "noise", "intprm"):
+            A["sensor_" + k][i] = s[k]
+        A["sensor_type"][i] = s["stype"]
+        A["sensor_adr"][i] = adr
+        adr += s["dim"]

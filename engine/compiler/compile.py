@@ -2,8 +2,8 @@
 
 ``compile_spec(spec)`` runs one ``compile_<kind>`` per object (compile_tree.py: frames, bodies,
 joints, geoms, sites, cameras, lights; compile_objects.py: assets, pairs, equalities, tendons,
-actuators, sensors, keyframes), then allocates the Model's arrays from the field table of
-engine/types.py and copies the compiled objects into them (assemble.py). Units are converted
+actuators; sensors.py: sensors), then allocates the Model's arrays from the field table of
+engine/types.py and copies the compiled objects and the keyframes into them (assemble.py). Units are converted
 here (degrees, euler sequences), frames composed, names resolved; physics that the engine does
 not implement raises ModelError naming the feature, purely visual settings that are not used
 are reported as warnings. Errors name the file, line, element and attribute of the spec object
@@ -28,7 +28,8 @@ log = logging.getLogger("engine.compiler")
 INTEGRATORS = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
                "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
-               "implicit": None, "implicitfast": None}
+               "implicit": Integrator.IMPLICIT, "implicitfast": Integrator.IMPLICITFAST,
+               "discrete": None}
 SOLVERS = {"PGS": Solver.PGS, "Newton": Solver.NEWTON, "CG": None}
 CONES = {"pyramidal": Cone.PYRAMIDAL, "elliptic": Cone.ELLIPTIC}
 DISABLE_FLAGS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
@@ -37,7 +38,8 @@ DISABLE_FLAGS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQU
                  "spring": DisableBit.SPRING, "damper": DisableBit.DAMPER,
                  "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
                  "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
-                 "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
+                 "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP,
+                 "sensor": DisableBit.SENSOR}
 # flags without a counterpart: those that change the physics are refused (when set to the value
 # given here), the others (diagnostics, performance, the choice among collision algorithms) are
 # reported (when set to the value given) or accepted quietly
@@ -46,8 +48,7 @@ PHYSICS_FLAGS = {"diagexact": True, "ipc": True, "speculative": True, "override"
 REPORTED_FLAGS = {"fwdinv": (True, "the forward-inverse comparison is not computed"),
                   "multiccd": (True, "convex collisions here already give up to 4 contacts on "
                                      "flat faces"),
-                  "nativeccd": (False, "collisions use this engine's own GJK/EPA"),
-                  "sensor": (False, "sensors are computed as usual")}
+                  "nativeccd": (False, "collisions use this engine's own GJK/EPA")}
 QUIET_FLAGS = ("energy", "invdiscrete", "midphase", "island")
 # where asset files are looked for: (directory checked, directory loaded from, kind)
 ASSET_DIRS = {"mesh": ("meshdir", "meshdir", "mesh"), "hfield": ("assetdir", "meshdir", "hfield"),
@@ -88,7 +89,7 @@ class Compiler:
         self._warned = set()
 
     def run(self):
-        from . import assemble, compile_objects as O, compile_tree as T
+        from . import assemble, compile_objects as O, compile_tree as T, sensors
         self.settings()
         self.opt = compile_option(self, self.spec.option)
         O.compile_assets(self)
@@ -98,7 +99,7 @@ class Compiler:
         O.compile_tendons(self)
         O.resolve_equalities(self)
         O.compile_actuators(self)
-        O.compile_sensors(self)
+        sensors.compile_sensors(self)
         return assemble.assemble(self)
 
     # ---- reporting ------------------------------------------------------------------------------
@@ -306,9 +307,7 @@ def compile_option(c, o):
     src = o.attr_src.get
     integ = keyword(o, "integrator", INTEGRATORS)
     if integ is None:
-        c.warn(f"integrator=\"{o.integrator}\" is not implemented; using the semi-implicit "
-               "Euler integrator", src("integrator", o))
-        integ = Integrator.SEMIIMPLICIT
+        raise c.unsupported(src("integrator", o), "MuJoCo 4's discrete integrator", "integrator")
     out["integrator"] = int(integ)
     solver = keyword(o, "solver", SOLVERS)
     if solver is None:
@@ -316,9 +315,10 @@ def compile_option(c, o):
         solver = Solver.NEWTON
     out["solver"] = int(solver)
     out["cone"] = int(keyword(o, "cone", CONES))
-    if o.noslip_iterations > 0:
-        raise c.unsupported(src("noslip_iterations", o), "the noslip solver "
-                            "(noslip_iterations > 0)", "noslip_iterations")
+    for a in ("noslip_iterations", "noslip_tolerance"):
+        out[a] = getattr(o, a)
+        if not out[a] >= 0:
+            raise src(a, o).error(f"{a} must be >= 0", a)
     for a in ("o_margin", "o_solref", "o_solimp", "o_friction"):
         if o.given(a):
             c.warn(f"option '{a}' has no effect (MuJoCo applies it only with the 'override' "

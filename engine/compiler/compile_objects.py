@@ -1,6 +1,7 @@
 """Compile the objects outside the body tree: assets, contact pairs and exclusions, equality
-constraints, tendons, actuators and sensors (MuJoCo's mjCMesh, mjCPair, mjCEquality, mjCTendon,
-mjCActuator, mjCSensor ::Compile), and the softness mapping shared with the tree objects."""
+constraints, tendons and actuators (MuJoCo's mjCMesh, mjCPair, mjCEquality, mjCTendon,
+mjCActuator ::Compile), and the softness mapping shared with the tree objects; sensors are
+compiled in sensors.py."""
 from __future__ import annotations
 
 import hashlib
@@ -707,83 +708,6 @@ def inherited_range(c, a, trntype, trnid):
     mean = 0.5 * (tr[1] + tr[0])
     radius = 0.5 * (tr[1] - tr[0]) * a.inheritrange
     return [mean - radius, mean + radius]
-
-
-# ----------------------------------------------------------------------------------------------
-# <sensor>
-# ----------------------------------------------------------------------------------------------
-SENSOR_OBJTYPES = ("body", "xbody", "geom", "site", "camera")
-
-
-def compile_sensors(c):
-    from . import schema as S
-    c.sensors = []
-    for s in c.spec.sensors:
-        c.current = s
-        c.sensors.append(compile_sensor(c, s, S.SENSORS[s.type]))
-    check_names([(d["name"], s) for s, d in zip(c.spec.sensors, c.sensors)], "sensor")
-
-
-def compile_sensor(c, s, kind):
-    """The sensor's object and size, as a dict (type, name, objtype, objname, objid,
-    refname, noise, cutoff, dim, line)."""
-    attr, otype, dim = kind
-    tag = s.type
-    if s.noise < 0:
-        raise s.error("negative noise in sensor", "noise")
-    if s.cutoff < 0:
-        raise s.error("negative cutoff in sensor", "cutoff")
-    objname = refname = None
-    objid = -1
-    if attr:
-        objname = getattr(s, attr)
-        if objname is None:
-            raise s.error(f"missing attribute '{attr}'", attr)
-        objid = lookup_named(c, s, otype, objname, attr)
-    elif tag.startswith("frame") or (tag == "user" and s.objtype is not None):
-        choices = SENSOR_OBJTYPES + (("joint", "tendon", "actuator") if tag == "user" else ())
-        otype = _sensor_keyword(s, "objtype", choices)
-        if otype is None:
-            raise s.error("missing attribute 'objtype'", "objtype")
-        objname = s.objname
-        if objname is None:
-            raise s.error("missing attribute 'objname'", "objname")
-        objid = lookup_named(c, s, otype, objname, "objname")
-        if s.reftype is not None or s.refname is not None:
-            rtype = _sensor_keyword(s, "reftype", SENSOR_OBJTYPES)
-            refname = s.refname
-            if rtype is None or refname is None:
-                raise s.error("reftype and refname must be given together",
-                              "reftype" if rtype is None else "refname")
-            lookup_named(c, s, rtype, refname, "refname")
-    elif tag in ("distance", "normal", "fromto", "contact"):
-        for a in ("geom1", "geom2", "body1", "body2", "subtree1", "subtree2", "site"):
-            if getattr(s, a, None) is not None:
-                k = {"geom": "geom", "body": "body", "subt": "body", "site": "site"}[a[:4]]
-                oid = lookup_named(c, s, k, getattr(s, a), a)
-                if objname is None:
-                    objname, otype, objid = getattr(s, a), k, oid
-                elif refname is None:
-                    refname = getattr(s, a)
-    if tag == "user":
-        dim = s.dim if s.dim is not None else 1
-    elif tag in ("contact", "tactile"):
-        dim = None
-    if tag == "camprojection":
-        lookup_named(c, s, "camera", s.camera, "camera")
-    return {"type": tag, "name": s.name or "", "objtype": otype, "objname": objname,
-            "objid": objid, "refname": refname, "noise": s.noise, "cutoff": s.cutoff,
-            "dim": dim, "line": s._src.line if s._src is not None else None}
-
-
-def _sensor_keyword(s, attribute, choices):
-    v = getattr(s, attribute)
-    if v is None:
-        return None
-    v = v.strip()
-    if v not in choices:
-        raise s.error(f"unknown value '{v}', expected one of: {', '.join(choices)}", attribute)
-    return v
 
 
 def lookup_named(c, obj, kind, name, attribute):

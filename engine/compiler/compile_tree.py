@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
+
 from ..constants import EPS, MINVAL
 from ..enums import CamLight, GeomType, JointType
 from . import frames as F
@@ -104,6 +106,16 @@ class CFrameObject:
     dir: Optional[list] = None
     targetbodyid: int = -1
     id: int = -1
+
+
+@dataclass(eq=False)
+class CCamera(CFrameObject):
+    """A compiled camera: its pose, field of view, image size and intrinsics."""
+    fovy: float = 45.0
+    projection: int = 0
+    resolution: list = field(default_factory=lambda: [1, 1])
+    sensorsize: list = field(default_factory=lambda: [0.0, 0.0])
+    intrinsic: list = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -620,7 +632,37 @@ def compile_camera(c, cam, body):
     F.normvec(quat)
     if cam.fovy >= 180:
         raise cam.error("fovy too large in camera", "fovy")
-    return CFrameObject(spec=cam, body=body, name=cam.name or "", pos=pos, quat=quat)
+    return CCamera(spec=cam, body=body, name=cam.name or "", pos=pos, quat=quat,
+                   **camera_sensor(c, cam))
+
+
+def camera_sensor(c, cam):
+    """Image size, projection and intrinsics of a camera (mjCCamera::Compile): focal lengths
+    and principal point (length units) from pixels and the sensor size, in single precision as
+    MuJoCo stores them; a sensor size sets fovy."""
+    f32 = np.float32
+    res = [int(v) for v in cam.resolution]
+    size = [f32(v) for v in cam.sensorsize]
+    fovy = cam.fovy
+    given = (cam.focal, cam.focalpixel, cam.principal, cam.principalpixel)
+    if any(v for pair in given for v in pair) and not (size[0] > 0 and size[1] > 0):
+        raise cam.error("focal/principal require sensorsize in camera", "sensorsize")
+    if size[0] > 0 and size[1] > 0:
+        if res[0] <= 0 or res[1] <= 0:
+            raise cam.error("sensorsize requires positive resolution in camera", "resolution")
+        density = [f32(res[k]) / size[k] for k in range(2)]
+        # pixel values override length values
+        intrinsic = [f32(pix[k]) / density[k] if pix[k] else f32(length[k])
+                     for pix, length in ((cam.focalpixel, cam.focal),
+                                         (cam.principalpixel, cam.principal))
+                     for k in range(2)]
+        fovy = float(np.arctan2(size[1] / f32(2), intrinsic[1])) * 360.0 / math.pi
+    else:
+        znear = f32(float(c.spec.visual.get("map", {}).get("znear", 0.01)))
+        intrinsic = [znear, znear, 0.0, 0.0]
+    projection = cam.projection == "orthographic" or cam.orthographic
+    return dict(resolution=res, sensorsize=[float(v) for v in size], fovy=fovy,
+                intrinsic=[float(v) for v in intrinsic], projection=int(projection))
 
 
 def compile_light(c, lt, body):

@@ -705,7 +705,7 @@ class Sensor(Element):
     subtree1: Optional[str] = None
     subtree2: Optional[str] = None
     data: Optional[str] = None
-    num: Optional[str] = None
+    num: int = 1
     reduce: Optional[str] = None
     datatype: Optional[str] = None
     needstage: Optional[str] = None
@@ -714,10 +714,10 @@ class Sensor(Element):
     noise: float = 0.0
     cutoff: float = 0.0
     user: list = vec()
-    delay: Optional[str] = None               # stored as written (not used by this engine)
-    interp: Optional[str] = None
-    interval: Optional[str] = None
-    nsample: Optional[str] = None
+    delay: float = 0.0                        # a history buffer (nsample) with a delay or a
+    interp: Optional[str] = None              # sampling interval is not implemented
+    interval: Optional[list] = None
+    nsample: int = 0
 
     @property
     def xml_tag(self):

@@ -15,21 +15,16 @@ import math
 
 import numpy as np
 
-from ..enums import Cone, DisableBit, Integrator, JointType, Solver
+from ..enums import Cone, Integrator, JointType, Solver
+from .compile import DISABLE_FLAGS
 from .elements import Inertial, TFAuto
 
 INTEGRATOR_WORDS = {Integrator.SEMIIMPLICIT: "Euler", Integrator.RK4: "RK4",
+                    Integrator.IMPLICIT: "implicit", Integrator.IMPLICITFAST: "implicitfast",
                     Integrator.EXPLICIT: "explicit", Integrator.MIDPOINT: "midpoint",
                     Integrator.INTERLEAVE: "interleave"}
 SOLVER_WORDS = {Solver.PGS: "PGS", Solver.NEWTON: "Newton"}
 CONE_WORDS = {Cone.PYRAMIDAL: "pyramidal", Cone.ELLIPTIC: "elliptic"}
-FLAG_BITS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
-             "frictionloss": DisableBit.FRICTIONLOSS, "limit": DisableBit.LIMIT,
-             "contact": DisableBit.CONTACT, "passive": DisableBit.PASSIVE,
-             "spring": DisableBit.SPRING, "damper": DisableBit.DAMPER,
-             "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
-             "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
-             "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
 
 # Model array -> (kind of spec object, attribute); the array's row i belongs to object i
 DIRECT = {
@@ -58,7 +53,8 @@ LIMITS = {"jnt_limited": ("joint", "limited"), "tendon_limited": ("tendon", "lim
 DOF = {"dof_damping": "damping", "dof_armature": "armature", "dof_frictionloss": "frictionloss"}
 INERTIA = ("body_mass", "body_inertia", "body_ipos", "body_iquat")
 OPTIONS = ("timestep", "gravity", "wind", "magnetic", "density", "viscosity", "impratio",
-           "tolerance", "iterations", "epsilon", "kappa", "rmin", "stabilization")
+           "tolerance", "iterations", "noslip_iterations", "noslip_tolerance", "epsilon", "kappa",
+           "rmin", "stabilization")
 
 
 def editable_fields():
@@ -154,7 +150,7 @@ def _write_options(m, o, changed):
     if changed["opt_disableflags"]:
         bits = int(opt.disableflags)
         flags = dict(o.flags)
-        for name, bit in FLAG_BITS.items():
+        for name, bit in DISABLE_FLAGS.items():
             if bits & int(bit):
                 flags[name] = "disable"
             elif flags.get(name) == "disable":

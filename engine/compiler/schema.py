@@ -271,7 +271,8 @@ def sensor_table(tag):
     return {a: SENSOR_KINDS.get(a, S) for a in names}
 
 
-SENSOR_KINDS = {"noise": F1, "cutoff": F1, "user": V, "dim": I1}
+SENSOR_KINDS = {"noise": F1, "cutoff": F1, "user": V, "dim": I1, "num": I1, "nsample": I1,
+                "delay": F1, "interval": P(2)}
 
 # equality constraints: the attributes of each element besides EQUALITY's
 EQUALITY_ATTRS = {"connect": ("body1", "body2", "anchor", "site1", "site2"),

@@ -305,8 +305,8 @@ class Spec:
 
     def add_actuator(self, shortcut="general", default=None, **kw):
         """An actuator from the defaults of element `shortcut`; shortcut parameters (kp, kv,
-        dampratio, timeconst, inheritrange, area, diameter, bias, gain) are expanded as the
-        MJCF element would."""
+        dampratio, timeconst, inheritrange, area, diameter, bias, gain, the muscle's range,
+        force, scale, lmin ...) are expanded as the MJCF element would."""
         from .shortcuts import expand_shortcut
         own = {k: kw.pop(k) for k in list(kw) if k in S.ACT_SPECIFIC.get(shortcut, {})
                and k not in Actuator.defaults()}

@@ -3,7 +3,8 @@
 The text loads in MuJoCo and in this engine and compiles to the same Model: numbers are written
 with Python's shortest exact representation, default classes are written as classes and each
 object gives the attributes that differ from its class (or that it sets itself), actuators are
-written in their general form, as MuJoCo writes them. Asset files are written as absolute paths,
+written as the shortcut element they were read as when that reproduces them exactly, else in
+their general form (as MuJoCo writes them). Asset files are written as absolute paths,
 or relative to the directory of the output file when one is given; the model's own meshdir,
 texturedir and assetdir are then no longer needed.
 """
@@ -15,11 +16,11 @@ import os
 from enum import IntEnum
 
 from ..enums import DynType, JointType
+from ..types import ModelError
 from . import schema as S
 from .elements import ORIENT, Actuator, Joint
-from ..types import ModelError
 from .compile import TEXTURE_FILES, Compiler
-from .shortcuts import expand_shortcut
+from .shortcuts import MUSCLE_PARAMETERS, expand_shortcut
 
 INDENT = "  "
 INT_LISTS = ("face", "resolution", "actuatorgroupdisable")   # integers in MuJoCo's schema
@@ -396,8 +397,11 @@ SHORTCUT_PARAMETERS = {
     "velocity": lambda a: {"kv": a.gainprm[0]}, "damper": lambda a: {"kv": -a.gainprm[2]},
     "cylinder": lambda a: {"timeconst": a.dynprm[0], "area": a.gainprm[0],
                            "bias": list(a.biasprm[:3])},
-    "adhesion": lambda a: {"gain": a.gainprm[0]}}
-_NOT_COMPARED = ("name", "classname", "shortcut", "muscle") + S.ACT_TARGETS
+    "adhesion": lambda a: {"gain": a.gainprm[0]},
+    "muscle": lambda a: {"timeconst": list(a.dynprm[:2]), "tausmooth": a.dynprm[2],
+                         "range": list(a.gainprm[:2]),
+                         **dict(zip(MUSCLE_PARAMETERS, a.gainprm[2:9]))}}
+_NOT_COMPARED = ("name", "classname", "shortcut") + S.ACT_TARGETS
 
 
 def shortcut_form(d, a, cache):
