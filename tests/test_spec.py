@@ -114,6 +114,29 @@ def test_edits_match_mjspec():
     assert m.ngeom == 4 and m.nu == 2 and np.allclose(m.geom_rgba[3], [1, 1, 0, 1])
 
 
+
+def test_muscle_and_sensors_made_in_code_match_mjspec():
+    ours, theirs = Spec.from_string(ARM), mujoco.MjSpec.from_string(ARM)
+    ours.add_actuator("muscle", name="mu", joint="elbow", force=100.0, lmin=0.6,
+                      timeconst=[0.02, 0.05])
+    a = theirs.add_actuator(name="mu", target="elbow", trntype=mujoco.mjtTrn.mjTRN_JOINT)
+    a.set_to_muscle(force=100.0, lmin=0.6, timeconst=[0.02, 0.05], tausmooth=0.0)
+    ours.add_sensor("framepos", name="wp", objtype="site", objname="wrist", cutoff=2.0)
+    theirs.add_sensor(name="wp", type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
+                      objtype=mujoco.mjtObj.mjOBJ_SITE, objname="wrist", cutoff=2.0)
+    ours.add_sensor("contact", name="c", geom1="lower_geom", data="found force", num=2,
+                    reduce="maxforce")
+    theirs.add_sensor(name="c", type=mujoco.mjtSensor.mjSENS_CONTACT,
+                      objtype=mujoco.mjtObj.mjOBJ_GEOM, objname="lower_geom",
+                      intprm=[0b11, 2, 2])
+    ours.add_sensor("jointpos", name="jp", joint="shoulder")
+    theirs.add_sensor(name="jp", type=mujoco.mjtSensor.mjSENS_JOINTPOS,
+                      objtype=mujoco.mjtObj.mjOBJ_JOINT, objname="shoulder")
+    m = same_in_mujoco(ours, theirs.compile())
+    assert m.nsensordata == 3 + 2 * 4 + 1 and m.actuator_dyntype[1] == engine.DynType.MUSCLE
+    assert "<muscle " in ours.to_xml()         # written back as the shortcut it was made as
+
+
 def test_attach_matches_mjspec():
     arm, grip = Spec.from_string(ARM), Spec.from_string(GRIPPER)
     frame = arm.attach(grip, site="wrist", prefix="g_")

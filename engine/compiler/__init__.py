@@ -1,9 +1,10 @@
 """Model compiler: MJCF (MuJoCo's XML) and URDF -> engine.types.Model, through a Spec.
 
 The reader (reader.py for MJCF, urdf.py for URDF) fills a Spec of typed objects (elements.py,
-spec.py); the compile step (compile.py, compile_tree.py, compile_objects.py) compiles each object
-and copies the results into the Model's arrays (assemble.py); the writer (writer.py) turns a
-Spec back into MJCF. ``load_model(path)`` dispatches on the file extension;
+spec.py); the compile step (compile.py, compile_tree.py, compile_objects.py, sensors.py) compiles
+each object and copies the results into the Model's arrays (assemble.py); the writer (writer.py)
+turns a Spec back into MJCF (save.py: with a compiled Model's edits; attach.py: one spec into
+another). ``load_model(path)`` dispatches on the file extension;
 ``load_model_from_string(xml, assets)`` compiles MJCF text with an optional {filename: bytes}
 dict for meshes and included files.
 """

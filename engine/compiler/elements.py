@@ -714,8 +714,9 @@ class Sensor(Element):
     noise: float = 0.0
     cutoff: float = 0.0
     user: list = vec()
-    delay: float = 0.0                        # a history buffer (nsample) with a delay or a
-    interp: Optional[str] = None              # sampling interval is not implemented
+    # a history buffer (nsample) used with a delay or a sampling interval is not implemented
+    delay: float = 0.0
+    interp: Optional[str] = None
     interval: Optional[list] = None
     nsample: int = 0
 

@@ -117,7 +117,7 @@ class _Writer:
         self.lines = []
         self.depth = 0
         self.reread = {}          # (class, shortcut) -> its defaults once the XML is read back
-        self.compiler = None      # finds asset files
+        self.finder = None        # a Compiler: finds asset files as compiling would
 
     # ---- output --------------------------------------------------------------------------------
     def element(self, tag, attrs, children=None):
@@ -235,14 +235,14 @@ class _Writer:
         """File attributes as paths that resolve from the output (see the module docstring):
         found as the compiler finds them; names of the assets dict and files not found are
         written as they are."""
-        if self.compiler is None:
-            self.compiler = Compiler(self.spec)
-            self.compiler.settings()
+        if self.finder is None:
+            self.finder = Compiler(self.spec)
+            self.finder.settings()
         out = []
         for a, v in attrs:
             if a in TEXTURE_FILES:
                 try:
-                    data, path = self.compiler.asset_file(obj, a, read=False)
+                    data, path = self.finder.asset_file(obj, a, read=False)
                 except ModelError:
                     data, path = b"", v
                 if data is None:
