@@ -34,6 +34,9 @@ MUJOCO_UNCOMPARED = {
     "skin_facenum", "skin_faceadr", "skin_face", "skin_vertadr", "skin_vertnum", "skin_vert",
     "skin_matid", "skin_group", "skin_rgba", "skin_inflate", "skin_texcoordadr",
     "skin_texcoord", "skin_pathadr", "skin_path", "names_map", "names", "name_skinadr",
+    # addresses in MuJoCo's buffer of file names, whose lengths change: the writer writes asset
+    # files as absolute paths (or relative to the saved file)
+    "mesh_pathadr", "hfield_pathadr", "tex_pathadr",
 }
 
 

@@ -18,6 +18,7 @@ from ..enums import (BiasType, DynType, EqType, GainType, GeomType, JointType, O
                      WrapType)
 from ..types import ModelError
 from . import frames as F
+from . import schema as S
 from .compile import TEXTURE_FILES, check_autolimits, check_names, islimited
 from .elements import Actuator, TFAuto
 
@@ -201,13 +202,14 @@ def _inline_mesh(m):
 
 
 def compile_texture(c, t):
-    """A texture as the renderer sees it: the attributes given, files found on disk."""
+    """A texture as the renderer sees it: the attributes given, as MJCF text, and the files
+    found on disk."""
+    from .writer import text
     c.current = t
     out = {}
     for k in t.defaults():
         if k != "classname" and t.given(k) and getattr(t, k) is not None:
-            v = getattr(t, k)
-            out[k] = list(v) if isinstance(v, list) else v
+            out[k] = text(S.TEXTURE[k], getattr(t, k)) if k in S.TEXTURE else getattr(t, k)
     for a in TEXTURE_FILES:
         if a in out:
             out[a] = c.asset_file(t, a, read=False)[1]

@@ -160,8 +160,15 @@ class _Writer:
         flags = [(a, v) for a, v in o.flags.items()]
         self.element("option", changed(o, S.OPTION),
                      lambda: flags and self.element("flag", flags))
-        if spec.size:
-            self.element("size", [(a, fmt(v)) for a, v in spec.size.items()])
+        sizes = list(spec.size.items())
+        if "memory" in spec.size and set(spec.size) & {"njmax", "nconmax", "nstack"}:
+            # MuJoCo refuses memory beside these in one element, not in two (as when one
+            # comes from an included file)
+            sizes = [[x for x in sizes if x[0] == "memory"], [x for x in sizes if x[0] != "memory"]]
+        else:
+            sizes = [sizes] if sizes else []
+        for group in sizes:
+            self.element("size", [(a, fmt(v)) for a, v in group])
         if spec.visual:
             self.element("visual", [], lambda: [self.element(t, list(a.items()))
                                                 for t, a in spec.visual.items()])
@@ -185,8 +192,8 @@ class _Writer:
         skip = ("meshdir", "texturedir", "assetdir", "strippath")
         lengthrange = c.lengthrange
         self.element("compiler", changed(c, S.COMPILER, skip=skip),
-                     lambda: lengthrange and self.element("lengthrange",
-                                                          list(lengthrange.items())))
+                     lambda: lengthrange and self.element("lengthrange", [
+                         (a, text(S.LENGTHRANGE[a], v)) for a, v in lengthrange.items()]))
 
     # ---- defaults --------------------------------------------------------------------------------
     def default_class(self, d):
