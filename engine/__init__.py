@@ -4,7 +4,8 @@ Public API (see README): load_model, load_model_from_string, make_data, reset_da
 name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, rollout,
 state_size, get_state, set_state, transition_fd, inverse_fd, transition_derivatives,
 inverse_derivatives, smooth_derivatives, Recorder, load_trajectory, Model, Data, ModelError and
-the enums (ObjType, SensorType and State among them).
+the enums (ObjType, SensorType and State among them); Spec (models edited in code) and
+save_model_xml.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
                     Integrator, JointType, ObjType, SensorType, Solver, Stabilization, State,
@@ -22,6 +23,8 @@ from .derivative_fd import inverse_fd, transition_fd  # noqa: E402
 from .derivative_analytic import (inverse_derivatives, smooth_derivatives,  # noqa: E402
                                   transition_derivatives)
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
+from .compiler import Spec  # noqa: E402
+from .compiler.save import save_model_xml  # noqa: E402
 from . import warmup  # noqa: E402
 
 warmup.start()     # on an empty numba cache: compile part of the engine in a second process
@@ -35,7 +38,7 @@ __all__ = [
     "rollout", "state_size", "get_state", "set_state", "jac",
     "transition_fd", "inverse_fd", "transition_derivatives", "inverse_derivatives",
     "smooth_derivatives",
-    "Recorder", "load_trajectory", "TrajectoryModelMismatch",
+    "Recorder", "load_trajectory", "TrajectoryModelMismatch", "Spec", "save_model_xml",
 ]
 
 
