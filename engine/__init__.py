@@ -1,8 +1,8 @@
 """A multi-joint dynamics engine with contact in the spirit of MuJoCo.
 
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
-name2id, forward, step, inverse, full_inertia, contact_force, Recorder, load_trajectory, Model,
-Data, ModelError and the enums.
+name2id, forward, step, inverse, full_inertia, contact_force, rigid_inverse, lcp (LCP solvers),
+Recorder, load_trajectory, Model, Data, ModelError and the enums.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
                     Integrator, JointType, Solver, Stabilization, TrnType, WrapType)
@@ -12,6 +12,8 @@ from .forward import (energy, forward, full_inertia, make_data, name2id, reset_d
                       reset_keyframe, step)
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
+from . import lcp  # noqa: E402
+from .rigid_inverse import rigid_inverse  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from . import warmup  # noqa: E402
 
@@ -23,7 +25,7 @@ __all__ = [
     "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
-    "Recorder", "load_trajectory", "TrajectoryModelMismatch",
+    "Recorder", "load_trajectory", "TrajectoryModelMismatch", "lcp", "rigid_inverse",
 ]
 
 

@@ -74,6 +74,9 @@ class LCPInfo:
         return self.status == LCPStatus.SOLVED
 
 
+# the statuses as plain ints, for compiled code
+SOLVED, RAY, MAXITER, SINGULAR = (int(LCPStatus.SOLVED), int(LCPStatus.RAY),
+                                  int(LCPStatus.MAXITER), int(LCPStatus.SINGULAR))
 DENSE = 0       # column j of M is M[:, j]
 PRODUCT = 1     # column j of M is U @ V[:, j] - W.T @ W[:, j]
 EMPTY2 = np.zeros((0, 0))
@@ -443,7 +446,7 @@ def lemke_kernel(mode, Md, U, V, W, mscale, q, cover, ws, maxpivot, tol, z_out, 
     ptol = tol * scale
     if n == 0 or np.min(q) >= -ptol:
         _output(ws, z_out, w_out)
-        return LCPStatus.SOLVED, 0
+        return SOLVED, 0
     # z0 enters at max(-q_i / d_i): the lexicographically smallest (q_i, e_i) / d_i leaves;
     # among equal q_i / d_i that is the one with the largest index
     _column(ws, n, mode, Md, U, V, W, cover)
@@ -454,7 +457,7 @@ def lemke_kernel(mode, Md, U, V, W, mscale, q, cover, ws, maxpivot, tol, z_out, 
             r = i
     if not _pivot(ws, True, n, False, r, q, scale):
         _output(ws, z_out, w_out)
-        return LCPStatus.SINGULAR, 1
+        return SINGULAR, 1
     pivots = 1
     enter_z, j = True, r            # the complement of w_r, which left
     while pivots < maxpivot:
@@ -464,17 +467,17 @@ def lemke_kernel(mode, Md, U, V, W, mscale, q, cover, ws, maxpivot, tol, z_out, 
         found, leave_z, i = _ratio_test(ws, True, n, ptol, False)
         if not found:
             _output(ws, z_out, w_out)
-            return LCPStatus.RAY, pivots
+            return RAY, pivots
         pivots += 1
         if not _pivot(ws, enter_z, j, leave_z, i, q, scale):
             _output(ws, z_out, w_out)
-            return LCPStatus.SINGULAR, pivots
+            return SINGULAR, pivots
         if leave_z and i == n:
             _output(ws, z_out, w_out)
-            return LCPStatus.SOLVED, pivots
+            return SOLVED, pivots
         enter_z, j = not leave_z, i
     _output(ws, z_out, w_out)
-    return LCPStatus.MAXITER, pivots
+    return MAXITER, pivots
 
 
 # ------------------------------------------------------------------------------------------------
@@ -526,24 +529,24 @@ def ppm_kernel(mode, Md, U, V, W, mscale, q, warm, ws, maxpivot, tol, z_out, w_o
                 break
         if dist < 0:
             _output(ws, z_out, w_out)
-            return LCPStatus.SOLVED, pivots
+            return SOLVED, pivots
         # a major cycle: drive complements until the distinguished variable leaves
         enter_z, j = not dist_z, dist
         while True:
             if pivots >= maxpivot:
                 _output(ws, z_out, w_out)
-                return LCPStatus.MAXITER, pivots
+                return MAXITER, pivots
             if enter_z:
                 _column(ws, j, mode, Md, U, V, W, q)
             _direction(ws, enter_z, j)
             found, leave_z, i = _ratio_test(ws, dist_z, dist, ptol, True)
             if not found:
                 _output(ws, z_out, w_out)
-                return LCPStatus.RAY, pivots
+                return RAY, pivots
             pivots += 1
             if not _pivot(ws, enter_z, j, leave_z, i, q, scale):
                 _output(ws, z_out, w_out)
-                return LCPStatus.SINGULAR, pivots
+                return SINGULAR, pivots
             if leave_z == dist_z and i == dist:
                 break
             enter_z, j = not leave_z, i
