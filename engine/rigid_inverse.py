@@ -52,8 +52,16 @@ MODEL_NAMES = {"noslip": RigidModel.NOSLIP, "coulomb": RigidModel.COULOMB,
 NOSLIP, COULOMB, CONVEX = int(RigidModel.NOSLIP), int(RigidModel.COULOMB), int(RigidModel.CONVEX)
 MAXEDGES = 16          # most edges of a linearised friction cone
 NFLAGS = 2 * MAXEDGES + 2
-ROW_TOL = 1e-10        # Algorithm 1: a row is dependent when its Cholesky pivot^2 < ROW_TOL X_rr
-CONSISTENCY_TOL = 1e-6  # section 4.5: dropped rows must hold to this (relative to the rows' scale)
+# Algorithm 1: a row is dependent when its Cholesky pivot^2 < ROW_TOL X_rr, i.e. when the part of
+# it independent of the rows kept before is below 1e-3 of its norm (in the H^-1 metric); closer
+# to dependence, holding it would take internal forces a thousand times the others (two feet
+# nearly on one line, say). Section 4.5 then asks a dropped row to hold to CONSISTENCY_TOL,
+# plus what its own independent part allows (sqrt of its pivot ratio), relative to |J_r| |a|.
+ROW_TOL = 1e-6
+CONSISTENCY_TOL = 1e-8
+# No-slip: a contact without force opens when it separates faster than this fraction of the
+# accelerations' size (slower is numerically closed: it keeps its no-slip rows).
+OPEN_TOL = 1e-6
 LCP_TOL = 1e-12
 # Relative weight of the tie-breaking terms of eq. 47 and of the convex stage 2: small enough to
 # change the optimum of the main term by about this fraction only, large enough to keep the
@@ -162,15 +170,14 @@ def _dot(a, b, n):
 # ------------------------------------------------------------------------------------------------
 @jit
 def _contact_rows(m, d, stab, cid, Jn, Jt, mu, phi):
-    """The contacts with constraint rows (those the forward dynamics uses): their normal and
-    tangent rows J_b2 - J_b1 along the contact frame (Jn (nc, nv), Jt (nc, 2, nv)), friction
-    mu (nc, 2) (0 for frictionless) and gap phi = dist - includemargin, scaled by stab where
-    negative (penetration recovery of 3.2). Returns nc."""
+    """Every contact of the collision stage, those in the gap zone included (listed below
+    margin + gap, inactive in the forward dynamics: the contacts about to close that section
+    3.2 anticipates): normal and tangent rows J_b2 - J_b1 along the contact frame (Jn (nc, nv),
+    Jt (nc, 2, nv)), friction mu (nc, 2) (0 for frictionless) and gap phi = dist -
+    includemargin, scaled by stab where negative (penetration recovery). Returns nc."""
     nc = 0
     nv = d.qvel.shape[0]
     for c in range(d.ncon[0]):
-        if d.contact_efc_address[c] < 0:
-            continue
         cid[nc] = c
         b1 = m.geom_bodyid[d.contact_geom1[c]]
         b2 = m.geom_bodyid[d.contact_geom2[c]]
@@ -207,10 +214,10 @@ def _smooth_force(m, d, k):
 
 
 @jit
-def _bilateral_rows(m, d, qacc_des, stab, Jb, cb, kind):
+def _bilateral_rows(m, d, qacc_des, stab, Jb, cb):
     """Rows held with equality, in Algorithm 1's order of preference: the actuators
-    (B a = B qacc_des; kind 0) then the active equality constraints
-    (J_E a = -(J_E v + phi_E / h) / h; kind 1). Returns their count."""
+    (B a = B qacc_des), then the active equality constraints (J_E a = -(J_E v + phi_E / h) / h).
+    Returns their count."""
     nv = d.qvel.shape[0]
     h = m.opt_timestep[0]
     nb = 0
@@ -220,7 +227,6 @@ def _bilateral_rows(m, d, qacc_des, stab, Jb, cb, kind):
             Jb[nb, k] = d.actuator_moment[i, k]
             s += d.actuator_moment[i, k] * qacc_des[k]
         cb[nb] = s
-        kind[nb] = 0
         nb += 1
     for r in range(d.nefc[0]):
         if d.efc_type[r] != EQUALITY:
@@ -230,7 +236,6 @@ def _bilateral_rows(m, d, qacc_des, stab, Jb, cb, kind):
         row_axpy(d, r, d.efc_J, 1.0, Jb[nb])
         vel = _dot(Jb[nb], d.qvel, nv)
         cb[nb] = -(vel + stab * d.efc_pos[r] / h) / h
-        kind[nb] = 1
         nb += 1
     return nb
 
@@ -239,13 +244,14 @@ def _bilateral_rows(m, d, qacc_des, stab, Jb, cb, kind):
 # the constrained Gauss problem: min 1/2 a'H a - k'a  s.t.  Jb a = cb,  G a + bg >= 0
 # ------------------------------------------------------------------------------------------------
 @jit
-def _select_rows(Jb, nb, Yb, n, Lx, sel):
+def _select_rows(Jb, nb, Yb, n, Lx, sel, ratio):
     """Algorithm 1: keep the rows of Jb in order while X = Jb H^-1 Jb' stays positive definite,
     by extending its Cholesky factor Lx one row at a time (Yb[r] = H^-1 Jb[r]). Returns the
-    number kept; sel lists them."""
+    number kept; sel lists them, ratio[r] is each row's pivot^2 / X_rr (its independence)."""
     ns = 0
     for r in range(nb):
         xrr = _dot(Jb[r], Yb[r], n)
+        ratio[r] = 0.0
         if xrr <= 0.0:
             continue
         # row ns of Lx: solve Lx[:ns, :ns] y = X[sel, r]
@@ -257,6 +263,7 @@ def _select_rows(Jb, nb, Yb, n, Lx, sel):
             Lx[ns, a] = s / Lx[a, a]
             ss += Lx[ns, a] * Lx[ns, a]
         piv = xrr - ss
+        ratio[r] = max(piv, 0.0) / xrr
         if piv > ROW_TOL * xrr:
             Lx[ns, ns] = math.sqrt(piv)
             sel[ns] = r
@@ -265,17 +272,17 @@ def _select_rows(Jb, nb, Yb, n, Lx, sel):
 
 
 @jit
-def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, YG, Wm, afree, a0, lam0):
+def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0):
     """Eliminate a and the equality multipliers (H holds the Cholesky factor of H): with
     Q = H^-1 - H^-1 Jb_s' X^-1 Jb_s H^-1 over the independent rows s,
         a = a0 + Q G' f,   G Q G' = G YG - Wm'Wm,   Wm = Lx^-1 Jb_s YG.
     Fills Yb (H^-1 Jb rows), Lx, sel, YG (n, ng) = H^-1 G', Wm (ns, ng), afree = H^-1 k,
-    a0 and lam0 = X^-1 (cb_s - Jb_s afree). Returns ns."""
+    a0 and lam0 = X^-1 (cb_s - Jb_s afree), ratio (Algorithm 1). Returns ns."""
     for r in range(nb):
         for i in range(n):
             Yb[r, i] = Jb[r, i]
         _chol_solve(H, n, Yb[r])
-    ns = _select_rows(Jb, nb, Yb, n, Lx, sel)
+    ns = _select_rows(Jb, nb, Yb, n, Lx, sel, ratio)
     for i in range(n):
         afree[i] = kv[i]
     _chol_solve(H, n, afree)
@@ -332,11 +339,11 @@ def _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam):
 
 
 @jit
-def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel):
+def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio):
     """min 1/2 a'Ha - k'a s.t. Jb a = cb, G a + bg >= 0, H given by its Cholesky factor: the
     no-slip MLCP (section 4) reduced to the LCP  w = G Q G' f + G a0 + bg >= 0 _|_ f >= 0,
     solved by PPM from the warm set with the columns of G Q G' formed as needed (4.7).
-    Writes f, a, lam (per selected row), sel, active; returns (status, pivots, ns)."""
+    Writes f, a, lam (per selected row), sel, ratio, active; returns (status, pivots, ns)."""
     Yb = np.empty((nb, n))
     Lx = np.zeros((max(nb, 1), max(nb, 1)))
     YG = np.empty((n, ng))
@@ -344,7 +351,7 @@ def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel):
     afree = np.empty(n)
     a0 = np.empty(n)
     lam0 = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, YG, Wm, afree, a0, lam0)
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
     q = np.empty(ng)
     mscale = 0.0
     for j in range(ng):
@@ -403,47 +410,97 @@ def _edge_dir(mu, c, j, nedges):
 # the three models
 # ------------------------------------------------------------------------------------------------
 @jit
-def _noslip(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in,
-            flags_out, prev, a, lam, sel, fc, info_i):
-    """Section 4: bilateral rows (actuators, equalities, then each contact's tangents), LCP on
-    the normal forces, consistency check of the dropped rows (4.5) and eq. 47 if needed."""
-    # tangent rows: T v' = 0, i.e. T a = -T v / h (eq. 41)
-    nt = 0
+def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner):
+    """Append the no-slip rows T_i a = -T_i v / h (eq. 41) of the contacts with held[i] after
+    the nbil actuator and equality rows; owner[r] = the contact of row nbil + r. Returns the
+    total row count."""
+    nb = nbil
     for c in range(nc):
-        if mu[c, 0] == 0.0 and mu[c, 1] == 0.0:
+        if not held[c]:
             continue
         for r in range(2):
             for i in range(n):
-                Jb[nbil + nt, i] = Jt[c, r, i]
-            cb[nbil + nt] = -_dot(Jt[c, r], qvel, n) / h
-            nt += 1
-    nb = nbil + nt
+                Jb[nb, i] = Jt[c, r, i]
+            cb[nb] = -_dot(Jt[c, r], qvel, n) / h
+            owner[nb - nbil] = c
+            nb += 1
+    return nb
+
+
+@jit
+def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in, flags_out,
+            prev, a, lam, sel, fc, info_i):
+    """Section 4: rows held with equality (actuators, equalities, then each contact's tangents),
+    the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47.
+
+    No-slip rows are kept only at contacts that stay closed: a contact the LCP opens (w_n > 0,
+    f_n = 0: a foot lifting off) cannot hold a tangential force without a normal one, so its
+    rows are removed and the problem solved again (warm-started); an open contact that the
+    solution closes (w_n = 0) gets them back. The set of open contacts is carried to the next
+    call, so that a steady state needs one solve."""
     bn = np.empty(nc)
     for c in range(nc):
         bn[c] = (_dot(Jn[c], qvel, n) + phi[c] / h) / h
+    held = np.zeros(nc, np.bool_)
     warm = np.zeros(nc, np.bool_)
     for c in range(nc):
+        held[c] = mu[c, 0] != 0.0 or mu[c, 1] != 0.0
         if prev[c] >= 0:
             warm[c] = flags_in[prev[c], 0]
-    active = np.zeros(nc, np.bool_)
-    fn = np.zeros(nc)
-    status, pivots, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a, lam, sel)
+            if flags_in[prev[c], 1]:
+                held[c] = False          # open at the previous call
     afree = kv.copy()
     _chol_solve(H, n, afree)
     aref = math.sqrt(_dot(afree, afree, n))
-    # 4.5: the dropped rows must hold at the solution; else find the consistent accelerations
-    # closest to the desired ones (eq. 47) and solve again with them
-    consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, a, aref)
+    active = np.zeros(nc, np.bool_)
+    fn = np.zeros(nc)
+    owner = np.empty(max(2 * nc, 1), np.int64)
+    ratio = np.empty(Jb.shape[0])
+    cb_des = cb[:nact].copy()
+    pivots = 0
     pivots2 = 0
-    if not consistent and status == SOLVED:
-        info_i[I_ADJUSTED] = 1
-        adj = _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active)
+    adjusted = False
+    consistent = True
+    for _ in range(2 * nc + 2):
         for r in range(nact):
-            cb[r] = _dot(Jb[r], adj, n)
-        warm2 = active.copy()
-        status, pivots2, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm2, active, fn, a,
-                                     lam, sel)
-        consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, a, aref)
+            cb[r] = cb_des[r]
+        nb = _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner)
+        status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a, lam,
+                                 sel, ratio)
+        pivots += piv
+        if status != SOLVED:
+            break
+        # 4.5: the dropped rows must hold at the solution; else find the consistent
+        # accelerations closest to the desired ones (eq. 47) and solve again with them
+        consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref)
+        adjusted = not consistent
+        if adjusted:
+            adj = _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active)
+            for r in range(nact):
+                cb[r] = _dot(Jb[r], adj, n)
+            warm[:] = active
+            status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
+                                     lam, sel, ratio)
+            pivots2 += piv
+            consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref)
+            if status != SOLVED:
+                break
+        # contacts that open lose their rows, open ones that close (w_n = 0) get them back
+        fscale = 1e-9 * max(1.0, np.max(fn)) if nc > 0 else 0.0
+        wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+        changed = False
+        for c in range(nc):
+            if mu[c, 0] == 0.0 and mu[c, 1] == 0.0:
+                continue
+            opening = fn[c] <= fscale and _dot(Jn[c], a, n) + bn[c] > wscale
+            if held[c] == opening:
+                held[c] = not opening
+                changed = True
+        if not changed:
+            break
+        warm[:] = active
+    if adjusted:
+        info_i[I_ADJUSTED] = 1
     # contact forces: normal from the LCP, tangents from the multipliers of kept tangent rows
     for c in range(nc):
         fc[c, 0] = fn[c]
@@ -452,17 +509,10 @@ def _noslip(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flag
     for s in range(ns):
         r = sel[s]
         if r >= nbil:
-            t = r - nbil
-            # the t-th tangent row belongs to the (t // 2)-th contact with friction
-            cnt = -1
-            for c in range(nc):
-                if mu[c, 0] != 0.0 or mu[c, 1] != 0.0:
-                    cnt += 1
-                    if cnt == t // 2:
-                        fc[c, 1 + t % 2] = lam[s]
-                        break
+            fc[owner[r - nbil], 1 + (r - nbil) % 2] = lam[s]
     for c in range(nc):
         flags_out[c, 0] = active[c]
+        flags_out[c, 1] = not held[c]
     info_i[I_STATUS] = status
     info_i[I_PIVOTS] = pivots
     info_i[I_PIVOTS2] = pivots2
@@ -473,9 +523,10 @@ def _noslip(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flag
 
 
 @jit
-def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, a, aref):
-    """Section 4.5: do the rows Algorithm 1 dropped hold at a, to CONSISTENCY_TOL relative to
-    |J_r| times the larger of |a| and aref (the size of the free acceleration)?"""
+def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref):
+    """Section 4.5: do the rows Algorithm 1 dropped hold at a, to CONSISTENCY_TOL + the square
+    root of their pivot ratio, relative to |J_r| times the larger of |a| and aref (the size of
+    the free acceleration)?"""
     kept = np.zeros(nb, np.bool_)
     for s in range(ns):
         kept[sel[s]] = True
@@ -484,7 +535,8 @@ def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, a, aref):
         if kept[r]:
             continue
         scale = math.sqrt(_dot(Jb[r], Jb[r], n)) * anorm + abs(cb[r])
-        if abs(_dot(Jb[r], a, n) - cb[r]) > CONSISTENCY_TOL * max(scale, 1e-300):
+        tol = CONSISTENCY_TOL + math.sqrt(ratio[r])
+        if abs(_dot(Jb[r], a, n) - cb[r]) > tol * max(scale, 1e-300):
             return False
     return True
 
@@ -537,7 +589,8 @@ def _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm):
     a = np.empty(n)
     lam = np.empty(max(nrest, 1))
     sel = np.empty(max(nrest, 1), np.int64)
-    _gauss(H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel)
+    ratio = np.empty(max(nrest, 1))
+    _gauss(H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio)
     return a
 
 
@@ -582,7 +635,8 @@ def _coulomb(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, h
     afree = np.empty(n)
     a0 = np.empty(n)
     lam0 = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, YG, Wm, afree, a0, lam0)
+    ratio = np.empty(max(nb, 1))
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
     nz = ng + nfr
     M = np.zeros((nz, nz))
     q = np.zeros(nz)
@@ -817,7 +871,8 @@ def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, ha
     afree = np.empty(n)
     a0 = np.empty(n)
     lam0 = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, YG, Wm, afree, a0, lam0)
+    ratio = np.empty(max(nb, 1))
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
     # Z = G Q G' over all rows
     Z = np.empty((ng, ng))
     for i in range(ng):
@@ -951,8 +1006,9 @@ def _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_pr
     enew = np.empty(ne)
     lam = np.empty(n)
     sel2 = np.empty(n, np.int64)
+    ratio = np.empty(n)
     status, pivots, _ = _gauss(He, ne, ke, Jq, cq, n, bound, zero, ne, warm, active, mult, enew,
-                               lam, sel2)
+                               lam, sel2, ratio)
     for i in range(ne):
         flags_out[owner[i], 1 + MAXEDGES + edge[i]] = active[i]
     if status == SOLVED:
@@ -997,8 +1053,7 @@ def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, warm_ge
     nbmax = nu + d.nefc[0] + 2 * nc
     Jb = np.empty((max(nbmax, 1), n))
     cb = np.empty(max(nbmax, 1))
-    kind = np.empty(max(nbmax, 1), np.int64)
-    nbil = _bilateral_rows(m, d, qacc_des, stab, Jb, cb, kind)
+    nbil = _bilateral_rows(m, d, qacc_des, stab, Jb, cb)
     # warm start
     prev = np.full(max(nc, 1), -1, np.int64)
     if warm_model[0] == model:
@@ -1013,7 +1068,7 @@ def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, warm_ge
     info_i[I_CONSISTENT] = 1
     info_i[I_NCON] = nc
     if model == NOSLIP:
-        ns = _noslip(n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nu, nbil, flags_in,
+        ns = _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, d.qvel, nu, nbil, flags_in,
                      warm_flags, prev, a, lam, sel, fc, info_i)
     elif model == COULOMB:
         ns = _coulomb(n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu,
@@ -1074,7 +1129,7 @@ class RigidWarmstart:
 class RigidInverseResult:
     """Result of rigid_inverse. qfrc (nv,): generalised actuator force moment' actuator_force
     (zero on unactuated dofs); actuator_force (nu,); contact_force (ncon, 3): normal, tangent 1,
-    tangent 2 in each contact's frame (zero for contacts without constraint rows); qacc (nv,):
+    tangent 2 in each contact's frame; qacc (nv,):
     the predicted accelerations of all dofs; ok: the LCP was solved and the desired
     accelerations were consistent (or made so by eq. 47); status: the LCP's LCPStatus; pivots:
     of the main LCP (pivots2: of the second problem, eq. 47 or the convex tie-breaker);
