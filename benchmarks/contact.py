@@ -71,7 +71,7 @@ def humanoid(steps, cone):
         engine.step(m, d)
         state = (d.qpos.copy(), d.qvel.copy(), d.qacc_warmstart.copy())
         engine.forward(m, d)
-        nefc = int(d.nefc[0])
+        nefc = d.nefc
         bucket = 10 * (nefc // 10)
         for name, (it, solver) in variants.items():
             m.opt.iterations, m.opt.solver = it, solver
@@ -123,8 +123,8 @@ def box_pile(n, seconds=1.0):
     engine.step(m, d, steps)
     per_step = (time.perf_counter() - t) / steps
     print(f"  {n:4d} boxes: {per_step * 1e3:8.2f} ms per 5 ms step, "
-          f"real-time factor {m.opt.timestep / per_step:6.2f}, ncon {int(d.ncon[0])}, "
-          f"nefc {int(d.nefc[0])}")
+          f"real-time factor {m.opt.timestep / per_step:6.2f}, ncon {d.ncon}, "
+          f"nefc {d.nefc}")
 
 
 def main():

@@ -215,7 +215,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
 
 
 @njit(cache=True)
-def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_dim, contact_efc_address, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, newton_H, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, newton_H, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
     s = structref.new(DATA_TYPE)
     s.time = time
     s.qpos = qpos
@@ -289,7 +289,9 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.contact_rmin = contact_rmin
     s.contact_geom1 = contact_geom1
     s.contact_geom2 = contact_geom2
+    s.contact_geom = contact_geom
     s.contact_dim = contact_dim
+    s.contact_exclude = contact_exclude
     s.contact_efc_address = contact_efc_address
     s.geom_aabb_world = geom_aabb_world
     s.bp_order = bp_order

@@ -39,15 +39,15 @@ motion): ``analyse`` raises AnalysisError before the first step.
 """
 from __future__ import annotations
 
+import csv
 import json
-import math
 import os
 import sys
 import time
 
 import numpy as np
 
-from .enums import BiasType, DisableBit, DynType, GainType, Integrator, JointType
+from .enums import BiasType, DisableBit, DynType, EqType, GainType, Integrator, JointType
 from .enums import ConstraintType as CT
 from .forward import make_data
 from .inverse import inverse
@@ -169,10 +169,11 @@ def _stats(ref, got):
 
 
 class Signal:
-    """One compared trace: (step, forward/recorded value, inverse/recovered value) samples."""
+    """One compared trace: (step, forward/recorded value, inverse/recovered value) samples;
+    unit: "N" or "N m"."""
 
-    def __init__(self, label, family, group):
-        self.label, self.family, self.group = label, family, group
+    def __init__(self, label, family, group, unit="N"):
+        self.label, self.family, self.group, self.unit = label, family, group, unit
         self.steps, self.forward, self.inverse = [], [], []
 
     def add(self, k, fwd, inv):
@@ -251,7 +252,7 @@ class Analysis:
             "actuators": [{"name": act_names[i], "recovered": k, "model": why}
                           for i, (k, why) in enumerate(self.kinds)],
             "families": fam, "signals": sig,
-            # impulses.png draws the objects present in the most steps (impulses.csv: all)
+            # the impulses figure draws the objects present in the most steps (the CSV: all)
             "impulses_png": {"objects": nobj, "shown": min(nobj, IMPULSE_PANELS)},
             "errors": "max_abs = max |inverse - forward|, rms = root mean square of the "
                       "difference, scale = max |forward|, max_rel = max_abs / scale",
@@ -336,7 +337,7 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
             inverse(m, d)
             out.inverse_times.append(time.perf_counter() - t0)
             rows = traj.efc(k)
-            ne = int(d.nefc[0])
+            ne = d.nefc
             if (ne != len(rows["type"]) or not np.array_equal(d.efc_type[:ne], rows["type"])
                     or not np.array_equal(d.efc_id[:ne], rows["id"])):
                 out.skip("the inverse found other constraint rows than the forward (state edited)")
@@ -380,7 +381,7 @@ def _compare_rows(out, traj, m, d, k, rows, names, dof_names):
             seen[(g1, g2)] = rank + 1
             dim = int(d.contact_dim[oid])
             group = (f"contact {_name(names, 'geom', g1)}/{_name(names, 'geom', g2)}"
-                     + (f" #{rank}" if rank else ""))
+                     + (f" [{rank}]" if rank else ""))     # no "#": a comment in CSV readers
             if t == CT.CONTACT_PYRAMIDAL:
                 # edges J_n +- mu_j J_j, two per friction direction j
                 labels = [(f"{group} edge {ROW_NAMES[1 + r // 2]}{'+-'[r % 2]}", "contact_edge")
@@ -410,9 +411,35 @@ def _compare_rows(out, traj, m, d, k, rows, names, dof_names):
         for r, (label, family) in enumerate(labels):
             s = out.efc_signals.get(label)
             if s is None:
-                s = out.efc_signals[label] = Signal(label, family, group)
+                unit = _row_unit(m, t, oid, rank if t == CT.EQUALITY else r)
+                s = out.efc_signals[label] = Signal(label, family, group, unit)
             s.add(k, float(rows["force"][i + r]), float(d.efc_force[i + r]))
         i += nrow
+
+
+def _joint_unit(m, j, dof=0):
+    """Unit of a joint's generalised force: N along a translation, N m about a rotation."""
+    t = m.jnt_type[j]
+    translation = t == JointType.SLIDE or (t == JointType.FREE and dof < 3)
+    return "N" if translation else "N m"
+
+
+def _row_unit(m, t, oid, r):
+    """Unit of row r of constraint object oid of type t (r: the row within the object)."""
+    if t in (CT.CONTACT_ELLIPTIC, CT.CONTACT_FRICTIONLESS):
+        return "N" if r < 3 else "N m"           # normal, tangents; spin, rolling
+    if t == CT.FRICTION_DOF:
+        j = m.dof_jntid[oid]
+        return _joint_unit(m, j, oid - m.jnt_dofadr[j])
+    if t == CT.LIMIT_JOINT:
+        return _joint_unit(m, oid)
+    if t == CT.EQUALITY:
+        kind = m.eq_type[oid]
+        if kind == EqType.WELD:
+            return "N" if r < 3 else "N m"
+        if kind == EqType.JOINT:
+            return _joint_unit(m, m.eq_obj1id[oid])
+    return "N"      # pyramid edges, connect, tendons
 
 
 def _compare_actuation(out, traj, m, d, k, act_prev, ctrl_idx, act_idx, act_last):
@@ -449,7 +476,7 @@ def _compare_actuation(out, traj, m, d, k, act_prev, ctrl_idx, act_idx, act_last
 
 
 # --------------------------------------------------------------------------------------------
-# outputs: CSV, JSON, PNG
+# outputs: CSV, JSON, figures (engine.figures)
 # --------------------------------------------------------------------------------------------
 def _write_csv(path, header, cols):
     table = np.column_stack(cols) if cols else np.zeros((0, len(header)))
@@ -457,7 +484,10 @@ def _write_csv(path, header, cols):
 
 
 def write_outputs(a: Analysis, directory) -> list[str]:
-    """controls.csv, qfrc.csv, impulses.csv, summary.json, controls.png, impulses.png."""
+    """controls.csv, qfrc.csv, impulses.csv, summary.json, and the figures controls and
+    impulses as PNG and SVG; returns the paths."""
+    from . import figures
+
     os.makedirs(directory, exist_ok=True)
     names = a.traj.names
     n = len(a.traj)
@@ -485,19 +515,19 @@ def write_outputs(a: Analysis, directory) -> list[str]:
     paths.append(os.path.join(directory, "qfrc.csv"))
     _write_csv(paths[-1], header, cols)
     paths.append(os.path.join(directory, "impulses.csv"))
-    with open(paths[-1], "w") as f:
-        f.write("step,time,signal,family,forward,inverse\n")
+    with open(paths[-1], "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["step", "time", "signal", "family", "unit", "forward", "inverse"])
         for label, s in a.efc_signals.items():
             ks, fwd, inv = s.arrays()
-            for kk, x, y in zip(ks, fwd, inv):
-                f.write(f'{kk},{a.time[kk]!r},"{label}",{s.family},{x!r},{y!r}\n')
+            # repr of a Python float: the shortest text that reads back to the same number
+            w.writerows([int(kk), repr(float(a.time[kk])), label, s.family, s.unit,
+                         repr(float(x)), repr(float(y))] for kk, x, y in zip(ks, fwd, inv))
     paths.append(os.path.join(directory, "summary.json"))
     with open(paths[-1], "w") as f:
         json.dump(a.summary(), f, indent=1, default=_json_default)
-    paths.append(os.path.join(directory, "controls.png"))
-    plot_controls(a, paths[-1])
-    paths.append(os.path.join(directory, "impulses.png"))
-    plot_impulses(a, paths[-1])
+    paths += figures.save(figures.controls_figure(a), os.path.join(directory, "controls"))
+    paths += figures.save(figures.impulses_figure(a), os.path.join(directory, "impulses"))
     return paths
 
 
@@ -507,118 +537,3 @@ def _json_default(x):
     if isinstance(x, (np.floating,)):
         return float(x)
     raise TypeError(type(x))
-
-
-def plot_controls(a: Analysis, path):
-    """One panel per actuator: recorded (thick, coloured) and recovered (thin, black) control,
-    activation or force."""
-    panels = []
-    for i in range(a.m.nu):
-        kind = a.kinds[i][0]
-        ref, got = {"ctrl": (a.ctrl_recorded, a.ctrl_recovered),
-                    "act": (a.act_recorded, a.act_recovered),
-                    "force": (a.force_recorded, a.force_recovered)}[kind]
-        panels.append((f"{kind} {_name(a.traj.names, 'actuator', i)}",
-                       [(a.time, ref[:, i], got[:, i], "")]))
-    plot_panels(path, panels, "recorded (colour) and recovered by inverse dynamics (black)")
-
-
-def plot_impulses(a: Analysis, path, max_panels=None):
-    """The paper's Fig. 2: forward (thick, coloured) and inverse (thin, black) constraint forces,
-    one panel per friction object, limit, equality and contact (its rows overlaid). At most
-    max_panels (default IMPULSE_PANELS) objects, those present in the most steps (the title
-    says how many of how many; impulses.csv has them all)."""
-    max_panels = IMPULSE_PANELS if max_panels is None else max_panels
-    groups = {}
-    for s in a.efc_signals.values():
-        groups.setdefault(s.group, []).append(s)
-    # objects present in the most steps first; the figure keeps max_panels of them
-    order = sorted(groups, key=lambda g: (-max(len(s.steps) for s in groups[g]), g))
-    panels = []
-    for g in order[:max_panels]:
-        traces = []
-        for s in groups[g]:
-            ks, fwd, inv = s.arrays()
-            x = np.full(len(a.time), np.nan)
-            y1, y2 = x.copy(), x.copy()
-            x[ks], y1[ks], y2[ks] = a.time[ks], fwd, inv
-            traces.append((a.time, y1, y2, s.label[len(g):].strip()))
-        panels.append((g, traces))
-    if not panels:
-        panels = [("no constraint rows in the recording", [])]
-    title = "constraint forces: forward (colour) and inverse (black)"
-    if len(order) > max_panels:
-        title += (f"; the {max_panels} of {len(order)} objects present in the most steps "
-                  f"(all in impulses.csv)")
-    plot_panels(path, panels, title)
-
-
-COLOURS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-           (140, 86, 75)]
-
-
-def plot_panels(path, panels, title, cols=2, size=(560, 230), xunit="s"):
-    """Write a PNG grid of line plots with PIL: panels = [(title, [(x, y_ref, y_other, label)])].
-
-    Each trace pair is drawn as a thick coloured line (reference) with a thin black line on top
-    (the other); where they agree the black line runs along the middle of the coloured one. NaN
-    values break the lines."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    font = ImageFont.load_default()
-    w, h = size
-    rows = max(1, math.ceil(len(panels) / cols))
-    img = Image.new("RGB", (cols * w, rows * h + 30), "white")
-    draw = ImageDraw.Draw(img)
-    draw.text((10, 8), title, fill="black", font=font)
-    for p, (ptitle, traces) in enumerate(panels):
-        ox, oy = (p % cols) * w, 30 + (p // cols) * h
-        left, right, top, bottom = ox + 70, ox + w - 15, oy + 22, oy + h - 28
-        draw.text((left, oy + 5), ptitle, fill="black", font=font)
-        draw.rectangle((left, top, right, bottom), outline=(120, 120, 120))
-        ys = [y[np.isfinite(y)] for _, a_, b_, _ in traces for y in (a_, b_)]
-        ys = np.concatenate(ys) if ys else np.zeros(0)
-        xs = [x[np.isfinite(x)] for x, _, _, _ in traces]
-        xs = np.concatenate(xs) if xs else np.zeros(0)
-        if ys.size == 0 or xs.size == 0:
-            continue
-        y0, y1 = float(ys.min()), float(ys.max())
-        pad = 0.05 * (y1 - y0) if y1 > y0 else max(1e-12, abs(y0) * 0.1 or 1.0)
-        y0, y1 = y0 - pad, y1 + pad
-        x0, x1 = float(xs.min()), float(xs.max())
-        if x1 <= x0:
-            x1 = x0 + 1.0
-
-        def px(x, y):
-            return (left + (x - x0) / (x1 - x0) * (right - left),
-                    bottom - (y - y0) / (y1 - y0) * (bottom - top))
-
-        if y0 < 0.0 < y1:
-            _, zy = px(x0, 0.0)
-            draw.line((left, zy, right, zy), fill=(210, 210, 210))
-        for label, y in ((f"{y1:.3g}", y1), (f"{y0:.3g}", y0)):
-            draw.text((ox + 4, px(x0, y)[1] - 6), label, fill="black", font=font)
-        draw.text((left, bottom + 6), f"{x0:.3g} {xunit}", fill="black", font=font)
-        draw.text((right - 50, bottom + 6), f"{x1:.3g} {xunit}", fill="black", font=font)
-        lx = left + 8 + font.getlength(ptitle) if hasattr(font, "getlength") else left + 200
-        for c, (x, ya, yb, label) in enumerate(traces):
-            if label:
-                draw.text((lx, oy + 5), label, fill=COLOURS[c % len(COLOURS)], font=font)
-                lx += 8 + (font.getlength(label) if hasattr(font, "getlength") else 60)
-            for y, colour, width in ((ya, COLOURS[c % len(COLOURS)], 4), (yb, (0, 0, 0), 1)):
-                for seg in _segments(x, y):
-                    pts = [px(float(u), float(v)) for u, v in seg]
-                    if len(pts) == 1:
-                        pts = pts * 2
-                    draw.line(pts, fill=colour, width=width)
-    img.save(path)
-
-
-def _segments(x, y):
-    """Runs of consecutive finite points."""
-    ok = np.isfinite(x) & np.isfinite(y)
-    idx = np.flatnonzero(ok)
-    if idx.size == 0:
-        return []
-    breaks = np.flatnonzero(np.diff(idx) > 1) + 1
-    return [np.column_stack((x[r], y[r])) for r in np.split(idx, breaks)]

@@ -4,8 +4,8 @@
 
 Loads the recording, the model it names (or MODEL; its hash must match the recording's), runs the
 inverse dynamics over every step (engine.analysis) and writes into DIR (default: TRAJ without its
-extension + "_analysis"): controls.csv, qfrc.csv, impulses.csv, summary.json, controls.png,
-impulses.png. Prints one line per signal family (max and RMS error) on stdout and a progress bar
+extension + "_analysis"): controls.csv, qfrc.csv, impulses.csv, summary.json, and the figures
+controls.png, impulses.png with their SVG twins (engine.figures). Prints one line per signal family (max and RMS error) on stdout and a progress bar
 on stderr. Exit code 2 on a bad recording, a missing model, a model mismatch or a model that
 cannot be inverted (hard equality constraints); exit code 1 when no step could be analysed (every
 step skipped, e.g. a recording made with another integrator than SEMIIMPLICIT): the outputs are

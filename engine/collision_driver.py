@@ -261,7 +261,11 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
         d.contact_rmin[n] = rmin
         d.contact_geom1[n] = g1
         d.contact_geom2[n] = g2
+        d.contact_geom[n, 0] = g1
+        d.contact_geom[n, 1] = g2
         d.contact_dim[n] = condim
+        # in the gap: listed, but no constraint rows (MuJoCo's exclude = 1)
+        d.contact_exclude[n] = 1 if d.col_dist[i] >= margin else 0
         d.contact_efc_address[n] = -1
         d.ncon[0] = n + 1
 

@@ -560,8 +560,8 @@ def contact_force(m, d, c):
     contact, or for a pyramidal one f_n = sum of the edge forces and
     f_j = mu_j (f_edge+ - f_edge-). Zero for a contact without rows."""
     out = np.zeros(6)
-    if not 0 <= c < d.ncon[0]:
-        raise IndexError(f"contact {c} out of range: d.ncon is {d.ncon[0]}")
+    if not 0 <= c < d.ncon:
+        raise IndexError(f"contact {c} out of range: d.ncon is {d.ncon}")
     adr = d.contact_efc_address[c]
     if adr < 0:
         return out

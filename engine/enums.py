@@ -8,6 +8,14 @@ class JointType(IntEnum):
     SLIDE = 2
     HINGE = 3
 
+    def qpos_width(self) -> int:
+        """Number of qpos entries of a joint of this type (MJX's JointType.qpos_width)."""
+        return (7, 4, 1, 1)[self]
+
+    def dof_width(self) -> int:
+        """Number of dofs (qvel entries) of a joint of this type."""
+        return (6, 3, 1, 1)[self]
+
 
 class GeomType(IntEnum):
     PLANE = 0
@@ -150,3 +158,36 @@ class ConstraintType(IntEnum):
     CONTACT_FRICTIONLESS = 5
     CONTACT_PYRAMIDAL = 6
     CONTACT_ELLIPTIC = 7
+
+
+class ObjType(IntEnum):
+    """Kinds of model objects, with MuJoCo's mjtObj values (name2id, id2name, eq_objtype)."""
+    UNKNOWN = 0
+    BODY = 1
+    XBODY = 2          # the body frame (as opposed to the inertial frame): body names
+    JOINT = 3
+    DOF = 4
+    GEOM = 5
+    SITE = 6
+    CAMERA = 7
+    LIGHT = 8
+    FLEX = 9
+    MESH = 10
+    SKIN = 11
+    HFIELD = 12
+    TEXTURE = 13
+    MATERIAL = 14
+    PAIR = 15
+    EXCLUDE = 16
+    EQUALITY = 17
+    TENDON = 18
+    ACTUATOR = 19
+    SENSOR = 20
+    NUMERIC = 21
+    TEXT = 22
+    TUPLE = 23
+    KEY = 24
+    PLUGIN = 25
+    FRAME = 100
+    DEFAULT = 101
+    MODEL = 102

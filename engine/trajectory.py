@@ -288,7 +288,7 @@ class Recorder:
         self._contact = [(view(getattr(d, "contact_" + n)), 8 * int(np.prod(sh, dtype=int)))
                          for n, sh, _ in CONTACT_FIELDS]
         self._efc = [view(getattr(d, "efc_" + n)) for n, _, _ in EFC_FIELDS]
-        self._counts = (d.ncon, d.nefc, d.solver_niter, view(d.warning))
+        self._counts = (d._arrays["ncon"], d._arrays["nefc"], d.solver_niter, view(d.warning))
 
     def record(self, d) -> None:
         """Append the step just taken (call after each engine.step)."""

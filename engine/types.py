@@ -12,11 +12,14 @@ test checks that it is current.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from numba import types as nbtypes
 from numba.experimental import structref
 
 from .enums import Cone, Integrator, Solver, Stabilization
+from .views import ContactView, accessor, unknown_attribute
 
 # --------------------------------------------------------------------------------------------
 # Model
@@ -336,7 +339,9 @@ contact_kappa       f nconmax    # softness kappa of the contact
 contact_rmin        f nconmax    # regulariser floor rmin of the contact (-1: use opt)
 contact_geom1       i nconmax    # id of geom 1
 contact_geom2       i nconmax    # id of geom 2
+contact_geom        i nconmax 2  # the pair (geom1, geom2), as MuJoCo's mjContact.geom
 contact_dim         i nconmax    # contact dimensionality (1, 3, 4, 6)
+contact_exclude     i nconmax    # 0: include, 1: in the gap (dist >= includemargin: no rows)
 contact_efc_address i nconmax    # first constraint row of the contact, -1 if excluded
 # collision scratch (broadphase)
 geom_aabb_world     f ngeom 6    # world axis-aligned box of each geom inflated by its margin: lo, hi
@@ -490,16 +495,34 @@ class ModelError(Exception):
 
 
 class _ArrayHolder:
-    """Attribute access to the arrays; assigning a field copies into the existing buffer."""
+    """Attribute access to the arrays of a Model or Data. Assigning a field copies into the
+    existing buffer (the jitted kernels hold it); reading or assigning a name that is not a
+    field raises AttributeError naming the closest field, so a typo is never stored."""
 
-    _spec: tuple = ()
+    _READONLY: tuple = ()     # attributes that may be read but not assigned
 
     def __setattr__(self, name, value):
         arrays = self.__dict__.get("_arrays")
         if arrays is not None and name in arrays:
             arrays[name][...] = value
+        elif isinstance(getattr(type(self), name, None), property):
+            object.__setattr__(self, name, value)        # d.time, d.ncon, d.nefc
+        elif name in self._READONLY:
+            raise AttributeError(f"{type(self).__name__}.{name} is read-only")
+        elif name in self.__dict__:
+            object.__setattr__(self, name, value)        # the Model's extras (path, names ...)
         else:
-            object.__setattr__(self, name, value)
+            raise unknown_attribute(type(self).__name__, name, self._public_names())
+
+    def __getattr__(self, name):
+        # called only when the normal lookup failed
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise unknown_attribute(type(self).__name__, name, self._public_names())
+
+    def _public_names(self):
+        return ([n for n in self.__dict__ if not n.startswith("_")]
+                + [n for n in dir(type(self)) if not n.startswith("_")])
 
 
 class Option:
@@ -514,10 +537,10 @@ class Option:
         object.__setattr__(self, "_arrays", arrays)
 
     def __getattr__(self, name):
-        arrays = self.__dict__["_arrays"]
+        arrays = self.__dict__.get("_arrays")
         key = "opt_" + name
-        if key not in arrays:
-            raise AttributeError(name)
+        if arrays is None or key not in arrays:
+            raise self._unknown(name)
         a = arrays[key]
         if name in self._SCALARS:
             v = a[0]
@@ -533,7 +556,7 @@ class Option:
     def __setattr__(self, name, value):
         key = "opt_" + name
         if key not in self._arrays:
-            raise AttributeError(f"unknown option {name!r}")
+            raise self._unknown(name)
         v = np.asarray(value, dtype=float)
         if name in self._POSITIVE and not np.all(v > 0):
             raise ValueError(f"option {name} must be positive, got {value!r}")
@@ -542,6 +565,19 @@ class Option:
         if not np.all(np.isfinite(v)):
             raise ValueError(f"option {name} must be finite, got {value!r}")
         self._arrays[key][...] = value
+
+    # MuJoCo's options that this engine does not have
+    _MUJOCO_ONLY = ("ls_tolerance noslip_tolerance ccd_tolerance sleep_tolerance o_margin "
+                    "o_solref o_solimp o_friction jacobian ls_iterations noslip_iterations "
+                    "ccd_iterations disableactuator sdf_iterations sdf_initpoints").split()
+
+    def _unknown(self, name):
+        if name.startswith("_"):
+            return AttributeError(name)
+        arrays = self.__dict__.get("_arrays") or {}
+        note = "MuJoCo's, not supported by this engine" if name in self._MUJOCO_ONLY else ""
+        return unknown_attribute("m.opt", name, [k[4:] for k in arrays if k.startswith("opt_")],
+                                 what="option", note=note)
 
     def __repr__(self):
         keys = [k[4:] for k in self._arrays if k.startswith("opt_")]
@@ -557,8 +593,12 @@ class Model(_ArrayHolder):
 
     Built by the compiler from a dict of arrays; missing arrays are an error so that the
     compiler's output is checked against the table. Non-numeric extras (names, materials,
-    textures, sensors, the source path) are plain attributes.
+    textures, sensors, the source path) are plain attributes. ``m.copy()``, ``copy.copy`` and
+    ``copy.deepcopy`` give an independent model; a Model pickles (the jitted bundle is rebuilt
+    when it is loaded). ``m.body("name")`` ... give named views (engine.views).
     """
+
+    _READONLY = tuple(MODEL_SIZES) + ("opt",)
 
     def __init__(self, sizes: dict, arrays: dict, names: dict | None = None, **extras):
         arrays = dict(arrays)
@@ -589,6 +629,7 @@ class Model(_ArrayHolder):
         object.__setattr__(self, "names", {k: list(names.get(k, [])) for k in NAME_KINDS})
         object.__setattr__(self, "_name_index",
                            {k: {n: i for i, n in enumerate(v) if n} for k, v in self.names.items()})
+        object.__setattr__(self, "_extras", tuple(extras))
         for k, v in extras.items():
             object.__setattr__(self, k, v)
         from ._structs import new_model_struct
@@ -599,31 +640,84 @@ class Model(_ArrayHolder):
         """Capacity of the tendon path buffers (two points per wrap object at most)."""
         return 2 * self.nwrap
 
+    # named access, MuJoCo's m.body("name"), m.jnt / m.joint(...), ... (engine.views)
+    body = accessor("body")
+    joint = jnt = accessor("joint")
+    geom = accessor("geom")
+    site = accessor("site")
+    camera = cam = accessor("camera")
+    light = accessor("light")
+    mesh = accessor("mesh")
+    hfield = accessor("hfield")
+    tendon = accessor("tendon")
+    actuator = accessor("actuator")
+    sensor = accessor("sensor")
+    equality = eq = accessor("equality")
+    key = keyframe = accessor("key")
+
+    def __reduce__(self):
+        """Pickle the sizes, arrays, names and extras; the jitted bundle is rebuilt on load."""
+        return (_model_from_state, (self._sizes, self._arrays, self.names,
+                                    {k: getattr(self, k) for k in self._extras}))
+
+    def copy(self) -> "Model":
+        """An independent copy (arrays, names and extras copied)."""
+        return copy.deepcopy(self)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        sizes, arrays, names, extras = self.__reduce__()[1]
+        m = _model_from_state(sizes, {k: a.copy() for k, a in arrays.items()},
+                              copy.deepcopy(names, memo), copy.deepcopy(extras, memo))
+        memo[id(self)] = m
+        return m
+
     def __repr__(self):
         return (f"Model(nq={self.nq}, nv={self.nv}, nu={self.nu}, na={self.na}, nbody={self.nbody}, "
                 f"ngeom={self.ngeom}, ntendon={self.ntendon})")
 
 
+def _model_from_state(sizes, arrays, names, extras):
+    return Model(sizes, arrays, names, **extras)
+
+
 class Data(_ArrayHolder):
-    """Simulation state and every intermediate result (DATA_SPEC), allocated once by make_data."""
+    """Simulation state and every intermediate result (DATA_SPEC), allocated once by make_data.
+
+    ``d.ncon`` and ``d.nefc`` are Python ints (the jitted kernels keep one-element arrays);
+    ``d.contact`` lists the contacts (engine.views.ContactView); ``d.body("name")`` ... give
+    named views. ``d.copy()`` and ``copy.copy`` give an independent Data of the same model,
+    ``copy.deepcopy`` copies the model as well; a Data pickles together with its model.
+    """
+
+    _READONLY = ("model", "nconmax", "njmax")
+    _PROPERTIES = ("time", "ncon", "nefc")     # arrays exposed as Python numbers
 
     def __init__(self, m: Model, nconmax: int | None = None, njmax: int | None = None):
         if nconmax is None:
             nconmax = max(16, m.ngeom)
         if njmax is None:
             njmax = max(64, 4 * nconmax + m.nv)
-        object.__setattr__(self, "nconmax", int(nconmax))
-        object.__setattr__(self, "njmax", int(njmax))
-        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=self.nconmax, njmax=self.njmax,
+        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=int(nconmax), njmax=int(njmax),
                      npairmax=max(64, 8 * m.ngeom))
         out = {name: np.zeros(_shape(shape, sizes), dtype=_DTYPES[dtype])
                for name, dtype, shape in DATA_SPEC}
-        object.__setattr__(self, "_arrays", out)
-        for k, v in out.items():
-            if k != "time":
+        self._adopt(m, out)
+
+    def _adopt(self, m: Model, arrays: dict) -> None:
+        """Take arrays (one per DATA_SPEC field) as this Data's and build the jitted bundle."""
+        object.__setattr__(self, "model", m)
+        object.__setattr__(self, "nconmax", int(arrays["contact_dist"].shape[0]))
+        object.__setattr__(self, "njmax", int(arrays["efc_type"].shape[0]))
+        object.__setattr__(self, "_arrays", arrays)
+        for k, v in arrays.items():
+            if k not in self._PROPERTIES:
                 object.__setattr__(self, k, v)
         from ._structs import new_data_struct
-        object.__setattr__(self, "_struct", new_data_struct(*[out[n] for n, _, _ in DATA_SPEC]))
+        object.__setattr__(self, "_struct",
+                           new_data_struct(*[arrays[n] for n, _, _ in DATA_SPEC]))
 
     def grow(self, nconmax: int, njmax: int) -> "Data":
         """Raise the contact and constraint-row capacities in place and return self.
@@ -632,10 +726,8 @@ class Data(_ArrayHolder):
         leading rows are copied, every other array (the state included) is kept as it is.
         The jitted bundle ``_struct`` is rebuilt, so pass ``d._struct`` afresh after growing.
         """
-        nconmax = max(int(nconmax), self.nconmax)
-        njmax = max(int(njmax), self.njmax)
-        cap = {"nconmax": nconmax, "njmax": njmax}
-        out = self._arrays
+        cap = {"nconmax": max(int(nconmax), self.nconmax), "njmax": max(int(njmax), self.njmax)}
+        out = dict(self._arrays)
         for name, dtype, shape in DATA_SPEC:
             if "nconmax" not in shape and "njmax" not in shape:
                 continue
@@ -644,54 +736,77 @@ class Data(_ArrayHolder):
             a = np.zeros(new_shape, dtype=_DTYPES[dtype])
             a[tuple(slice(0, n) for n in old.shape)] = old
             out[name] = a
-            object.__setattr__(self, name, a)
-        object.__setattr__(self, "nconmax", nconmax)
-        object.__setattr__(self, "njmax", njmax)
-        from ._structs import new_data_struct
-        object.__setattr__(self, "_struct", new_data_struct(*[out[n] for n, _, _ in DATA_SPEC]))
+        self._adopt(self.model, out)
         return self
 
+    def copy(self) -> "Data":
+        """An independent copy of every array, for the same model (MuJoCo's mj_copyData)."""
+        new = Data.__new__(Data)
+        new._adopt(self.model, {k: a.copy() for k, a in self._arrays.items()})
+        return new
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        new = Data.__new__(Data)
+        memo[id(self)] = new
+        new._adopt(copy.deepcopy(self.model, memo),
+                   {k: a.copy() for k, a in self._arrays.items()})
+        return new
+
+    def __reduce__(self):
+        """Pickle the model and the arrays; the jitted bundle is rebuilt on load."""
+        return (_data_from_state, (self.model, self._arrays))
+
+    # named access, MuJoCo's d.body("name"), d.jnt / d.joint(...), ... (engine.views)
+    body = accessor("body")
+    joint = jnt = accessor("joint")
+    geom = accessor("geom")
+    site = accessor("site")
+    camera = cam = accessor("camera")
+    light = accessor("light")
+    tendon = ten = accessor("tendon")
+    actuator = accessor("actuator")
+    sensor = accessor("sensor")
+
     @property
-    def contact(self) -> "ContactView":
-        """The valid contacts as one object: ``d.contact.dist`` is ``d.contact_dist[:ncon]``."""
+    def contact(self) -> ContactView:
+        """The valid contacts: ``d.contact.dist`` is ``d.contact_dist[:d.ncon]`` (a view),
+        ``d.contact[i]`` one contact, ``for c in d.contact`` each (engine.views)."""
         return ContactView(self)
 
     @property
-    def time(self):
+    def time(self) -> float:
         return float(self._arrays["time"][0])
 
     @time.setter
     def time(self, value):
         self._arrays["time"][0] = value
 
+    @property
+    def ncon(self) -> int:
+        """Number of detected contacts (the first ncon entries of contact_* are valid)."""
+        return int(self._arrays["ncon"][0])
 
-class ContactView:
-    """The first ``ncon`` rows of the ``contact_*`` arrays of a Data, by field name (MuJoCo's
-    ``d.contact.dist``, ``.pos``, ``.frame``, ``.geom1``, ``.geom2``, ``.dim``, ``.friction``
-    ...). Each attribute is a numpy view of ``d.contact_<name>``, looked up when accessed (so it
-    follows ``Data.grow``); nothing is copied and writes go to the Data."""
+    @ncon.setter
+    def ncon(self, value):
+        self._arrays["ncon"][0] = value
 
-    __slots__ = ("_d",)
+    @property
+    def nefc(self) -> int:
+        """Number of constraint rows (the first nefc entries of efc_* are valid)."""
+        return int(self._arrays["nefc"][0])
 
-    def __init__(self, d: Data):
-        object.__setattr__(self, "_d", d)
+    @nefc.setter
+    def nefc(self, value):
+        self._arrays["nefc"][0] = value
 
-    def __getattr__(self, name):
-        d = object.__getattribute__(self, "_d")
-        try:
-            array = d._arrays["contact_" + name]
-        except KeyError:
-            raise AttributeError(f"contacts have no field '{name}'") from None
-        return array[:int(d._arrays["ncon"][0])]
 
-    def __setattr__(self, name, value):
-        getattr(self, name)[...] = value
-
-    def __len__(self):
-        return int(self._d._arrays["ncon"][0])
-
-    def __dir__(self):
-        return [n[len("contact_"):] for n in self._d._arrays if n.startswith("contact_")]
+def _data_from_state(m, arrays):
+    d = Data.__new__(Data)
+    d._adopt(m, arrays)
+    return d
 
 
 def _generate_structs_source():

@@ -56,10 +56,10 @@ class InverseCheck:
         applied = d.qfrc_smooth - d.qfrc_passive + d.qfrc_bias
         scale = max(float(np.linalg.norm(applied)), float(np.linalg.norm(d.qfrc_bias)), 1e-12)
         force = float(np.linalg.norm(di.qfrc_inverse - applied)) / scale
-        nefc = int(d.nefc[0])
+        nefc = d.nefc
         if nefc == 0:
             impulse = 0.0
-        elif int(di.nefc[0]) != nefc or np.any(di.efc_type[:nefc] != d.efc_type[:nefc]):
+        elif di.nefc != nefc or np.any(di.efc_type[:nefc] != d.efc_type[:nefc]):
             impulse = float("nan")
         else:
             ff = d.efc_force[:nefc]

@@ -63,8 +63,8 @@ class Snapshot:
         for name in SNAPSHOT_FIELDS:
             setattr(self, name, getattr(d, name).copy())
         self.time = d.time
-        self.ncon = int(d.ncon[0])
-        self.nefc = int(d.nefc[0])
+        self.ncon = d.ncon
+        self.nefc = d.nefc
         for name in CONTACT_FIELDS:
             setattr(self, "contact_" + name, getattr(d, "contact_" + name)[:self.ncon].copy())
         self.efc_force = d.efc_force[:self.nefc].copy()

@@ -256,7 +256,7 @@ def tendon_forces(m, d) -> np.ndarray:
     tendon_act = np.asarray(m.actuator_trntype) == TRN_TENDON
     np.add.at(f, np.asarray(m.actuator_trnid)[tendon_act, 0],
               np.asarray(m.actuator_gear)[tendon_act, 0] * np.asarray(d.actuator_force)[tendon_act])
-    nefc = _count(d.nefc)
+    nefc = d.nefc
     etype, eid = np.asarray(d.efc_type[:nefc]), np.asarray(d.efc_id[:nefc])
     force = np.asarray(d.efc_force[:nefc], float)
     for i in np.nonzero(np.isin(etype, TENDON_ROWS))[0]:
@@ -306,17 +306,12 @@ def _tendons(m, d, out, extent, reference):
         out.add("cylinder", "decor", segments(xyz[i], xyz[i + 1], width[ten], col[ten]))
 
 
-def _count(x) -> int:
-    """d.ncon / d.nefc of a Data (a 1-element array) or of a Snapshot (an int)."""
-    return int(x if isinstance(x, (int, np.integer)) else x[0])
-
-
 def contact_local_forces(d) -> np.ndarray:
     """Force of each contact in its frame (ncon, 3): normal, tangent 1, tangent 2, from
     d.efc_force as MuJoCo's mj_contactForce (engine.contact_force): an elliptic contact's rows
     directly; a pyramidal one's edges (e+, e-) per tangent j give f_n = sum of the edges and
     f_j = mu_j (e+ - e-). Zeros for a contact without rows."""
-    n, nefc = _count(d.ncon), _count(d.nefc)
+    n, nefc = d.ncon, d.nefc
     local = np.zeros((n, 3))
     if n == 0 or nefc == 0:
         return local
@@ -391,7 +386,7 @@ FRICTION_RGBA = (0.2, 0.8, 0.95, 1.0)     # contact friction force arrows
 
 
 def _contacts(m, d, opts, out, extent, force_scale, force_reference):
-    n = _count(d.ncon)
+    n = d.ncon
     if n == 0:
         return
     pos = np.asarray(d.contact_pos[:n], float)

@@ -146,15 +146,22 @@ def test_cli_writes_csv_png_json(recording, tmp_path):
     np.testing.assert_array_equal(table[:, 2], traj.ctrl[:, 0])
     np.testing.assert_allclose(table[:, 3], traj.ctrl[:, 0], rtol=0, atol=1e-8)
     lines = (out / "impulses.csv").read_text().splitlines()
-    assert lines[0] == "step,time,signal,family,forward,inverse"
+    assert lines[0] == "step,time,signal,family,unit,forward,inverse"
     assert len(lines) - 1 == traj.efc_offset[-1]
+    # plain numbers, read back exactly
+    numbers = np.loadtxt(out / "impulses.csv", delimiter=",", skiprows=1, usecols=(0, 1, 5, 6))
+    assert numbers.shape == (traj.efc_offset[-1], 4)
+    np.testing.assert_array_equal(numbers[:, 1], traj.time[numbers[:, 0].astype(int)])
+    assert set(np.loadtxt(out / "impulses.csv", delimiter=",", skiprows=1, usecols=4,
+                          dtype=str)) == {"N", "N m"}     # the tip's spin row in N m
     qfrc = (out / "qfrc.csv").read_text().splitlines()
     assert len(qfrc) == 401 and qfrc[0].split(",")[2:4] == ["shoulder_applied", "shoulder_inverse"]
-    for name in ("controls.png", "impulses.png"):
-        img = Image.open(out / name)
+    for name in ("controls", "impulses"):
+        img = Image.open(out / f"{name}.png")
         assert img.format == "PNG" and img.size[0] >= 500 and img.size[1] >= 200
         # drawn: more than the white background and black text
-        assert len(img.getcolors(1 << 16)) > 10
+        assert len(img.convert("RGB").getcolors(1 << 20)) > 10
+        assert (out / f"{name}.svg").read_text().lstrip().startswith("<?xml")
 
 
 def test_model_mismatch(recording, tmp_path):

@@ -46,7 +46,7 @@ def run_ours(m, d, qpos):
     smooth.kinematics(ms, ds)
     d.contact_dist[:] = np.nan
     cdrv.collision(ms, ds)
-    n = d.ncon[0]
+    n = d.ncon
     return [dict(geom=(int(d.contact_geom1[i]), int(d.contact_geom2[i])),
                  dist=d.contact_dist[i], pos=d.contact_pos[i].copy(),
                  frame=d.contact_frame[i].copy(), dim=int(d.contact_dim[i]),
@@ -183,7 +183,7 @@ def test_primitive_pairs(pair, margins):
         ngap += sum(c["exclude"] for c in theirs)
         d.qpos[:] = q
         engine.forward(m, d)
-        active = int(np.sum(d.contact_efc_address[:d.ncon[0]] >= 0))
+        active = int(np.sum(d.contact_efc_address[:d.ncon] >= 0))
         mj_active = int(np.sum(dd.contact.efc_address[:dd.ncon] >= 0))
         assert active == mj_active == sum(not c["exclude"] for c in theirs), \
             f"{pair} trial {trial}: {active} contacts with rows, MuJoCo {mj_active}"
@@ -591,7 +591,7 @@ def test_mesh_cube_rests_flat():
     for _ in range(400):          # 2 s
         engine.step(m, d)
         tilt = max(tilt, np.linalg.norm(d.qpos[4:7]), np.linalg.norm(d.qvel[3:6]))
-    assert d.ncon[0] == 8
+    assert d.ncon == 8
     assert tilt < 1e-9
     assert abs(d.qpos[2] - d.qpos[9]) < 1e-9
     assert np.linalg.norm(d.qvel) < 1e-6
@@ -796,10 +796,10 @@ def test_overflow_and_growth():
     d.qvel[:] = np.arange(m.nv)
     smooth.kinematics(m._struct, d._struct)
     cdrv.collision(m._struct, d._struct)
-    assert d.nefc_overflow[0] == 1 and d.ncon[0] == 8
+    assert d.nefc_overflow[0] == 1 and d.ncon == 8
     first = d.contact_pos[:8].copy()
     assert cdrv.ensure_capacity(m, d) is d
-    assert d.nconmax >= 48 and d.nefc_overflow[0] == 0 and d.ncon[0] == 48
+    assert d.nconmax >= 48 and d.nefc_overflow[0] == 0 and d.ncon == 48
     assert np.array_equal(d.qvel, np.arange(m.nv))
     assert np.array_equal(d.contact_pos[:8], first)
     mm = mujoco.MjModel.from_xml_string(xml)
@@ -827,4 +827,4 @@ def test_humanoid_on_floor():
     # and through the pipeline
     d.qpos[:] = q
     engine.forward(m, d)
-    assert d.ncon[0] == len(theirs)
+    assert d.ncon == len(theirs)

@@ -41,7 +41,7 @@ def test_rows_match_mujoco(seed, model):
     d.qpos[:], d.qvel[:] = qpos, qvel
     mujoco.mj_forward(mm, md)
     engine.forward(m, d)
-    n = d.nefc[0]
+    n = d.nefc
     assert n == md.nefc
     J = np.zeros((md.nefc, mm.nv))
     mujoco.mju_sparse2dense(J, md.efc_J, md.efc_J_rownnz, md.efc_J_rowadr, md.efc_J_colind) \
@@ -223,7 +223,7 @@ def test_hard_connect_does_not_sag(solver):
 
 
 def _dense_J(m, d):
-    n = d.nefc[0]
+    n = d.nefc
     return d.efc_J[:n].copy(), n
 
 
@@ -291,8 +291,8 @@ def test_hard_rows_pgs_matches_newton_and_holds_exactly(weld):
         d = engine.make_data(m)
         d.qvel[:] = np.linspace(-1, 1, m.nv)
         engine.forward(m, d)
-        n = d.nefc[0]
-        assert d.ncon[0] > 0
+        n = d.nefc
+        assert d.ncon > 0
         hard = d.efc_hard[:n].astype(bool)
         assert hard.sum() == (9 if "hard" in weld else 3)
         v_next = d.qvel + m.opt.timestep * d.qacc
@@ -334,7 +334,7 @@ def test_exact_stabilization_single_contact():
     d = engine.make_data(m)
     d.qvel[:6] = [0.2, -0.1, -0.3, 1.0, 0.5, -0.2]
     engine.forward(m, d)
-    assert d.nefc[0] == 1
+    assert d.nefc == 1
     J = d.efc_J[0]
     A = J @ np.linalg.solve(engine.full_inertia(m, d), J)
     R, h, kappa = d.efc_R[0], m.opt.timestep, m.opt.kappa
@@ -489,7 +489,7 @@ def test_impratio_scales_the_friction_regulariser_as_mujoco(cone, impratio):
     d.qpos[:], d.qvel[:] = md.qpos, md.qvel
     mujoco.mj_forward(mm, md)
     engine.forward(m, d)
-    n = d.nefc[0]
+    n = d.nefc
     assert n == md.nefc == (3 if cone == "elliptic" else 4)
     np.testing.assert_allclose(d.efc_R[:n], md.efc_R[:n], rtol=1e-9)
 
@@ -529,9 +529,9 @@ def test_rmin_per_object(floor, ball, pair, expected):
     m = engine.load_model_from_string(RMIN.format(floor=floor, ball=ball, pair=pair))
     d = engine.make_data(m)
     engine.forward(m, d)
-    n = d.nefc[0]
+    n = d.nefc
     R = {int(t): d.efc_R[:n][d.efc_type[:n] == t] for t in set(d.efc_type[:n])}
-    assert d.ncon[0] == 1
+    assert d.ncon == 1
     np.testing.assert_allclose(d.efc_R[d.contact_efc_address[0]], expected, rtol=1e-12)
     np.testing.assert_allclose(R[CT.EQUALITY], 5e-3, rtol=1e-12)
     np.testing.assert_allclose(R[CT.FRICTION_DOF], 3e-3, rtol=1e-12)

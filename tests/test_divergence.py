@@ -30,7 +30,7 @@ def balls(integrator="Euler", solver="PGS", z2=0.1):
 def test_nan_force_on_a_contact_is_detected_and_recovered(solver, integrator):
     m, d = balls(integrator, solver)
     engine.step(m, d, 20)
-    assert d.ncon[0] == 2 and d.warning.sum() == 0
+    assert d.ncon == 2 and d.warning.sum() == 0
     d.xfrc_applied[1, 2] = np.nan           # the solver sees NaN through v^
     engine.step(m, d)
     assert d.warning[Warning.BADQACC] == 1
@@ -38,8 +38,8 @@ def test_nan_force_on_a_contact_is_detected_and_recovered(solver, integrator):
     np.testing.assert_allclose(d.xfrc_applied, 0.0)            # the reset clears the inputs
     assert d.time == pytest.approx(m.opt.timestep)             # one step from the reset state
     engine.step(m, d, 50)                                       # and the simulation goes on
-    assert d.ncon[0] == 2 and d.warning[Warning.BADQACC] == 1
-    assert np.all(np.isfinite(d.efc_force[:d.nefc[0]]))
+    assert d.ncon == 2 and d.warning[Warning.BADQACC] == 1
+    assert np.all(np.isfinite(d.efc_force[:d.nefc]))
 
 
 def test_a_bad_value_that_survives_the_reset_leaves_the_reset_state():
@@ -83,7 +83,7 @@ def test_contacts_outgrowing_the_capacity_within_a_step_redo_it(integrator):
         d.qpos[7:10] = [0.5, 0.0, 0.1 + 0.25 * 2.0 * h]
         d.qvel[8] = -2.0                       # reaches the floor within the step
         engine.forward(m, d)
-        assert d.ncon[0] == 1                  # only the resting ball at the start
+        assert d.ncon == 1                  # only the resting ball at the start
         engine.step(m, d)
         results.append((d.qpos.copy(), d.qvel.copy(), d.time, d.nconmax))
     assert results[0][3] > 1                   # the capacity grew

@@ -141,7 +141,7 @@ TET = '<mesh name="tet" vertex="0.15 0 -0.05  -0.08 0.12 -0.05  -0.08 -0.12 -0.0
 
 
 def _contacts_ours(m, d):
-    n = int(d.ncon[0])
+    n = d.ncon
     return [dict(dist=float(d.contact_dist[i]), pos=d.contact_pos[i].copy(),
                  normal=d.contact_frame[i, :3].copy()) for i in range(n)]
 
@@ -390,7 +390,7 @@ def test_margin_detects_separated_geom():
     assert len(cs) == 1 and abs(cs[0]["dist"] - 0.005) < 1e-9
     d.qpos[2] = 0.115
     engine.forward(m, d)
-    assert d.ncon[0] == 0
+    assert d.ncon == 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -446,8 +446,8 @@ def test_demo_bodies_land_on_the_terrain():
     for k in range(1500):
         engine.step(m, d)
         mujoco.mj_step(mm, md)
-        if d.ncon[0]:
-            deepest = min(deepest, float(d.contact_dist[:d.ncon[0]].min()))
+        if d.ncon:
+            deepest = min(deepest, float(d.contact_dist[:d.ncon].min()))
         if md.ncon:
             mj_deepest = min(mj_deepest, float(md.contact.dist[:md.ncon].min()))
         for b in range(1, m.nbody):

@@ -144,7 +144,7 @@ def test_contact_view():
     m = engine.load_model(os.path.join(ASSETS, "scene.xml"))
     d = engine.make_data(m)
     engine.step(m, d, 300)
-    n = int(d.ncon[0])
+    n = d.ncon
     assert n > 0 and len(d.contact) == n
     for name in ("dist", "pos", "frame", "geom1", "geom2", "dim", "friction"):
         view, full = getattr(d.contact, name), getattr(d, "contact_" + name)

@@ -42,7 +42,7 @@ def forward_then_inverse(m, d):
     converged (Newton, tiny gradient). The inverse's outputs are NaN before it runs, so a
     row or dof it does not write fails the comparisons."""
     engine.forward(m, d)
-    nefc = int(d.nefc[0])
+    nefc = d.nefc
     f_fwd = d.efc_force[:nefc].copy()
     types = d.efc_type[:nefc].copy()
     q0, v0, act0, t0 = d.qpos.copy(), d.qvel.copy(), d.act.copy(), d.time
@@ -122,7 +122,7 @@ def test_single_joint_mechanism_forward_inverse_consistency():
         d.xfrc_applied[1] = rng.normal(0, 0.5, 6)
         applied, other, moment = applied_from_inputs(mm, dd, d)
         f_fwd, types, after = forward_then_inverse(m, d)
-        nefc = int(d.nefc[0])
+        nefc = d.nefc
         np.testing.assert_array_equal(d.efc_type[:nefc], types)
         assert relative(d.qfrc_inverse, applied) < 1e-8, k
         if nefc:
@@ -176,7 +176,7 @@ def test_humanoid_forward_inverse_consistency(tmp_path):
         d.xfrc_applied[rng.integers(1, m.nbody)] = rng.normal(0, 30, 6)
         applied, other, moment = applied_from_inputs(mm, dd, d)
         f_fwd, types, after = forward_then_inverse(m, d)
-        nefc = int(d.nefc[0])
+        nefc = d.nefc
         kinds.update(types.tolist())
         assert relative(d.qfrc_inverse, applied) < 1e-8, k
         assert relative(d.efc_force[:nefc], f_fwd) < 1e-6, k

@@ -56,13 +56,13 @@ def test_resting_contact_as_mujoco(solver, geom, size, mu):
     the contact forces carry the weight."""
     m, d, depth = rest("pyramidal", solver, geom, size, mu)
     mm, md, depth_mj = rest_mujoco("pyramidal", geom, size, mu)
-    assert d.ncon[0] == md.ncon
-    n = d.nefc[0]
-    assert n == md.nefc == 4 * d.ncon[0]
+    assert d.ncon == md.ncon
+    n = d.nefc
+    assert n == md.nefc == 4 * d.ncon
     assert np.all(d.efc_type[:n] == CT.CONTACT_PYRAMIDAL)
     np.testing.assert_allclose(d.efc_R[:n], md.efc_R[:n], rtol=1e-9)
     assert depth == pytest.approx(depth_mj, rel=0.01)
-    normal = sum(engine.contact_force(m, d, c)[0] for c in range(d.ncon[0]))
+    normal = sum(engine.contact_force(m, d, c)[0] for c in range(d.ncon))
     assert normal == pytest.approx(G, rel=1e-3)
     if mu == 1.0 and geom == "sphere":
         _, _, depth_el = rest("elliptic", solver, geom, size, mu)
@@ -96,7 +96,7 @@ def test_box_on_incline_sticks_then_slides(solver):
         engine.step(m, d, 100)
         theta = np.radians(deg)
         slope = np.array([np.cos(theta), 0.0, -np.sin(theta)])
-        for c in range(d.ncon[0]):
+        for c in range(d.ncon):
             frame = d.contact_frame[c].reshape(3, 3)
             assert max(abs(frame[1] @ slope), abs(frame[2] @ slope)) > 1 - 1e-9
         start = d.qpos[:3].copy()
@@ -144,7 +144,7 @@ def test_contact_force_balances_the_load(cone, condim):
     total = np.zeros(3)
     torque = np.zeros(3)
     com = d.xipos[1]
-    for c in range(d.ncon[0]):
+    for c in range(d.ncon):
         f = engine.contact_force(m, d, c)
         frame = d.contact_frame[c].reshape(3, 3)
         fw = frame.T @ f[:3]                     # force on geom 2 (the box), world frame
@@ -167,8 +167,8 @@ def test_pgs_reaches_newton_on_the_pyramidal_problem(condim):
         d.qpos[2] = 0.06                         # penetrating, sliding and spinning
         d.qvel[:6] = [0.3, -0.1, 0.0, 0.5, -0.2, 2.0]
         engine.forward(m, d)
-        assert d.nefc[0] == 2 * (condim - 1) * d.ncon[0] > 0
-        forces.append(d.efc_force[:d.nefc[0]].copy())
+        assert d.nefc == 2 * (condim - 1) * d.ncon > 0
+        forces.append(d.efc_force[:d.nefc].copy())
     scale = np.abs(forces[0]).max()
     np.testing.assert_allclose(forces[1], forces[0], atol=1e-7 * scale, rtol=0)
     assert np.all(forces[0] >= -1e-12 * scale)
@@ -188,8 +188,8 @@ def test_inverse_recovers_the_forward_step(cone, stab):
     d.qvel[:6] = [0.3, -0.1, 0.0, 0.5, -0.2, 2.0]
     d.qfrc_applied[:] = np.random.default_rng(0).standard_normal(m.nv)
     engine.forward(m, d)
-    n = d.nefc[0]
-    assert n > 0 and d.ncon[0] > 0
+    n = d.nefc
+    assert n > 0 and d.ncon > 0
     assert d.solver_residual[0] < 1e-9              # the forward converged
     f_fwd = d.efc_force[:n].copy()
     d.efc_force[:] = np.nan                        # a row the inverse skips shows

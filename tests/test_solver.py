@@ -64,7 +64,7 @@ def random_problem(rng, kinds=KINDS):
             d.efc_id[rows:rows + dim] = ncon
             ncon += 1
         rows += dim
-    d.nefc[0] = rows
+    d.nefc = rows
     h = m.opt.timestep
     vhat = d.qvel + h * rng.standard_normal(nv)
     d.efc_b[:rows] = d.efc_J[:rows] @ vhat - d.efc_vstar[:rows]
@@ -81,7 +81,7 @@ def dense_M(m, d):
 @pytest.mark.parametrize("kinds", [KINDS, KINDS_PYR_HARD], ids=["elliptic", "pyramidal-hard"])
 def test_pgs_reaches_newton_optimum(seed, kinds):
     m, d, vhat = random_problem(np.random.default_rng(seed), kinds)
-    n = d.nefc[0]
+    n = d.nefc
     M = dense_M(m, d)
     # Newton from v^, then PGS from zero impulses (hard rows eliminated first)
     vnext = vhat.copy()
@@ -117,7 +117,7 @@ def test_pgs_reaches_newton_optimum(seed, kinds):
 def test_kkt_conditions(seed, kinds):
     """At the optimum f = Proj_K^R(R^-1 (v* - J v')) with v' = v^ + M^-1 J' f (Theorem 4)."""
     m, d, vhat = random_problem(np.random.default_rng(100 + seed), kinds)
-    n = d.nefc[0]
+    n = d.nefc
     M = dense_M(m, d)
     vnext = vhat.copy()
     f = np.zeros(n)
@@ -197,8 +197,8 @@ def test_pgs_with_default_options_agrees_with_newton_along_a_run():
         d_newton.qpos[:], d_newton.qvel[:], d_newton.ctrl[:] = d.qpos, d.qvel, d.ctrl
         engine.forward(m_newton, d_newton)
         engine.forward(m, d)
-        n = d.nefc[0]
-        assert n == d_newton.nefc[0]
+        n = d.nefc
+        assert n == d_newton.nefc
         f, f_ref = d.efc_force[:n], d_newton.efc_force[:n]
         err = np.abs(f - f_ref).max() / np.abs(f_ref).max()
         worst = max(worst, err)
@@ -215,7 +215,7 @@ def test_pgs_residual_measures_the_distance_to_the_optimum():
     """With few sweeps the reported residual is large where the impulses are far from the
     optimum; with many sweeps both vanish together."""
     m, d, vhat = random_problem(np.random.default_rng(7))
-    n = d.nefc[0]
+    n = d.nefc
     M = dense_M(m, d)
     vnext = vhat.copy()
     f_opt = np.zeros(n)

@@ -29,7 +29,7 @@ def test_live_inverse_residual_is_tiny_on_the_single_joint():
     t, force, impulse = r.inverse_check.series()
     assert len(t) == 200 and np.all(np.diff(t) > 0)
     # both impulses of the mechanism were active (friction loss always, the contact mostly)
-    assert r.inverse_check.di.nefc[0] >= 1
+    assert r.inverse_check.di.nefc >= 1
     assert np.all(np.isfinite(force)) and np.all(np.isfinite(impulse))
     assert force.max() < 1e-8
     assert impulse.max() < 1e-6

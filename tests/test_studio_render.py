@@ -269,7 +269,7 @@ def test_contact_force_parts_on_a_slope(cone):
     import engine
     from studio import scene
     m, d = settled_slope(cone)
-    n = int(d.ncon[0])
+    n = d.ncon
     assert n >= 3
     local = scene.contact_local_forces(d)
     for i in range(n):

@@ -272,7 +272,7 @@ def test_tendon_forces_add_up_to_the_generalised_forces():
     engine.forward(m, d)
     m.tendon_range[0] = [0.0, d.ten_length[0] - 0.01]      # the rope beyond its upper limit
     engine.forward(m, d)
-    types = set(d.efc_type[:d.nefc[0]].tolist())
+    types = set(d.efc_type[:d.nefc].tolist())
     assert {0, 2, 4} <= types                               # equality, friction loss, limit rows
     f = scene.tendon_forces(m, d)
     expected = d.qfrc_passive + d.qfrc_actuator + d.qfrc_constraint

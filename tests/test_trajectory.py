@@ -36,7 +36,7 @@ def drive(m, d, rng):
 
 def snapshot(d):
     s = {k: np.array(d.time if k == "time" else getattr(d, k), copy=True) for k in STEP_FIELDS}
-    nc, ne = int(d.ncon[0]), int(d.nefc[0])
+    nc, ne = d.ncon, d.nefc
     s["ncon"], s["nefc"], s["solver_niter"] = nc, ne, int(d.solver_niter[0])
     s.update({"contact_" + k: getattr(d, "contact_" + k)[:nc].copy() for k in CONTACT})
     s.update({"efc_" + k: getattr(d, "efc_" + k)[:ne].copy() for k in EFC})
