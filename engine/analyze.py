@@ -1,6 +1,6 @@
 """Command line: inverse analysis of a recording.
 
-    python -m engine.analyze TRAJ [--model MODEL] [--out DIR] [--quiet]
+    python -m engine.analyze TRAJ [--model MODEL] [--out DIR] [--inverse MODEL] [--quiet]
 
 Loads the recording, the model it names (or MODEL; its hash must match the recording's), runs the
 inverse dynamics over every step (engine.analysis) and writes into DIR (default: TRAJ without its
@@ -9,13 +9,15 @@ controls.png, impulses.png with their SVG twins (engine.figures). Prints one lin
 on stderr. Exit code 2 on a bad recording, a missing model, a model mismatch or a model that
 cannot be inverted (hard equality constraints); exit code 1 when no step could be analysed (every
 step skipped, e.g. a recording made with another integrator than SEMIIMPLICIT): the outputs are
-written, and the reasons printed.
+written, and the reasons printed. --inverse noslip | coulomb | convex runs a rigid-contact
+inverse (engine.rigid_inverse) instead of the soft one (soft, the default) and prints the torque
+chatter of the recorded and the predicted actuator forces.
 """
 import argparse
 import os
 import sys
 
-from .analysis import AnalysisError, analyse, write_outputs
+from .analysis import INVERSE_MODELS, AnalysisError, analyse, write_outputs
 from .trajectory import TrajectoryError, TrajectoryModelMismatch, load_trajectory
 from .types import ModelError
 
@@ -26,6 +28,9 @@ def main(argv=None):
     p.add_argument("traj", help="trajectory file written by engine.Recorder")
     p.add_argument("--model", help="model file (default: the path stored in the recording)")
     p.add_argument("--out", help="output directory (default: TRAJ_analysis)")
+    p.add_argument("--inverse", choices=INVERSE_MODELS, default="soft",
+                   help="inverse model: the soft analytical inverse (default) or a rigid-contact "
+                        "one (engine.rigid_inverse)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
     from . import load_model
@@ -38,7 +43,7 @@ def main(argv=None):
         if not os.path.isfile(model_path):
             raise FileNotFoundError(f"model file {model_path} not found: pass --model")
         m = load_model(model_path)
-        result = analyse(traj, m, progress=not args.quiet)
+        result = analyse(traj, m, progress=not args.quiet, inverse=args.inverse)
     except (TrajectoryError, TrajectoryModelMismatch, ModelError, FileNotFoundError,
             AnalysisError) as e:
         print(f"analyze: error: {e}", file=sys.stderr)
@@ -47,7 +52,7 @@ def main(argv=None):
     write_outputs(result, out)
     s = result.summary()
     us = s["inverse_us_per_step"]
-    print(f"analyze: {s['analysed']}/{s['steps']} steps analysed, inverse "
+    print(f"analyze: {s['analysed']}/{s['steps']} steps analysed, {args.inverse} inverse "
           + (f"{us:.1f} us/step (median)" if us is not None else "not run")
           + f", outputs in {out}")
     for reason, count in s["skipped"].items():
@@ -59,6 +64,11 @@ def main(argv=None):
             rel = "n/a" if st["max_rel"] is None else f"{st['max_rel']:.2e}"
             print(f"  {fam:<22}{st['max_abs']:>15.3e}{st['rms']:>13.3e}{st['scale']:>13.3e}"
                   f"{rel:>11}")
+    if s["chatter"] is not None:
+        rec, got = s["chatter"]["recorded"], s["chatter"]["recovered"]
+        print(f"  torque chatter (sum |f_k - f_k-1| over {got['steps']} step pairs): recorded "
+              f"{rec['sum']:.4g} (peak {rec['peak']:.4g}), {args.inverse} inverse "
+              f"{got['sum']:.4g} (peak {got['peak']:.4g})")
     png = s["impulses_png"]
     if png["shown"] < png["objects"]:
         print(f"  impulses.png shows {png['shown']} of {png['objects']} constraint objects "

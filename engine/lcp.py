@@ -26,6 +26,9 @@ until the distinguished variable itself reaches zero. Basic variables that were 
 stay so, the distinguished one increases, so the number of negative variables falls by one per
 major cycle. It solves every LCP with a column-sufficient M (positive semi-definite ones among
 them: the no-slip and convex models of rigid_inverse), or shows it infeasible (status RAY).
+Where the driving variable is unblocked while other basic variables are negative (possible
+with a skew-symmetric part), that is no proof of infeasibility: Lemke's method then takes
+over, which decides the LCP for every PSD (copositive-plus) M.
 Started from the previous call's final basis it usually needs no pivot at all and returns the
 same complementary set, which is what keeps the forces of an indeterminate contact problem from
 jumping between equally valid solutions (paper section 4.6).
@@ -541,8 +544,13 @@ def ppm_kernel(mode, Md, U, V, W, mscale, q, warm, ws, maxpivot, tol, z_out, w_o
             _direction(ws, enter_z, j)
             found, leave_z, i = _ratio_test(ws, dist_z, dist, ptol, True)
             if not found:
-                _output(ws, z_out, w_out)
-                return RAY, pivots
+                # No blocking variable. With every other basic variable non-negative this
+                # proves infeasibility (column-sufficient M); with other negative ones it need
+                # not (a skew-symmetric M shows it), so Lemke's method, which decides the LCP
+                # for copositive-plus M (every PSD one), takes over from scratch.
+                status, more = lemke_kernel(mode, Md, U, V, W, mscale, q, np.ones(n), ws,
+                                            maxpivot - pivots, tol, z_out, w_out)
+                return status, pivots + more
             pivots += 1
             if not _pivot(ws, enter_z, j, leave_z, i, q, scale):
                 _output(ws, z_out, w_out)

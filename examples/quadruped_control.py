@@ -6,23 +6,31 @@ section 7:
     pd             joint PD on the reference (error feedback only)
     id-sensed      inverse dynamics with the contact forces sensed from the simulator (those of
                    the previous step, as a force sensor would report them)
-    noslip         rigid_inverse, no-slip model, warm-started PPM
-    noslip-cold    the same, restarted from scratch at every call
-    coulomb        rigid_inverse, Coulomb friction (Lemke; Algorithm 3 below its limit)
-    convex         rigid_inverse, complementarity-free convex model
-Each inverse-dynamics controller asks for qacc_des = qacc_ref + Kp (q_ref - q) + Kd (v_ref - v)
-on the joints and adds the PD baseline's torques as feedback (the feedforward corrects for
-gravity, inertia and contact; the PD for what the contact model mispredicts). Per controller the script reports joint tracking error (RMS), torque chatter
-(sum over steps of |tau_t - tau_t-1|_1, and the largest single-step change), the error of the
-predicted normal force per foot against the simulator's (RMS, as a fraction of the weight),
-falls, and the time per controller call.
+    noslip         rigid_inverse, no-slip model, warm-started PPM (noslip-cold: restarted at
+                   every call)
+    coulomb        rigid_inverse, Coulomb friction (Lemke; Algorithm 3 only below its limit,
+                   which four feet exceed)
+    convex         rigid_inverse, complementarity-free convex model (convex-cold: no warm
+                   start, no previous torques for the tie-breaker)
+The inverse-dynamics controllers ask for qacc_des = qacc_ref + Kp (q_ref - q) + Kd (v_ref - v)
+on the joints and add the PD baseline's torques (the feedforward carries gravity, inertia and
+contact; the PD what the contact model mispredicts).
+
+Two tables per task. Closed loop, per controller: joint tracking error (RMS, rad), torque
+chatter (sum over steps of |tau_t - tau_t-1|_1, N m, and the largest single change), the error
+of the predicted normal force per foot against the simulator's (RMS, fraction of the weight),
+falls, time per controller call. Then the commands every rigid model computes along one and the
+same trajectory (driven by id-sensed, not applied): their chatter isolates the solver's choice
+among equally valid force distributions, and the ratio cold / warm is printed.
 
     python examples/quadruped_control.py [--task stand|walk|both] [--duration S]
+        [--epsilon E] [--kappa K] [--soft-feet]
 
 The simulated contact is the engine's soft contact with default softness (the Menagerie model's
-very soft rubber feet, solimp 0.015, are replaced by the default: the rigid models assume
-rigid contact); the controllers therefore leave the resting penetration alone
-(stabilization=0: the signed-distance term only anticipates contacts about to close).
+very soft rubber feet, solimp 0.015, are replaced by the default; --soft-feet keeps them), the
+feet listed as contacts 1 cm before they touch (gap) so that the controllers anticipate
+landings (section 3.2), and the controllers leave the simulator's resting penetration alone
+(stabilization=0).
 """
 import argparse
 import pathlib
@@ -247,7 +255,50 @@ def controllers(m, m_free):
         "noslip-cold": RigidID(m, "noslip", warm=False),
         "coulomb": RigidID(m, "coulomb"),
         "convex": RigidID(m, "convex"),
+        "convex-cold": RigidID(m, "convex", warm=False),
     }
+
+
+SHADOWED = ("noslip", "noslip-cold", "coulomb", "convex", "convex-cold")
+
+
+def shadow(m, m_free, task, duration, start):
+    """The sensed-force controller drives the robot; at every state each rigid model also
+    computes its command (not applied). The chatter of those commands along one and the same
+    smooth trajectory isolates the solvers' choice among equally valid force distributions
+    from the closed loop's own behaviour."""
+    d = engine.make_data(m)
+    d.qpos[:], d.qvel[:], d.act[:] = start.qpos, start.qvel, start.act
+    reference = Reference(m, task)
+    driver = SensedID(m, m_free)
+    models = {k: v for k, v in controllers(m, m_free).items() if k in SHADOWED}
+    feet = [engine.name2id(m, "geom", f) for f in FEET]
+    weight = m.body_mass.sum() * -m.opt.gravity[2]
+    lo, hi = m.actuator_ctrlrange[:, 0], m.actuator_ctrlrange[:, 1]
+    taus = {k: [] for k in models}
+    err = {k: [] for k in models}
+    calls = {k: [] for k in models}
+    sensed = np.zeros(m.nv)
+    for _ in range(int(round(duration / m.opt.timestep))):
+        ref = reference(d.time)
+        for k, ctrl in models.items():
+            t0 = time.perf_counter()
+            taus[k].append(ctrl(d, ref, sensed))
+            calls[k].append(time.perf_counter() - t0)
+        d.ctrl[:] = np.clip(driver(d, ref, sensed), lo, hi)
+        engine.step(m, d)
+        normals = foot_normals(d, feet, [engine.contact_force(m, d, c)[0]
+                                         for c in range(len(d.contact.dist))])
+        for k, ctrl in models.items():
+            err[k].append((ctrl.pred - normals) / weight)
+        sensed = d.qfrc_constraint.copy()
+    out = {}
+    for k in models:
+        dt = np.abs(np.diff(np.array(taus[k]), axis=0))
+        out[k] = {"chatter": float(dt.sum()), "chatter_peak": float(dt.max()),
+                  "force_rms": float(np.sqrt(np.mean(np.square(err[k])))),
+                  "time_us": 1e6 * float(np.median(calls[k]))}
+    return out
 
 
 def main(argv=None):
@@ -268,8 +319,8 @@ def main(argv=None):
     start = settled(m)
     results = {}
     for task in tasks:
-        print(f"\n{task}: {args.duration:g} s at h = {m.opt.timestep:g} s "
-              f"(forces relative to the weight, {m.body_mass.sum():.2f} kg)")
+        print(f"\n{task}, closed loop: {args.duration:g} s at h = {m.opt.timestep:g} s "
+              f"(force errors relative to the weight, {m.body_mass.sum():.2f} kg)")
         print(f"{'controller':12s} {'track rms':>10s} {'chatter':>10s} {'peak':>8s} "
               f"{'force rms':>10s} {'fell':>5s} {'us/call':>8s}")
         for name, ctrl in controllers(m, m_free).items():
@@ -278,10 +329,16 @@ def main(argv=None):
             print(f"{name:12s} {r['tracking_rms']:10.4f} {r['chatter']:10.1f} "
                   f"{r['chatter_peak']:8.2f} {r['force_rms']:10.4f} {str(r['fell']):>5s} "
                   f"{r['time_us']:8.0f}")
-        if ("noslip" in [k[1] for k in results]):
-            warm, cold = results[task, "noslip"], results[task, "noslip-cold"]
-            print(f"warm-started no-slip: {cold['chatter'] / max(warm['chatter'], 1e-300):.1f}x "
-                  f"less torque chatter than cold-started")
+        sh = shadow(m, m_free, task, args.duration, start)
+        results[task, "shadow"] = sh
+        print(f"{task}, commands along the id-sensed trajectory (not applied):")
+        print(f"{'model':12s} {'chatter':>10s} {'peak':>8s} {'force rms':>10s} {'us/call':>8s}")
+        for name, r in sh.items():
+            print(f"{name:12s} {r['chatter']:10.1f} {r['chatter_peak']:8.2f} "
+                  f"{r['force_rms']:10.4f} {r['time_us']:8.0f}")
+        for model in ("noslip", "convex"):
+            ratio = sh[model + "-cold"]["chatter"] / max(sh[model]["chatter"], 1e-300)
+            print(f"warm-started {model}: {ratio:.1f}x less torque chatter than cold-started")
     return results
 
 

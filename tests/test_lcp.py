@@ -113,7 +113,9 @@ def test_random_against_oracles(kind):
     (the column-sufficient ones); where no solution is returned, the LP oracle must find the
     problem infeasible, and the enumeration must find no complementary basic solution."""
     solvers = [lcp.lemke] + ([lcp.ppm] if kind != "copositive" else [])
-    for M, q in random_problems(kind, 150, seed=hash(kind) % 1000):
+    # fixed seeds; "monotone" 8 has skew-symmetric problems on which PPM hands over to Lemke
+    seed = {"psd": 1, "monotone": 8, "P": 3, "copositive": 4}[kind]
+    for M, q in random_problems(kind, 150, seed=seed):
         for solve in solvers:
             z, info = solve(M, q)
             if info.status == LCPStatus.RAY:

@@ -43,6 +43,7 @@ class AnalysisState:
         self.browser = None
         self.reveal = False                # open the panel's header on the next frame
         self.plotted = None                # (label, t, recorded, recovered) drawn in the last frame
+        self.inverse = "soft"              # engine.analysis.INVERSE_MODELS: soft or a rigid one
 
     @property
     def running(self) -> bool:
@@ -78,11 +79,12 @@ class AnalysisState:
                 raise ValueError("the recording names no model file that exists here")
             self.message = f"analysing {len(traj)} steps with {os.path.basename(model_path)}"
             m = engine.load_model(model_path)
-            a = analysis.analyse(traj, m)
+            a = analysis.analyse(traj, m, inverse=self.inverse)
             self.summary = a.summary()
             self.signals = signals_of(a)
             self.result = a
-            self.message = (f"{self.summary.get('analysed', '?')} of {len(traj)} steps analysed in "
+            self.message = (f"{self.summary.get('analysed', '?')} of {len(traj)} steps analysed "
+                            f"({self.inverse} inverse) in "
                             f"{time.perf_counter() - self.started:.1f} s")
         except Exception as e:                    # shown in the panel, never raised in the UI
             self.error = f"{type(e).__name__}: {e}"
@@ -108,16 +110,19 @@ def signals_of(a) -> list:
     """(label, time, recorded/forward, recovered/inverse) for every actuator whose control (or
     activation, or force) is recovered and every constraint-force signal."""
     out = []
+    rigid = getattr(a, "inverse_model", "soft") != "soft"
     names = a.traj.names.get("actuator", []) if hasattr(a.traj, "names") else []
     for i, (kind, _) in enumerate(a.kinds):
         name = names[i] if i < len(names) and names[i] else f"actuator{i}"
+        kind = "force" if rigid else kind          # a rigid model predicts forces
         ref, got = {"ctrl": (a.ctrl_recorded, a.ctrl_recovered),
                     "act": (a.act_recorded, a.act_recovered)}.get(
             kind, (a.force_recorded, a.force_recovered))
         out.append((f"{kind} {name}", np.asarray(a.time), ref[:, i], got[:, i]))
     for label, s in a.efc_signals.items():
         steps, fwd, inv = s.arrays()
-        out.append((f"impulse {label}", np.asarray(a.time)[steps], fwd, inv))
+        out.append((f"{'force' if rigid else 'impulse'} {label}", np.asarray(a.time)[steps], fwd,
+                    inv))
     return out
 
 
@@ -178,6 +183,11 @@ def draw(app) -> None:
     if not header(app, "Analysis"):
         return
     last = getattr(app, "last_recording", None)
+    from engine.analysis import INVERSE_MODELS
+    imgui.begin_disabled(st.running)
+    _, k = imgui.combo("inverse model", INVERSE_MODELS.index(st.inverse), list(INVERSE_MODELS))
+    st.inverse = INVERSE_MODELS[k]
+    imgui.end_disabled()
     imgui.begin_disabled(st.running or not last)
     if imgui.button("Analyse last recording"):
         st.start(last, app.model_path)
@@ -233,6 +243,11 @@ def _results(app, st) -> None:
     _, st.selected = imgui.combo("signal", st.selected, [s[0] for s in st.signals])
     label, t, ref, got = st.signals[st.selected]
     st.plotted = (label, *_plot(label, t, ref, got, 180 * app.ui_scale))
+    chatter = st.summary.get("chatter")
+    if chatter:
+        imgui.text(f"torque chatter (sum |f_k - f_k-1|): recorded {chatter['recorded']['sum']:.4g}, "
+                   f"{st.summary['inverse_model']} inverse {chatter['recovered']['sum']:.4g} "
+                   f"(peaks {chatter['recorded']['peak']:.3g}, {chatter['recovered']['peak']:.3g})")
     _table(st.summary)
     if imgui.button("Export CSV + PNG"):
         st.export()
