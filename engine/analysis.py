@@ -67,6 +67,7 @@ from .enums import ConstraintType as CT
 from .actuator import muscle_bias, muscle_gain
 from .forward import make_data
 from .inverse import inverse as inverse_soft
+from .lcp import LCPStatus
 from .rigid_inverse import rigid_inverse
 from .trajectory import Trajectory, apply_options, options_dict
 
@@ -361,7 +362,8 @@ def analyse(traj: Trajectory, m, progress=False, inverse="soft", **rigid_options
             if integrator not in ONE_STAGE:
                 out.skip(f"the {integrator.name} integrator has several stages (no inverse)")
                 continue
-            if m.opt.noslip_iterations > 0 and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any():
+            if (inverse == "soft" and m.opt.noslip_iterations > 0
+                    and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any()):
                 out.skip("noslip changed the friction forces (no inverse)")
                 continue
             explicit = integrator == Integrator.EXPLICIT
@@ -382,7 +384,7 @@ def analyse(traj: Trajectory, m, progress=False, inverse="soft", **rigid_options
                                     **rigid_options)
                 out.inverse_times.append(time.perf_counter() - t0)
                 warm = res.warmstart
-                if res.status != 0:
+                if res.status != LCPStatus.SOLVED:
                     out.skip(f"the {inverse} inverse found no solution ({res.status.name})")
                     continue
                 out.analysed[k] = True
