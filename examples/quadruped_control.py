@@ -53,8 +53,8 @@ PD_KP, PD_KD = 100.0, 4.0       # the PD baseline (N m/rad, N m s/rad)
 
 def go1_torque_xml(soft_feet=False, box_feet=False):
     """MJCF of the Go1 with torque motors (ctrlrange = the position actuators' forcerange) on a
-    floor; box_feet: 4 x 4 x 2.4 cm boxes instead of the sphere feet (four corner contacts per
-    foot)."""
+    floor; box_feet: 4 x 4 x 2.4 cm boxes instead of the sphere feet, level at the home pose
+    (four corner contacts per foot)."""
     src = GO1.read_text()
 
     def motor(mo):
@@ -66,7 +66,7 @@ def go1_torque_xml(soft_feet=False, box_feet=False):
         src = src.replace(' solimp="0.015 1 0.023"', "")
     if box_feet:
         src = src.replace('type="sphere" size="0.023" pos="0 0 -0.213"',
-                          'type="box" size="0.02 0.02 0.012" pos="0 0 -0.213"')
+                          'type="box" size="0.02 0.02 0.012" pos="0 0 -0.213" euler="0 0.9 0"')
     # contacts within 1 cm of the floor are listed (and exert no force until within the margin):
     # the controllers see the feet about to land (Zapolsky & Drumwright section 3.2)
     src = src.replace('condim="6"', 'condim="6" gap="0.01"')
