@@ -1,5 +1,5 @@
 """Inverse analysis of a recording with the rigid-contact inverse models (engine.analysis with
-inverse="noslip" | "coulomb" | "convex", and python -m engine.analyze --inverse)."""
+inverse_model="noslip" | "coulomb" | "convex", and python -m engine.analyze --inverse)."""
 import json
 import pathlib
 
@@ -40,7 +40,7 @@ def test_rigid_analysis(recording, model):
     skipped with its reason. (How far a rigid model's forces are from a compliant recording's
     is not tested here: see the README.)"""
     m, traj = recording
-    a = analysis.analyse(traj, m, inverse=model)
+    a = analysis.analyse(traj, m, inverse_model=model)
     assert a.inverse_model == model
     assert a.analysed.sum() + sum(a.skipped.values()) == len(traj)
     assert a.analysed.sum() >= len(traj) - 3
@@ -103,8 +103,8 @@ def test_rigid_analysis_outputs_and_cli(recording, tmp_path, capsys):
         assert (out / name).stat().st_size > 0
     with pytest.raises(SystemExit):
         analyze.main([traj.path, "--inverse", "rigid"])
-    with pytest.raises(ValueError, match="inverse must be"):
-        analysis.analyse(traj, m, inverse="rigid")
+    with pytest.raises(ValueError, match="inverse_model must be"):
+        analysis.analyse(traj, m, inverse_model="rigid")
 
 
 def test_analysis_panel_worker_with_a_rigid_model(recording, tmp_path):

@@ -83,7 +83,7 @@ class AnalysisState:
                 raise ValueError("the recording names no model file that exists here")
             self.message = f"analysing {len(traj)} steps with {os.path.basename(model_path)}"
             m = engine.load_model(model_path)
-            a = analysis.analyse(traj, m, inverse=self.inverse)
+            a = analysis.analyse(traj, m, inverse_model=self.inverse)
             self.summary = a.summary()
             self.signals = signals_of(a)
             self.result = a
