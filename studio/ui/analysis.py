@@ -203,6 +203,7 @@ def draw(app) -> None:
         return
     last = getattr(app, "last_recording", None)
     imgui.begin_disabled(st.running)
+    imgui.set_next_item_width(150 * app.ui_scale)
     _, k = imgui.combo("inverse model", INVERSE_MODELS.index(st.inverse), list(INVERSE_MODELS))
     st.inverse = INVERSE_MODELS[k]
     imgui.end_disabled()
