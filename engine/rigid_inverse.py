@@ -313,20 +313,6 @@ def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a
 
 
 @jit
-def _elimination(H, n, kv, Jb, cb, nb, G, ng, sel, ratio):
-    """_eliminate with its arrays allocated; returns (ns, Yb, Lx, YG, Wm, a0, lam0)."""
-    Yb = np.empty((nb, n))
-    Lx = np.zeros((max(nb, 1), max(nb, 1)))
-    YG = np.empty((n, ng))
-    Wm = np.empty((max(nb, 1), ng))
-    afree = np.empty(n)
-    a0 = np.empty(n)
-    lam0 = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
-    return ns, Yb, Lx, YG, Wm, a0, lam0
-
-
-@jit
 def _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam):
     """a = H^-1 (k + G'f + Jb_s' lam), lam = X^-1 (cb_s - Jb_s H^-1 (k + G'f)) (lam over the
     selected rows, in sel's order)."""
@@ -358,7 +344,14 @@ def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio)
     no-slip MLCP (section 4) reduced to the LCP  w = G Q G' f + G a0 + bg >= 0 _|_ f >= 0,
     solved by PPM from the warm set with the columns of G Q G' formed as needed (4.7).
     Writes f, a, lam (per selected row), sel, ratio, active; returns (status, pivots, ns)."""
-    ns, Yb, Lx, YG, Wm, a0, lam0 = _elimination(H, n, kv, Jb, cb, nb, G, ng, sel, ratio)
+    Yb = np.empty((nb, n))
+    Lx = np.zeros((max(nb, 1), max(nb, 1)))
+    YG = np.empty((n, ng))
+    Wm = np.empty((max(nb, 1), ng))
+    afree = np.empty(n)
+    a0 = np.empty(n)
+    lam0 = np.empty(max(nb, 1))
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
     q = np.empty(ng)
     mscale = 0.0
     for j in range(ng):
@@ -443,10 +436,8 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
     No-slip rows are kept only at contacts that stay closed: a contact the LCP opens (w_n > 0,
     f_n = 0: a foot lifting off) cannot hold a tangential force without a normal one, so its
     rows are removed and the problem solved again (warm-started); an open contact that the
-    solution closes (w_n = 0) gets them back. Only the PPM set is carried to the next call:
-    every call starts with the rows of all contacts with friction held, so that the problem
-    solved depends on the state alone (carrying the open set made the warm-started forces
-    drift from the cold-started ones, with more chatter, on feet with several contacts)."""
+    solution closes (w_n = 0) gets them back. The set of open contacts is carried to the next
+    call, so that a steady state needs one solve."""
     bn = np.empty(nc)
     for c in range(nc):
         bn[c] = (_dot(Jn[c], qvel, n) + phi[c] / h) / h
@@ -456,6 +447,8 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
         held[c] = mu[c, 0] != 0.0 or mu[c, 1] != 0.0
         if prev[c] >= 0:
             warm[c] = flags_in[prev[c], 0]
+            if flags_in[prev[c], 1]:
+                held[c] = False          # open at the previous call
     afree = kv.copy()
     _chol_solve(H, n, afree)
     aref = math.sqrt(_dot(afree, afree, n))
@@ -519,6 +512,7 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
             fc[owner[r - nbil], 1 + (r - nbil) % 2] = lam[s]
     for c in range(nc):
         flags_out[c, 0] = active[c]
+        flags_out[c, 1] = not held[c]
     info_i[I_STATUS] = status
     info_i[I_PIVOTS] = pivots
     info_i[I_PIVOTS2] = pivots2
@@ -634,8 +628,15 @@ def _coulomb(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, h
     ng = nc + nfr * nedges
     G = np.empty((ng, n))
     _coulomb_lcp(n, nc, nedges, Jn, Jt, mu, nfr, fr_of, G, ng)
+    Yb = np.empty((nb, n))
+    Lx = np.zeros((max(nb, 1), max(nb, 1)))
+    YG = np.empty((n, ng))
+    Wm = np.empty((max(nb, 1), ng))
+    afree = np.empty(n)
+    a0 = np.empty(n)
+    lam0 = np.empty(max(nb, 1))
     ratio = np.empty(max(nb, 1))
-    ns, Yb, Lx, YG, Wm, a0, lam0 = _elimination(H, n, kv, Jb, cb, nb, G, ng, sel, ratio)
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
     nz = ng + nfr
     M = np.zeros((nz, nz))
     q = np.zeros(nz)
@@ -863,8 +864,15 @@ def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, ha
     for c in range(nc):
         for i in range(n):
             G[ne + c, i] = Jn[c, i]
+    Yb = np.empty((nb, n))
+    Lx = np.zeros((max(nb, 1), max(nb, 1)))
+    YG = np.empty((n, ng))
+    Wm = np.empty((max(nb, 1), ng))
+    afree = np.empty(n)
+    a0 = np.empty(n)
+    lam0 = np.empty(max(nb, 1))
     ratio = np.empty(max(nb, 1))
-    ns, Yb, Lx, YG, Wm, a0, lam0 = _elimination(H, n, kv, Jb, cb, nb, G, ng, sel, ratio)
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
     # Z = G Q G' over all rows
     Z = np.empty((ng, ng))
     for i in range(ng):
