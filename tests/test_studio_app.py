@@ -911,6 +911,7 @@ def test_record_then_analysis_panel_plots(xdisplay, tmp_path, monkeypatch):
         assert a.last_recording == str(traj)
         a.open_panel("Analysis")
         a.pump(2)
+        assert "inverse_model" in a.widgets and a.analysis.inverse == "soft"   # the default
         click(a, "analyse_last")
         assert a.analysis.running or a.analysis.result is not None
         assert pump_until(a, lambda: not a.analysis.running, timeout=600)
