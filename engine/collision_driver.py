@@ -9,7 +9,8 @@ mj_collision:
   insertion sort of ``bp_order`` starts from the previous step's nearly sorted order): the cost
   is linear in the number of geoms plus the number of overlaps along the axis;
 * filtering (MuJoCo's rules): contype/conaffinity bit masks; no contact within one weld body
-  (``body_weldid``) nor between a weld body and its parent's weld body unless
+  (``body_weldid``), nor between two weld bodies without dofs (static or mocap, as MuJoCo 4),
+  nor between a weld body and its parent's weld body unless
   DisableBit.FILTERPARENT is set (world-welded bodies are exempt from the parent rule);
   ``<exclude>`` body pairs; geom pairs named by a ``<pair>`` are left to the pair;
 * explicit ``<pair>`` elements are always tested (no bit-mask, weld or exclude filter) with
@@ -324,10 +325,13 @@ def collide_geoms(m, d, g1, g2, ipair):
 # ------------------------------------------------------------------------------------------------
 @jit
 def _body_filtered(m, b1, b2, filterparent):
-    """MuJoCo's weld-body rules: same weld body, or weld parent/child (both not the world)."""
+    """MuJoCo's weld-body rules: same weld body, both weld bodies without dofs (static or mocap:
+    no force can act), or weld parent/child (both not the world)."""
     w1 = m.body_weldid[b1]
     w2 = m.body_weldid[b2]
     if w1 == w2:
+        return True
+    if m.body_dofnum[w1] == 0 and m.body_dofnum[w2] == 0:
         return True
     if filterparent and w1 != 0 and w2 != 0:
         if w1 == m.body_weldid[m.body_parentid[w2]] or w2 == m.body_weldid[m.body_parentid[w1]]:

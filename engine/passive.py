@@ -1,12 +1,24 @@
-"""Passive forces: joint and tendon springs and dampers, gravity compensation, fluid forces."""
+"""Passive forces: joint and tendon springs and dampers, gravity compensation, fluid forces.
+
+Fluid forces (MuJoCo's engine_passive.c), in the local frame of each body or geom with the
+medium's wind subtracted from its velocity: the inertia-box model (a box with the body's mass
+and inertia, Stokes drag plus quadratic drag on its faces), or, for the geoms of bodies that ask
+for it (fluidshape="ellipsoid"), the ellipsoid model: added-mass (virtual mass and inertia from
+the compiler) gyroscopic terms, Magnus lift rho V (w x v), Kutta lift, blunt and slender drag on
+the projected area A_proj = pi sqrt(sum (s_j s_k)^4 v_i^2 / sum (s_j s_k v_i)^2), and angular
+drag, each scaled by its coefficient of geom_fluid.
+"""
 import math
 
-from .enums import DisableBit, JointType
+from .enums import DisableBit, GeomType, JointType
 from .jit import jit
-from .math import MINVAL, mat9, mulmatvec3, quat_sub, vec3
+from .math import MINVAL, cross3, mat9, mulmattvec3, mulmatvec3, quat_sub, vec3
 from .smooth import apply_ft, object_velocity_local
 
 FREE = int(JointType.FREE)
+SPHERE = int(GeomType.SPHERE)
+CAPSULE = int(GeomType.CAPSULE)
+CYLINDER = int(GeomType.CYLINDER)
 BALL = int(JointType.BALL)
 NO_SPRING = int(DisableBit.PASSIVE | DisableBit.SPRING)
 NO_DAMPER = int(DisableBit.PASSIVE | DisableBit.DAMPER)
@@ -81,7 +93,17 @@ def passive(m, d):
                          vec3(d.xipos, i), i, d.qfrc_passive, 1.0)
     if m.opt_viscosity[0] > 0.0 or m.opt_density[0] > 0.0:
         for i in range(1, m.body_parentid.shape[0]):
-            if m.body_mass[i] >= MINVAL:
+            if m.body_mass[i] < MINVAL:
+                continue
+            # a body with any geom using the ellipsoid model uses it for all its geoms
+            ellipsoid = False
+            for g in range(m.body_geomadr[i], m.body_geomadr[i] + m.body_geomnum[i]):
+                if m.geom_fluid[g, 0] > 0.0:
+                    ellipsoid = True
+            if ellipsoid:
+                for g in range(m.body_geomadr[i], m.body_geomadr[i] + m.body_geomnum[i]):
+                    ellipsoid_fluid(m, d, i, g)
+            else:
                 inertia_box_fluid(m, d, i)
         for c in range(nv):
             d.qfrc_passive[c] += d.qfrc_fluid[c]
@@ -126,3 +148,104 @@ def inertia_box_fluid(m, d, i):
     torque = mulmatvec3(ximat, (t0, t1, t2))
     force = mulmatvec3(ximat, (f0, f1, f2))
     apply_ft(m, d, force, torque, xipos, i, d.qfrc_fluid, 1.0)
+
+
+@jit
+def _pow2(x):
+    return x * x
+
+
+@jit
+def _pow4(x):
+    return (x * x) * (x * x)
+
+
+@jit
+def _ellipsoid_max_moment(s0, s1, s2):
+    """8/15 pi d0 max(d1, d2)^4: the largest moment of inertia about axis 0 (unit density)."""
+    return 8.0 / 15.0 * math.pi * s0 * _pow4(max(s1, s2))
+
+
+@jit
+def ellipsoid_fluid(m, d, body, g):
+    """Ellipsoid fluid model of geom g (MuJoCo's mj_ellipsoidFluidModel) into qfrc_fluid."""
+    coef = m.geom_fluid[g, 0]
+    if coef == 0.0:
+        return
+    blunt = m.geom_fluid[g, 1]
+    slender = m.geom_fluid[g, 2]
+    angdrag = m.geom_fluid[g, 3]
+    kutta = m.geom_fluid[g, 4]
+    magnus = m.geom_fluid[g, 5]
+    # semi-axes of the geom's equivalent ellipsoid
+    t = m.geom_type[g]
+    if t == SPHERE:
+        s0 = s1 = s2 = m.geom_size[g, 0]
+    elif t == CAPSULE:
+        s0 = s1 = m.geom_size[g, 0]
+        s2 = m.geom_size[g, 1] + m.geom_size[g, 0]
+    elif t == CYLINDER:
+        s0 = s1 = m.geom_size[g, 0]
+        s2 = m.geom_size[g, 1]
+    else:
+        s0, s1, s2 = m.geom_size[g, 0], m.geom_size[g, 1], m.geom_size[g, 2]
+    xmat = mat9(d.geom_xmat, g)
+    xpos = vec3(d.geom_xpos, g)
+    v = object_velocity_local(m, d, body, xpos, xmat)
+    lw = mulmattvec3(xmat, (m.opt_wind[0], m.opt_wind[1], m.opt_wind[2]))
+    w = (v[0], v[1], v[2])
+    u = (v[3] - lw[0], v[4] - lw[1], v[5] - lw[2])
+    rho = m.opt_density[0]
+    visc = m.opt_viscosity[0]
+    # added mass: f = p x w, torque = p x u + L x w, p = rho m_v u, L = rho I_v w
+    p = (rho * m.geom_fluid[g, 6] * u[0], rho * m.geom_fluid[g, 7] * u[1],
+         rho * m.geom_fluid[g, 8] * u[2])
+    L = (rho * m.geom_fluid[g, 9] * w[0], rho * m.geom_fluid[g, 10] * w[1],
+         rho * m.geom_fluid[g, 11] * w[2])
+    f_am = cross3(p, w)
+    t1 = cross3(p, u)
+    t2 = cross3(L, w)
+    tq0 = t1[0] + t2[0]
+    tq1 = t1[1] + t2[1]
+    tq2 = t1[2] + t2[2]
+    # viscous and lift forces
+    volume = 4.0 / 3.0 * math.pi * s0 * s1 * s2
+    d_max = max(max(s0, s1), s2)
+    d_min = min(min(s0, s1), s2)
+    d_mid = s0 + s1 + s2 - d_max - d_min
+    A_max = math.pi * d_max * d_mid
+    mag = cross3(w, u)
+    c = magnus * rho * volume
+    mag = (mag[0] * c, mag[1] * c, mag[2] * c)
+    proj_denom = (_pow4(s1 * s2) * _pow2(u[0]) + _pow4(s2 * s0) * _pow2(u[1])
+                  + _pow4(s0 * s1) * _pow2(u[2]))
+    proj_num = (_pow2(s1 * s2 * u[0]) + _pow2(s2 * s0 * u[1]) + _pow2(s0 * s1 * u[2]))
+    # (MuJoCo 4 divides without a floor, which matters for geoms of millimetres; a body at
+    # rest has no projected area to speak of, and every term it enters is then zero)
+    A_proj = math.pi * math.sqrt(proj_denom / proj_num) if proj_num > 0.0 else 0.0
+    norm = (_pow2(s1 * s2) * u[0], _pow2(s2 * s0) * u[1], _pow2(s0 * s1) * u[2])
+    speed = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    cos_alpha = proj_num / (speed * proj_denom) if speed * proj_denom > 0.0 else 0.0
+    circ = cross3(norm, u)
+    c = kutta * rho * cos_alpha * A_proj
+    circ = (circ[0] * c, circ[1] * c, circ[2] * c)
+    f_kutta = cross3(circ, u)
+    eq_D = 2.0 / 3.0 * (s0 + s1 + s2)
+    lin_visc_force = 3.0 * math.pi * eq_D
+    lin_visc_torque = math.pi * eq_D * eq_D * eq_D
+    I_max = 8.0 / 15.0 * math.pi * d_mid * _pow4(d_max)
+    II0 = _ellipsoid_max_moment(s0, s1, s2)
+    II1 = _ellipsoid_max_moment(s1, s2, s0)
+    II2 = _ellipsoid_max_moment(s2, s0, s1)
+    mv0 = w[0] * (angdrag * II0 + slender * (I_max - II0))
+    mv1 = w[1] * (angdrag * II1 + slender * (I_max - II1))
+    mv2 = w[2] * (angdrag * II2 + slender * (I_max - II2))
+    drag_lin = visc * lin_visc_force + rho * speed * (A_proj * blunt
+                                                      + slender * (A_max - A_proj))
+    drag_ang = visc * lin_visc_torque + rho * math.sqrt(mv0 * mv0 + mv1 * mv1 + mv2 * mv2)
+    lt = ((tq0 - drag_ang * w[0]) * coef, (tq1 - drag_ang * w[1]) * coef,
+          (tq2 - drag_ang * w[2]) * coef)
+    lf = ((f_am[0] + (mag[0] + f_kutta[0] - drag_lin * u[0])) * coef,
+          (f_am[1] + (mag[1] + f_kutta[1] - drag_lin * u[1])) * coef,
+          (f_am[2] + (mag[2] + f_kutta[2] - drag_lin * u[2])) * coef)
+    apply_ft(m, d, mulmatvec3(xmat, lf), mulmatvec3(xmat, lt), xpos, body, d.qfrc_fluid, 1.0)

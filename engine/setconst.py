@@ -4,16 +4,17 @@ MuJoCo's mj_setConst: lengths of tendons and actuators at qpos0, the rest length
 springs when the file leaves it to the compiler, the reference frames of tracking cameras and
 lights, mean inverse inertias, and the stiffness and damping that MJCF gives as a time constant
 and damping ratio (joint springdamper, position actuator dampratio), which depend on the inertia
-at qpos0.
+at qpos0, the actuators' acceleration scale (actuator_acc0) and, by simulation, the length
+ranges of muscles (MuJoCo's mj_setLengthRange).
 """
 import math
 
 import numpy as np
 
-from .enums import BiasType, JointType
+from .enums import BiasType, DisableBit, GainType, JointType, TrnType
 from .math import MINVAL
-from .types import Data, Model
-from . import collision_driver, smooth
+from .types import Data, Model, ModelError
+from . import actuator, collision_driver, derivative, smooth
 
 
 def set_const(m: Model) -> Model:
@@ -30,7 +31,7 @@ def set_const(m: Model) -> Model:
     smooth.kinematics(ms, ds)
     smooth.com_pos(ms, ds)
     smooth.tendon(ms, ds)
-    smooth.transmission(ms, ds)
+    actuator.transmission(ms, ds)
     m.tendon_length0[:] = d.ten_length
     m.actuator_length0[:] = d.actuator_length
     # unspecified spring rest length: the tendon length at the springs' reference qpos_spring
@@ -59,10 +60,99 @@ def set_const(m: Model) -> Model:
         m.light_poscom0[li] = pos - d.subtree_com[b]
         m.light_dir0[li] = xmat @ m.light_dir[li]
     Minv = _set_invweight0(m, d)
+    # actuator_acc0 = |M^-1 moment|: the acceleration a unit actuator force produces at qpos0
+    for i in range(m.nu):
+        m.actuator_acc0[i] = np.linalg.norm(Minv @ d.actuator_moment[i])
     _set_springdamper(m)
     _set_dampratio(m, d, Minv)
     _set_trees(m)
+    set_length_range(m)
+    derivative.set_dof_dof_sparsity(m)
     return m
+
+
+def set_length_range(m: Model) -> None:
+    """Actuator length ranges (MuJoCo's mj_setLengthRange) for the actuators that the compiler's
+    <lengthrange> options select (by default muscles whose lengthrange is not given): from the
+    joint's or tendon's range with uselimit, else by simulation. Each side is a run of inttotal
+    seconds from qpos0 in which the actuator is pushed, through qfrc_applied = moment a / |M^-1
+    moment| (a = -accel then +accel, at most maxforce), with only limits and equality constraints
+    on and the velocity damped with the time constant timeconst; the range is the smallest and
+    the largest length over the last `interval` seconds. The limits are this engine's soft
+    constraints (their epsilon and kappa, or solref and solimp as mapped by the compiler), so a
+    simulated range can differ from MuJoCo's by the difference in the constraints' softness."""
+    from .forward import full_inertia, forward, make_data, reset_data, step
+    opt = getattr(m, "lengthrange_options", None)
+    if opt is None or opt["mode"] == "none":
+        return
+    todo = []
+    for i in range(m.nu):
+        muscle = (m.actuator_gaintype[i] == GainType.MUSCLE
+                  or m.actuator_biastype[i] == BiasType.MUSCLE)
+        user = (m.actuator_gaintype[i] == GainType.USER
+                or m.actuator_biastype[i] == BiasType.USER)
+        if ((opt["mode"] == "muscle" and not muscle)
+                or (opt["mode"] == "muscleuser" and not muscle and not user)):
+            continue
+        lr = m.actuator_lengthrange[i]
+        if opt["useexisting"] and lr[0] < lr[1]:
+            continue
+        if opt["uselimit"]:
+            tid, trn = m.actuator_trnid[i, 0], m.actuator_trntype[i]
+            if trn in (TrnType.JOINT, TrnType.JOINTINPARENT) and m.jnt_limited[tid]:
+                lr[:] = m.jnt_range[tid]
+                continue
+            if trn == TrnType.TENDON and m.tendon_limited[tid]:
+                lr[:] = m.tendon_range[tid]
+                continue
+        todo.append(i)
+    if not todo:
+        return
+    saved = (m.opt.disableflags, m.opt.timestep)
+    m.opt.disableflags = (DisableBit.FRICTIONLOSS | DisableBit.CONTACT | DisableBit.SPRING
+                          | DisableBit.DAMPER | DisableBit.GRAVITY | DisableBit.ACTUATION)
+    if opt["timestep"] > 0:
+        m.opt.timestep = opt["timestep"]
+    try:
+        d = make_data(m)
+        decay = math.exp(-m.opt.timestep / max(0.01, opt["timeconst"]))
+        for i in todo:
+            name = m.names["actuator"][i] or f"actuator {i}"
+            ends = []
+            for side in (-1.0, 1.0):
+                reset_data(m, d)
+                lengths = []
+                while d.time < opt["inttotal"]:
+                    d.qvel[:] *= decay
+                    forward(m, d)
+                    moment = d.actuator_moment[i]
+                    nrm = np.linalg.norm(np.linalg.solve(full_inertia(m, d), moment))
+                    d.qfrc_applied[:] = moment * (side * opt["accel"] / max(MINVAL, nrm))
+                    nrm = np.linalg.norm(d.qfrc_applied)
+                    if opt["maxforce"] > 0 and nrm > opt["maxforce"]:
+                        d.qfrc_applied[:] *= opt["maxforce"] / max(MINVAL, nrm)
+                    length = d.actuator_length[i]
+                    step(m, d)
+                    if d.time == 0:
+                        raise ModelError(f"unstable length range simulation of actuator "
+                                         f"'{name}'", file=getattr(m, "path", None))
+                    if d.time > opt["inttotal"] - opt["interval"]:
+                        lengths.append(length)
+                ends.append(lengths)
+            lo, hi = min(ends[0]), max(ends[1])
+            if hi - lo <= 0:
+                raise ModelError(f"invalid length range ({lo:g}, {hi:g}) of actuator '{name}' "
+                                 "from simulation", file=getattr(m, "path", None))
+            for side, lengths in enumerate(ends):
+                if max(lengths) - min(lengths) > opt["tolrange"] * (hi - lo):
+                    raise ModelError(
+                        f"length range simulation of actuator '{name}' did not converge: "
+                        f"{'lower' if side == 0 else 'upper'} end between {min(lengths):g} "
+                        f"and {max(lengths):g}, range ({lo:g}, {hi:g})",
+                        file=getattr(m, "path", None))
+            m.actuator_lengthrange[i] = (lo, hi)
+    finally:
+        m.opt.disableflags, m.opt.timestep = saved
 
 
 def _set_springdamper(m: Model) -> None:

@@ -1,16 +1,15 @@
-"""Smooth dynamics: kinematics, com-based quantities, tendons, transmission, inertia, bias forces.
+"""Smooth dynamics: kinematics, com-based quantities, tendons, inertia, bias forces.
 
 Each stage is ``stage(m, d)`` on the compiled model and data (engine.types structrefs) and writes the
 named fields of ``d``; the order in forward.py is MuJoCo's (mj_fwdPosition, mj_fwdVelocity).
 Spatial vectors are (rot, lin) about the centre of mass of each kinematic tree
 (``subtree_com[body_rootid]``), as in MuJoCo.
 """
-import math
-
-from .enums import CamLight, JointType, SameFrame, TrnType, WrapType
+from .enums import CamLight, JointType, SameFrame, WrapType
 from .jit import jit
+from .wrap import wrap
 from .math import (MINVAL, add3, add6, axis_angle2quat, cross3, cross_force, cross_motion, dot3,
-                   dot6, mat9, mul_inert_vec, mulmatmat3, mulmattvec3, mulmatvec3, norm3,
+                   dot6, mat9, mul_inert_vec, mulmattvec3, mulmatvec3, norm3,
                    quat2mat, quat4, quat_mul, quat_normalize, quat_rotate, row6, row10, scl3,
                    set3, set4, set9, sub3, vec3)
 
@@ -283,6 +282,38 @@ def apply_ft(m, d, force, torque, point, body, out, scale):
 
 
 @jit
+def jac_kernel(m, d, point, body, jacp, jacr):
+    """jacp, jacr (3, nv): Jacobians of a point fixed to a body, translation and rotation
+    (MuJoCo's mj_jac); zero columns for the dofs that do not move the body."""
+    jacp[:, :] = 0.0
+    jacr[:, :] = 0.0
+    offset = sub3((point[0], point[1], point[2]), vec3(d.subtree_com, m.body_rootid[body]))
+    j = last_dof(m, body)
+    while j >= 0:
+        rot = (d.cdof[j, 0], d.cdof[j, 1], d.cdof[j, 2])
+        # jacp column = cdof_lin + cdof_rot x offset, jacr column = cdof_rot
+        jp = add3((d.cdof[j, 3], d.cdof[j, 4], d.cdof[j, 5]), cross3(rot, offset))
+        for k in range(3):
+            jacp[k, j] = jp[k]
+            jacr[k, j] = rot[k]
+        j = m.dof_parentid[j]
+
+
+def jac(m, d, point, body):
+    """(jacp, jacr), each (3, nv): the Jacobians of the world point ``point`` moving with body
+    ``body`` (MuJoCo's mj_jac), from cdof and subtree_com of the last forward (or kinematics
+    and com_pos): the point's velocity is jacp @ qvel, the body's angular velocity jacr @ qvel."""
+    import numpy as np
+    if not 0 <= int(body) < m.nbody:
+        raise IndexError(f"body {body} out of range: the model has {m.nbody}")
+    jacp = np.empty((3, m.nv))
+    jacr = np.empty((3, m.nv))
+    jac_kernel(m._struct, d._struct, np.asarray(point, dtype=np.float64).reshape(3), int(body),
+               jacp, jacr)
+    return jacp, jacr
+
+
+@jit
 def object_velocity_local(m, d, body, point, rotmat):
     """6D velocity (rot, lin) of a point fixed to body, in the frame rotmat (mj_objectVelocity)."""
     cvel = row6(d.cvel, body)
@@ -296,18 +327,26 @@ def object_velocity_local(m, d, body, point, rotmat):
 
 
 # ------------------------------------------------------------------------------------------------
-# tendons and transmission
+# tendons (the actuators' transmission is in actuator.py)
 # ------------------------------------------------------------------------------------------------
 @jit
 def tendon(m, d):
-    """Tendon lengths, moment arms and paths: ten_length ten_J ten_wrapadr ten_wrapnum wrap_*."""
+    """Tendon lengths, moment arms and paths: ten_length ten_J ten_wrapadr ten_wrapnum wrap_obj
+    wrap_xpos (MuJoCo's mj_tendon).
+
+    A fixed tendon is L = sum coef q. A spatial tendon is a path of sites, with pulleys dividing
+    the length of the branches after them and spheres or cylinders between two sites that the
+    path wraps around (wrap.py); its moment arms are the sums over the path's straight segments
+    between points of different bodies of (jac(p1) - jac(p0))' (p1 - p0) / (|p1 - p0| divisor).
+    The path (wrap_xpos) lists each site, the two tangent points of each wrap (wrap_obj = the
+    geom) and a point at each pulley (wrap_obj = -2)."""
     nwrapped = 0
     for t in range(m.tendon_adr.shape[0]):
         adr = m.tendon_adr[t]
         num = m.tendon_num[t]
         d.ten_J[t, :] = 0.0
-        length = 0.0
         d.ten_wrapadr[t] = nwrapped
+        length = 0.0
         if num > 0 and m.wrap_type[adr] == WrapType.JOINT:
             # fixed tendon: L = sum coef * q, J = coef
             for w in range(adr, adr + num):
@@ -318,65 +357,78 @@ def tendon(m, d):
             d.ten_length[t] = length
             continue
         divisor = 1.0
-        for w in range(adr, adr + num):
-            wt = m.wrap_type[w]
-            if wt == WrapType.PULLEY:
-                divisor = m.wrap_prm[w]
-                d.wrap_obj[nwrapped] = -2
-                set3(d.wrap_xpos, nwrapped, (0.0, 0.0, 0.0))
-                nwrapped += 1
+        k = 0
+        while k < num - 1:
+            type0 = m.wrap_type[adr + k]
+            type1 = m.wrap_type[adr + k + 1]
+            if type0 == WrapType.PULLEY or type1 == WrapType.PULLEY:
+                if type0 == WrapType.PULLEY:
+                    divisor = m.wrap_prm[adr + k]
+                    _path_point(d, nwrapped, (0.0, 0.0, 0.0), -2)
+                    nwrapped += 1
+                k += 1
                 continue
-            s0 = m.wrap_objid[w]
-            set3(d.wrap_xpos, nwrapped, vec3(d.site_xpos, s0))
-            d.wrap_obj[nwrapped] = -1
-            nwrapped += 1
-            if w + 1 >= adr + num or m.wrap_type[w + 1] == WrapType.PULLEY:
-                continue
-            # straight segment between consecutive sites: L += |p1 - p0| / divisor
-            s1 = m.wrap_objid[w + 1]
+            s0 = m.wrap_objid[adr + k]
             p0 = vec3(d.site_xpos, s0)
-            p1 = vec3(d.site_xpos, s1)
-            dif = sub3(p1, p0)
-            seg = norm3(dif)
-            length += seg / divisor
             b0 = m.site_bodyid[s0]
+            wrapped = type1 == WrapType.SPHERE or type1 == WrapType.CYLINDER
+            wlen = -1.0
+            g = -1
+            w0 = w1 = p0
+            if wrapped:
+                g = m.wrap_objid[adr + k + 1]
+                s1 = m.wrap_objid[adr + k + 2]
+                side = int(round(m.wrap_prm[adr + k + 1]))
+                sidepos = vec3(d.site_xpos, side) if side >= 0 else p0
+                wlen, w0, w1 = wrap(p0, vec3(d.site_xpos, s1), vec3(d.geom_xpos, g),
+                                    mat9(d.geom_xmat, g), m.geom_size[g, 0], type1, side >= 0,
+                                    sidepos)
+            else:
+                s1 = m.wrap_objid[adr + k + 1]
+            p1 = vec3(d.site_xpos, s1)
             b1 = m.site_bodyid[s1]
-            if b0 != b1 and seg > MINVAL:
-                # J += (jac(p1) - jac(p0))' dif / (|dif| divisor)
-                u = scl3(dif, 1.0 / seg)
-                zero = (0.0, 0.0, 0.0)
-                apply_ft(m, d, u, zero, p1, b1, d.ten_J[t], 1.0 / divisor)
-                apply_ft(m, d, u, zero, p0, b0, d.ten_J[t], -1.0 / divisor)
+            _path_point(d, nwrapped, p0, -1)
+            nwrapped += 1
+            if wlen < 0.0:
+                # straight segment: L += |p1 - p0| / divisor
+                length += norm3(sub3(p1, p0)) / divisor
+                _segment_jacobian(m, d, t, p0, b0, p1, b1, divisor)
+            else:
+                # site - tangent point - arc - tangent point - site
+                length += (norm3(sub3(w0, p0)) + wlen + norm3(sub3(p1, w1))) / divisor
+                bg = m.geom_bodyid[g]
+                _segment_jacobian(m, d, t, p0, b0, w0, bg, divisor)
+                _segment_jacobian(m, d, t, w1, bg, p1, b1, divisor)
+                _path_point(d, nwrapped, w0, g)
+                _path_point(d, nwrapped + 1, w1, g)
+                nwrapped += 2
+            k += 2 if wrapped else 1
+            # the last site before a pulley or the end of the path
+            if k == num - 1 or m.wrap_type[adr + k + 1] == WrapType.PULLEY:
+                _path_point(d, nwrapped, p1, -1)
+                nwrapped += 1
         d.ten_wrapnum[t] = nwrapped - d.ten_wrapadr[t]
         d.ten_length[t] = length
 
 
 @jit
-def transmission(m, d):
-    """Actuator lengths and moment arms: actuator_length actuator_moment."""
-    for i in range(m.actuator_trntype.shape[0]):
-        trn = m.actuator_trntype[i]
-        tid = m.actuator_trnid[i, 0]
-        gear = m.actuator_gear[i, 0]
-        d.actuator_moment[i, :] = 0.0
-        if trn == TrnType.JOINT or trn == TrnType.JOINTINPARENT:
-            # hinge and slide only (ball and free are rejected by the compiler)
-            d.actuator_length[i] = d.qpos[m.jnt_qposadr[tid]] * gear
-            d.actuator_moment[i, m.jnt_dofadr[tid]] = gear
-        elif trn == TrnType.TENDON:
-            d.actuator_length[i] = d.ten_length[tid] * gear
-            for k in range(d.ten_J.shape[1]):
-                d.actuator_moment[i, k] = d.ten_J[tid, k] * gear
-        elif trn == TrnType.SITE:
-            # wrench in the site frame mapped to joint space; length is 0 without refsite
-            d.actuator_length[i] = 0.0
-            smat = mat9(d.site_xmat, tid)
-            force = mulmatvec3(smat, (m.actuator_gear[i, 0], m.actuator_gear[i, 1],
-                                      m.actuator_gear[i, 2]))
-            torque = mulmatvec3(smat, (m.actuator_gear[i, 3], m.actuator_gear[i, 4],
-                                       m.actuator_gear[i, 5]))
-            apply_ft(m, d, force, torque, vec3(d.site_xpos, tid), m.site_bodyid[tid],
-                     d.actuator_moment[i], 1.0)
+def _path_point(d, i, pos, obj):
+    set3(d.wrap_xpos, i, pos)
+    d.wrap_obj[i] = obj
+
+
+@jit
+def _segment_jacobian(m, d, t, p0, b0, p1, b1, divisor):
+    """ten_J[t] += (jac(p1, b1) - jac(p0, b0))' u / divisor, u = (p1 - p0) / |p1 - p0| (MuJoCo's
+    mju_normalize3: the x axis when the points coincide), for points on different bodies."""
+    if b0 == b1:
+        return
+    dif = sub3(p1, p0)
+    n = norm3(dif)
+    u = (1.0, 0.0, 0.0) if n < MINVAL else scl3(dif, 1.0 / n)
+    zero = (0.0, 0.0, 0.0)
+    apply_ft(m, d, u, zero, p1, b1, d.ten_J[t], 1.0 / divisor)
+    apply_ft(m, d, u, zero, p0, b0, d.ten_J[t], -1.0 / divisor)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 #version 330 core
-// Instanced geom: a unit mesh placed by position, orientation rows (geom_xmat), and scale.
-// Capsule vertices (in_end = +-1) are scaled by the radius i_scale.x and moved by +-i_scale.z along z.
-// Whatever is linear across a triangle (shadow-map coordinates of the orthographic light, fog) is
-// computed here rather than per pixel.
+// Instanced geom: a unit mesh placed by position, orientation rows (geom_xmat) and scale.
+// Capsule vertices (in_end = +-1) are scaled by the radius i_scale.x and moved by +-i_scale.z
+// along z. The mirror pass (u_reflect: the reflection in a plane) draws the mirrored scene:
+// lighting stays in the real world (the eye is mirrored instead), the clip distance removes
+// what lies behind the mirror.
 
 in vec3 in_pos;
 in vec3 in_normal;
@@ -14,20 +15,24 @@ in vec3 i_row1;
 in vec3 i_row2;
 in vec3 i_scale;
 in vec4 i_color;
-in float i_checker;
+in vec4 i_material;      // emission, specular, shininess, reflectance
+in vec4 i_texmap;        // repeat u, repeat v, uniform, mode (0 none, 1 2D, 2 cube)
 
 uniform mat4 u_viewproj;
-uniform mat4 u_light_viewproj;   // orthographic: w = 1
+uniform mat4 u_reflect;          // identity, or the mirror's reflection
+uniform vec4 u_clip_plane;       // world plane kept (>= 0); (0, 0, 0, 1) keeps everything
+uniform mat4 u_shadow_vp[2];     // light view-projections of the shadow maps
 uniform vec3 u_eye;
-uniform float u_fog_start;
-uniform float u_fog_end;
 
+out vec3 v_world;
 out vec3 v_normal;
-out vec3 v_to_eye;
-out vec3 v_checker;              // local x, y on the plane and the checker cell size (0: none)
+out vec3 v_local;                // unscaled local position: cube textures, per-object 2D maps
+out vec3 v_scaled;               // scaled local position: uniform 2D maps (world units)
 out vec4 v_color;
-out vec3 v_shadow;               // shadow-map texture coordinates and depth
-out float v_fog;
+flat out vec4 v_material;
+flat out vec4 v_texmap;
+out vec4 v_shadow0;
+out vec4 v_shadow1;
 
 void main() {
     vec3 p = in_pos * i_scale;
@@ -38,11 +43,15 @@ void main() {
     }
     mat3 rot = transpose(mat3(i_row0, i_row1, i_row2));   // rows of geom_xmat -> matrix
     vec3 world = i_pos + rot * p;
+    v_world = world;
     v_normal = rot * n;
-    v_to_eye = u_eye - world;
-    v_checker = vec3(p.xy, i_checker);
+    v_local = in_pos;
+    v_scaled = p;
     v_color = i_color;
-    v_shadow = (u_light_viewproj * vec4(world, 1.0)).xyz * 0.5 + 0.5;
-    v_fog = clamp((length(v_to_eye) - u_fog_start) / max(u_fog_end - u_fog_start, 1e-6), 0.0, 1.0);
-    gl_Position = u_viewproj * vec4(world, 1.0);
+    v_material = i_material;
+    v_texmap = i_texmap;
+    v_shadow0 = u_shadow_vp[0] * vec4(world, 1.0);
+    v_shadow1 = u_shadow_vp[1] * vec4(world, 1.0);
+    gl_ClipDistance[0] = dot(u_clip_plane, vec4(world, 1.0));
+    gl_Position = u_viewproj * (u_reflect * vec4(world, 1.0));
 }

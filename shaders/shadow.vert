@@ -1,5 +1,5 @@
 #version 330 core
-// Depth-only pass from the light: the same instanced placement as mesh.vert.
+// Depth-only pass from a light: the same instanced placement as mesh.vert.
 
 in vec3 in_pos;
 in float in_end;

@@ -18,8 +18,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "On exit one summary line is printed: "
                     "'studio: frames=<int> fps=<float> sim_time=<float> realtime_factor=<float> steps=<int>'.",
         epilog="In the window press F1 for every shortcut: space pauses/resumes, backspace resets, "
-               "Ctrl+L reloads, double-click selects a body, Ctrl+right drag pulls it, Esc quits, "
-               "left drag orbits, right drag pans, the scroll wheel zooms.")
+               "Ctrl+L reloads, double-click selects a body, Ctrl+right drag pulls it, Ctrl+A "
+               "frames the model, Ctrl+Q quits, left drag orbits, right drag pans, the scroll "
+               "wheel zooms.")
     p.add_argument("model", nargs="?", default=str(DEFAULT_MODEL),
                    help=f"model file (default: {os.path.relpath(DEFAULT_MODEL)})")
     p.add_argument("--paused", action="store_true", help="start with the simulation paused")
@@ -85,23 +86,31 @@ def open_recorder(m, d, path):
     return engine.Recorder(m, path, d=d)         # d: the state before the first recorded step
 
 
+NO_RUN = "studio: frames=0 fps=0.00 sim_time=0.0000 realtime_factor=0.0000 steps=0"
+
+
 def main(argv=None) -> int:
     """Headless and screenshot runs exit with code 2 on a bad model; the window opens with an
-    empty world and the message instead (never a crash), and Ctrl+L retries the file."""
+    empty world and the message instead (never a crash), and Ctrl+L retries the file. The window
+    opens before the engine is loaded and shows the progress of loading and, on a cold numba
+    cache, of compiling the engine (studio.startup)."""
     args = parse_args(argv)
     error = ""
-    import engine
-    if engine.warmup.compiling():
-        print("studio: compiling the engine for this machine (once after installing or "
-              "updating it; about a minute)", file=sys.stderr, flush=True)
+    window = None
     if args.screenshot or args.headless:
+        import engine
+        if engine.warmup.compiling():
+            print("studio: compiling the engine for this machine (once after installing or "
+                  "updating it; a few minutes on 2 cores)", file=sys.stderr, flush=True)
         m, d = load(args.model)
     else:
-        from .loader import empty_world, load_model_file
-        m, d, error = load_model_file(args.model)
+        from .startup import open_window
+        window, loaded = open_window(args.model, args.width, args.height)
+        if window is None:                       # closed while starting
+            print(NO_RUN, flush=True)
+            return 0
+        m, d, error = loaded
         if error:
-            print(f"studio: {error}", file=sys.stderr, flush=True)
-            m, d = empty_world()
             args.record = None                   # nothing to record in the empty world
     from .runner import Runner
 
@@ -122,7 +131,7 @@ def main(argv=None) -> int:
             run_headless(runner, args.duration)
         else:
             from .app import run_window
-            runner = run_window(runner, args, error or "") or runner
+            runner = run_window(runner, args, error, window=window) or runner
     except KeyboardInterrupt:
         pass
     finally:

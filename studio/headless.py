@@ -70,7 +70,8 @@ def render_offscreen(ctx, renderer, d, width: int, height: int, msaa: int = 4) -
 def screenshot(runner: Runner, path: str, frames: int, width: int, height: int,
                msaa: int = 4) -> None:
     """Simulate ``frames`` frames (1/60 s each, as fast as possible), then save a PNG of the scene
-    with the camera framing the geoms where they are then."""
+    seen by the free camera as the window frames the model on load (its statistic at the
+    initial state, the model's azimuth and elevation)."""
     from PIL import Image
 
     from .renderer import Renderer
@@ -78,13 +79,14 @@ def screenshot(runner: Runner, path: str, frames: int, width: int, height: int,
     m, d = runner.m, runner.d
     ctx = create_egl_context()
     try:
-        renderer = Renderer(ctx, m)
+        renderer = Renderer(ctx, m, d)
+        renderer.align(width / max(height, 1))
         n = steps_per_frame(m)
         for _ in range(max(0, frames)):
             if not runner.paused:
                 runner.step_n(n)
             runner.frames += 1
-        renderer.frame_model(d)
+        renderer.wait_for_meshes()
         img = render_offscreen(ctx, renderer, d, width, height, msaa)
         Image.fromarray(img, "RGB").save(path)
         renderer.release()

@@ -128,3 +128,83 @@ def triangle_soup(vert, face):
     pos = tri.reshape(-1, 3)
     nrm = np.repeat(n, 3, axis=0)
     return _pack(pos, nrm, np.arange(pos.shape[0]))
+
+
+CREASE_COS = np.cos(np.radians(60.0))     # corners more than 60 degrees off the smooth normal
+
+
+def smooth_mesh(vert, face):
+    """Indexed mesh with smooth normals (area-weighted averages of the faces at each vertex,
+    as MuJoCo's smoothnormal), split at creases: a corner whose face turns more than 60 degrees
+    from its vertex's smooth normal keeps the face's own normal (box edges stay sharp)."""
+    vert = np.asarray(vert, np.float64).reshape(-1, 3)
+    face = np.asarray(face, np.int64).reshape(-1, 3)
+    if face.size == 0:
+        return _pack(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
+    tri = vert[face]
+    fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])     # area-weighted
+    area = np.linalg.norm(fn, axis=1)
+    keep = area > 1e-12 * max(float(area.max()), 1e-300)              # no degenerate triangles
+    face, fn = face[keep], fn[keep]
+    if face.size == 0:
+        return _pack(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
+    vn = np.zeros_like(vert)
+    for k in range(3):
+        np.add.at(vn, face[:, k], fn)
+    vn /= np.maximum(np.linalg.norm(vn, axis=1, keepdims=True), 1e-30)
+    unit = fn / np.maximum(np.linalg.norm(fn, axis=1, keepdims=True), 1e-30)
+    corner_v = face.reshape(-1)
+    corner_f = np.repeat(np.arange(face.shape[0]), 3)
+    sharp = np.einsum("ij,ij->i", vn[corner_v], unit[corner_f]) < CREASE_COS
+    # a smooth corner shares its vertex; a sharp one gets a vertex of its own
+    key = np.where(sharp, vert.shape[0] + np.arange(corner_v.size), corner_v)
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    pos = vert[corner_v[first]]
+    nrm = np.where(sharp[first, None], unit[corner_f[first]], vn[corner_v[first]])
+    return _pack(pos, nrm, inverse.reshape(-1))
+
+
+def cluster(vert, face, cell):
+    """Vertex clustering decimation: vertices in the same cube of side ``cell`` merge into
+    their mean; triangles that collapse are dropped, duplicates too. Returns (vert, face)."""
+    vert = np.asarray(vert, np.float64).reshape(-1, 3)
+    face = np.asarray(face, np.int64).reshape(-1, 3)
+    q = np.floor((vert - vert.min(axis=0)) / cell).astype(np.int64)
+    _, cid, counts = np.unique(q, axis=0, return_inverse=True, return_counts=True)
+    cid = cid.reshape(-1)
+    merged = np.zeros((counts.size, 3))
+    np.add.at(merged, cid, vert)
+    merged /= counts[:, None]
+    f = cid[face]
+    keep = (f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 0] != f[:, 2])
+    f = f[keep]
+    if f.size:                                  # one triangle per set of three vertices
+        _, first = np.unique(np.sort(f, axis=1), axis=0, return_index=True)
+        f = f[np.sort(first)]
+    return merged, f
+
+
+LOD_DIVISIONS = (256, 96, 40, 16)         # cells across the mesh's bounding box, finest first
+
+
+def mesh_lods(vert, face):
+    """Levels of detail of a mesh: [(cell size, (vertices, indices))], the full mesh first
+    (cell 0), then vertex-clustered levels each with at most two thirds of the previous
+    level's triangles. A geom is drawn with the coarsest level whose cells cover at most about
+    a pixel (studio.renderer)."""
+    vert = np.asarray(vert, np.float64).reshape(-1, 3)
+    face = np.asarray(face, np.int64).reshape(-1, 3)
+    levels = [(0.0, smooth_mesh(vert, face))]
+    if face.shape[0] < 600:
+        return levels
+    diag = float(np.linalg.norm(vert.max(axis=0) - vert.min(axis=0)))
+    ntri = face.shape[0]
+    for div in LOD_DIVISIONS:
+        cell = diag / div
+        v, f = cluster(vert, face, cell)
+        if f.shape[0] == 0:
+            break
+        if f.shape[0] <= 2 * ntri / 3:
+            levels.append((cell, smooth_mesh(v, f)))
+            ntri = f.shape[0]
+    return levels

@@ -5,12 +5,16 @@ point (in the body frame) and its target pose, both set by the UI thread; its ``
 runs in the simulation thread before every step and writes a critically damped spring force and
 torque to ``d.xfrc_applied`` (world frame, at the body's centre of mass, as fwd_acceleration
 reads it). The spring acts through the operational-space inertia at the grabbed point
-(``(J M^-1 J')^-1``), so a light finger and a heavy torso answer the drag alike. While paused,
-``move_pose`` moves the body itself: a mocap body's pose, the qpos of its own free joint, or
-else the hinge, slide and ball joints between it and its root by damped least-squares steps
-(``ik_step``); a body without such joints (welded to the world) cannot be moved
-(``movable``). The mode says what follows the target: "translate" the grabbed point,
-"rotate" the body's orientation, "pose" both (the 3D mouse while paused).
+(``(J M^-1 J')^-1`` with ``J`` from ``engine.jac``), so a light finger and a heavy torso answer
+the drag alike. A body welded to a floating body (no joint of its own, as a humanoid's head)
+is pulled like any other: its Jacobian reaches the root's free joint, as MuJoCo's
+mjv_applyPerturbForce on the selected body does. While paused, ``move_pose`` moves the body
+itself: a mocap body's pose, the qpos of its own free joint, the hinge, slide and ball joints
+between it and its root by damped least-squares steps (``ik_step``), or else the root's free
+joint, carrying the whole tree rigidly (mjv_applyPerturbPose's "child of floating body"); a body
+with none of these (welded to the world) cannot be moved (``movable``). The mode says what
+follows the target: "translate" the grabbed point, "rotate" the body's orientation, "pose" both
+(the 3D mouse while paused).
 """
 from __future__ import annotations
 
@@ -51,18 +55,6 @@ def pick(runner, renderer, x, y, width, height, geomgroup=None):
     return int(runner.m.geom_bodyid[gid]), gid, pnt + dist * vec
 
 
-def _body_chain_dofs(m, body):
-    dofs = []
-    b = body
-    while b > 0:
-        n = int(m.body_dofnum[b])
-        if n:
-            a = int(m.body_dofadr[b])
-            dofs.extend(range(a, a + n))
-        b = int(m.body_parentid[b])
-    return np.array(sorted(dofs), dtype=int)
-
-
 def _free_joint(m, body) -> int:
     """The body's own free joint, or -1."""
     j = int(m.body_jntadr[body])
@@ -82,25 +74,22 @@ def chain_joints(m, body) -> list[int]:
     return out
 
 
+def root_free_joint(m, body) -> int:
+    """The free joint of the root of ``body``'s tree (the body whose weld reaches the world),
+    or -1."""
+    return _free_joint(m, int(m.body_rootid[body]))
+
+
 def movable(m, body) -> bool:
-    """Whether a paused drag can move the body (mocap, free, or joints up to its root)."""
+    """Whether a drag can move the body: mocap, free, joints up to its root, or a root that
+    floats (a body welded to a floating body moves with it)."""
     return int(m.body_mocapid[body]) >= 0 or _free_joint(m, body) >= 0 \
-        or bool(chain_joints(m, body))
+        or bool(chain_joints(m, body)) or root_free_joint(m, body) >= 0
 
 
 def point_jacobians(m, d, body, point):
-    """Translational and rotational Jacobians (3, nv) of a point fixed to ``body``, from cdof."""
-    jp = np.zeros((3, m.nv))
-    jr = np.zeros((3, m.nv))
-    dofs = _body_chain_dofs(m, body)
-    if dofs.size == 0:
-        return jp, jr
-    root = int(m.body_rootid[body])
-    offset = np.asarray(point) - d.subtree_com[root]
-    cd = d.cdof[dofs]
-    jr[:, dofs] = cd[:, :3].T
-    jp[:, dofs] = (cd[:, 3:] + np.cross(cd[:, :3], offset)).T
-    return jp, jr
+    """Translational and rotational Jacobians (3, nv) of a point fixed to ``body``."""
+    return engine.jac(m, d, point, body)
 
 
 def quat_mul(a, b):
@@ -226,11 +215,20 @@ class Perturbation:
             d.qpos[a:a + 3] += pos - d.xpos[b]
             return True
         joints = chain_joints(m, b)
-        if not joints:
+        if joints:
+            for _ in range(IK_ITERATIONS):
+                if not self.ik_step(m, d, joints):
+                    break
+            return True
+        root = root_free_joint(m, b)
+        if root < 0:
             return False
-        for _ in range(IK_ITERATIONS):
-            if not self.ik_step(m, d, joints):
-                break
+        # the tree moves rigidly: root <- target * inv(body) * root (mjv_applyPerturbPose)
+        a = int(m.jnt_qposadr[root])
+        rot = _quat2mat(quat) @ _quat2mat(d.xquat[b]).T          # the body's rotation to target
+        root_quat = quat_mul(quat, quat_mul(d.xquat[b] * [1, -1, -1, -1], d.qpos[a + 3:a + 7]))
+        d.qpos[a:a + 3] = pos + rot @ (d.qpos[a:a + 3] - d.xpos[b])
+        d.qpos[a + 3:a + 7] = root_quat / np.linalg.norm(root_quat)
         return True
 
     def ik_step(self, m, d, joints) -> bool:

@@ -1,193 +1,276 @@
-"""Draws a model's geoms with moderngl: one instanced draw call per unit mesh.
+"""Draws a model's scene with moderngl: one instanced draw call per (unit mesh, layer, texture).
 
-Shared by the window (``studio.app``) and the offscreen screenshot (``studio.headless``). Draws a
-``studio.scene.Scene`` (instance lists per unit shape and layer): opaque geoms with a
-directional-light shadow map, then decorations, then transparent geoms without depth writes.
-Shader programs are files in ``shaders/``.
+Shared by the window (``studio.app``) and the offscreen screenshot (``studio.headless``). A
+frame (``render``) draws a ``studio.scene.Scene`` in this order:
+
+1. shadow maps: the depth of the opaque geoms seen from up to two shadow-casting lights
+   (``castshadow``; a directional light looks along its direction over the bodies' bounding
+   sphere, a spot light through its cone, a point light towards the bodies);
+2. the mirror: with a reflective plane in view (material ``reflectance``), the opaque geoms
+   mirrored in it, into a texture of their own (half resolution) that the plane mixes in;
+3. the opaque geoms (Blinn-Phong with the model's lights and the headlight, ``visual/headlight``;
+   materials' emission, specular, shininess; 2D and cube textures with mipmaps and anisotropic
+   filtering, so the floor grid does not shimmer), then the skybox behind them, the decorations,
+   and the transparent geoms without depth writes.
+
+Mesh geoms are drawn at a level of detail chosen per geom and frame (``studio.meshes.mesh_lods``:
+the coarsest whose cells cover about a pixel of the target, a shadow texel in the shadow pass),
+computed in a background thread after loading; the mesh buffers are uploaded once, and a frame
+uploads only the instances. Shader programs are files in ``shaders/``.
 """
 from __future__ import annotations
 
 import math
+import threading
 
 import moderngl
 import numpy as np
 
 from . import SHADER_DIR, meshes
+from .camera import OrbitCamera, look_at, model_statistic, perspective
 from .hfield_mesh import hfield_meshes
-from .camera import OrbitCamera, look_at
-from .scene import SceneOptions, geom_colors, model_extent
+from .scene import GRID, INFINITE_PLANE, NFLOAT, SceneOptions, geom_colors, model_extent
+from .textures import default_grid, skybox_index, texture_pixels
 
-BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1)
+BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1) without a skybox
 
 SHADOW_SIZE = 1024                    # shadow map resolution (texels per side) at render scale 1
 MIN_SHADOW_SIZE = 256
+MAX_SHADOWS = 2                       # lights casting shadows (the first ones with castshadow)
+MAXLIGHT = 8                          # lights drawn (the headlight and the model's first 7)
+LOD_PIXELS = 3.0                      # a level's cell may cover this many target pixels
+SHADOW_TEXELS = 8.0                   # ... and this many shadow-map texels in the shadow pass
+# anisotropic filtering of the textures (the floor at grazing angles) on a GPU; a software
+# rasteriser pays several times a plain mipmapped lookup for it (llvmpipe: the floor costs 3.5
+# times as much), so there the mipmaps alone keep the far floor from shimmering
+ANISOTROPY = 8.0
 # unit meshes that are closed surfaces (studio.meshes: counter-clockwise seen from outside), drawn
 # with back faces culled; mesh assets and height fields may be open or wound either way
 CLOSED_SHAPES = ("sphere", "capsule", "cylinder", "box")
+SPOT, DIRECTIONAL, POINT = 0, 1, 2    # engine.enums.LightType
+GL_CLIP_DISTANCE0 = 0x3000
 
-# per-instance layout: pos 3, rows 3x3, scale 3, rgba 4, checker 1 = 20 floats
-_INSTANCE_FORMAT = "3f 3f 3f 3f 3f 4f 1f/i"
-_INSTANCE_ATTRS = ("i_pos", "i_row0", "i_row1", "i_row2", "i_scale", "i_color", "i_checker")
-_NFLOAT = 20
+_INSTANCE_FORMAT = "3f 3f 3f 3f 3f 4f 4f 4f/i"
+_INSTANCE_ATTRS = ("i_pos", "i_row0", "i_row1", "i_row2", "i_scale", "i_color", "i_material",
+                   "i_texmap")
+assert NFLOAT == 27
 
 
 def load_shader(name: str) -> str:
     return (SHADER_DIR / name).read_text()
 
 
-class _Shape:
-    """A unit mesh on the GPU with a growable instance buffer."""
+def _floats(text, default):
+    try:
+        return [float(x) for x in str(text).split()]
+    except (TypeError, ValueError):
+        return list(default)
 
-    def __init__(self, ctx: moderngl.Context, prog: moderngl.Program, vertices, indices,
-                 shadow_prog: moderngl.Program | None = None, closed: bool = False):
-        self.ctx, self.prog, self.shadow_prog = ctx, prog, shadow_prog
-        self.closed = closed          # a closed surface wound counter-clockwise seen from outside
+
+def visual(m, section, key, default):
+    """A value of the model's ``<visual>`` element (MuJoCo's default when absent)."""
+    v = (getattr(m, "visual", None) or {}).get(section, {}).get(key)
+    if v is None:
+        return default
+    if isinstance(default, (list, tuple)):
+        out = _floats(v, default)
+        return out if len(out) == len(default) else list(default)
+    try:
+        return type(default)(float(v))
+    except (TypeError, ValueError):
+        return default
+
+
+class _Geometry:
+    """A mesh on the GPU (vertex and index buffers), uploaded once."""
+
+    def __init__(self, ctx, vertices, indices, closed=False):
         self.nindex = int(indices.size)
-        self.vbo = ctx.buffer(vertices.tobytes())
-        self.ibo = ctx.buffer(indices.tobytes()) if indices.size else None
+        self.vbo = ctx.buffer(np.ascontiguousarray(vertices, np.float32).tobytes())
+        self.ibo = ctx.buffer(np.ascontiguousarray(indices, np.uint32).tobytes()) \
+            if indices.size else None
+        self.closed = closed
+
+    def release(self):
+        for b in (self.vbo, self.ibo):
+            if b is not None:
+                b.release()
+
+
+class _Batch:
+    """Instances of one geometry drawn together: a growable instance buffer and its VAOs."""
+
+    def __init__(self, ctx, prog, shadow_prog, geometry: _Geometry):
+        self.ctx, self.prog, self.shadow_prog, self.geometry = ctx, prog, shadow_prog, geometry
         self.capacity = 0
-        self.inst = None
-        self.vao = None
-        self.shadow_vao = None
+        self.inst = self.vao = self.shadow_vao = None
         self.count = 0
+        self.plane_half = 0.0            # planes: the largest half-size (the haze's distance)
         self._grow(16)
 
-    def _grow(self, n: int) -> None:
-        if self.inst is not None:
-            self.vao.release()
-            if self.shadow_vao is not None:
-                self.shadow_vao.release()
-            self.inst.release()
+    def _grow(self, n):
+        for obj in (self.vao, self.shadow_vao, self.inst):
+            if obj is not None:
+                obj.release()
         self.capacity = n
-        self.inst = self.ctx.buffer(reserve=n * _NFLOAT * 4, dynamic=True)
+        g = self.geometry
+        self.inst = self.ctx.buffer(reserve=n * NFLOAT * 4, dynamic=True)
         self.vao = self.ctx.vertex_array(
-            self.prog,
-            [(self.vbo, "3f 3f 1f", "in_pos", "in_normal", "in_end"),
-             (self.inst, _INSTANCE_FORMAT, *_INSTANCE_ATTRS)],
-            index_buffer=self.ibo, index_element_size=4)
-        if self.shadow_prog is not None:
-            self.shadow_vao = self.ctx.vertex_array(
-                self.shadow_prog,
-                [(self.vbo, "3f 12x 1f", "in_pos", "in_end"),
-                 (self.inst, "3f 3f 3f 3f 3f 20x/i", *_INSTANCE_ATTRS[:5])],
-                index_buffer=self.ibo, index_element_size=4)
+            self.prog, [(g.vbo, "3f 3f 1f", "in_pos", "in_normal", "in_end"),
+                        (self.inst, _INSTANCE_FORMAT, *_INSTANCE_ATTRS)],
+            index_buffer=g.ibo, index_element_size=4)
+        self.shadow_vao = self.ctx.vertex_array(
+            self.shadow_prog, [(g.vbo, "3f 12x 1f", "in_pos", "in_end"),
+                               (self.inst, "3f 3f 3f 3f 3f 48x/i", *_INSTANCE_ATTRS[:5])],
+            index_buffer=g.ibo, index_element_size=4)
 
-    def upload(self, instances: np.ndarray) -> None:
-        """Write this frame's instances (used by both passes)."""
-        n = instances.shape[0]
+    def upload(self, inst: np.ndarray) -> None:
+        n = inst.shape[0]
         if n > self.capacity:
             self._grow(max(n, 2 * self.capacity))
         if n:
-            self.inst.write(np.ascontiguousarray(instances, dtype=np.float32).tobytes())
+            self.inst.write(np.ascontiguousarray(inst, dtype=np.float32).tobytes())
         self.count = n
 
-    def _render(self, vao) -> None:
-        if self.count and self.nindex and vao is not None:
-            if self.closed:          # back faces of a closed surface are hidden: not rasterised
-                self.ctx.enable(moderngl.CULL_FACE)
-            vao.render(moderngl.TRIANGLES, vertices=self.nindex, instances=self.count)
-            if self.closed:
-                self.ctx.disable(moderngl.CULL_FACE)
-
-    def draw(self) -> None:
-        self._render(self.vao)
-
-    def draw_shadow(self) -> None:
-        self._render(self.shadow_vao)
+    def draw(self, shadow=False) -> None:
+        g = self.geometry
+        if not self.count or not g.nindex:
+            return
+        if g.closed:              # back faces of a closed surface are hidden: not rasterised
+            self.ctx.enable(moderngl.CULL_FACE)
+        (self.shadow_vao if shadow else self.vao).render(moderngl.TRIANGLES, vertices=g.nindex,
+                                                         instances=self.count)
+        if g.closed:
+            self.ctx.disable(moderngl.CULL_FACE)
 
     def release(self) -> None:
-        for obj in (self.vao, self.shadow_vao, self.inst, self.ibo, self.vbo):
+        for obj in (self.vao, self.shadow_vao, self.inst):
             if obj is not None:
                 obj.release()
 
 
-class _MeshData:
-    """CPU copy of a mesh geom's triangles; the GPU shapes are made per layer on first use."""
+class _MeshLevels:
+    """The levels of detail of a mesh asset: the triangle soup at once, smooth levels later."""
 
-    def __init__(self, vertices, indices):
-        self.vertices, self.indices = vertices, indices
+    def __init__(self, vert, face):
+        self.soup = meshes.triangle_soup(vert, face)
+        self.levels = None                  # [(cell, (vertices, indices))] once computed
+        self.vert, self.face = vert, face
 
 
 class Renderer:
     """GPU resources for one model; ``render`` draws a Data's current pose into a framebuffer."""
 
-    def __init__(self, ctx: moderngl.Context, m):
+    def __init__(self, ctx: moderngl.Context, m, d=None):
+        """``d``: the model's Data at qpos0 after forward, for the camera's framing statistic
+        (MuJoCo's stat.center and extent) and the decorations' scale."""
+        from .viewport import is_software
         self.ctx = ctx
         self.m = m
-        self.prog = ctx.program(vertex_shader=load_shader("mesh.vert"),
-                                fragment_shader=load_shader("mesh.frag"))
+        self.software = is_software(ctx)
+        self.light_code = None               # the LIGHTS of the compiled program
+        self.prog = None
         self.shadow_prog = ctx.program(vertex_shader=load_shader("shadow.vert"),
                                        fragment_shader=load_shader("shadow.frag"))
+        self.sky_prog = ctx.program(vertex_shader=load_shader("skybox.vert"),
+                                    fragment_shader=load_shader("skybox.frag"))
+        self.sky_vao = ctx.vertex_array(self.sky_prog, [])
         self.unit = {"sphere": meshes.sphere(), "cylinder": meshes.cylinder(),
                      "capsule": meshes.capsule(), "box": meshes.box(), "plane": meshes.plane(8)}
         # decorations (contact points, force arrows, tendons, axes) are small: coarse meshes
         self.unit_decor = {"sphere": meshes.sphere(10, 6), "cylinder": meshes.cylinder(8),
                            "capsule": meshes.capsule(10, 6)}
-        self.layer_shapes: dict = {}
+        self.geometries = {}                 # (shape, detail) -> _Geometry
+        self.batches = {}                    # (scene key, detail) -> _Batch
+        self.textures = {}                   # texture key -> moderngl texture
         self.options = SceneOptions()
-        self.fixed_camera = None          # (pos, xmat, fovy) of a model camera, or None: orbit
+        self.fixed_camera = None             # (pos, xmat, fovy) of a model camera, or None: orbit
         self.colors = geom_colors(m)
-        self.extent = 1.0
-        self.shadow_map = self.shadow_fbo = None
-        self._shadow_target(SHADOW_SIZE)
-        self.mesh_shapes = {}
-        nmesh = int(getattr(m, "nmesh", 0))
-        for i in range(nmesh):
+        if d is not None:
+            self.extent = model_extent(m, d)
+            self.stat = model_statistic(m, d)
+        else:
+            self.extent, self.stat = 1.0, (np.zeros(3), 2.0)
+        self.camera = OrbitCamera(extent=self.stat[1])
+        self.align()
+        self.shadow_maps = []                # [(depth texture, framebuffer)]
+        self._shadow_targets(SHADOW_SIZE)
+        self.reflection = None               # (texture, framebuffer, key) of the mirror pass
+        self.sky = skybox_index(m)
+        self.headlight = dict(ambient=visual(m, "headlight", "ambient", [0.1, 0.1, 0.1]),
+                              diffuse=visual(m, "headlight", "diffuse", [0.4, 0.4, 0.4]),
+                              specular=visual(m, "headlight", "specular", [0.5, 0.5, 0.5]),
+                              active=visual(m, "headlight", "active", 1))
+        self.haze_color = visual(m, "rgba", "haze", [0.15, 0.25, 0.35, 1.0])[:3]
+        self.haze = visual(m, "map", "haze", 0.3)
+        self.fog = (visual(m, "map", "fogstart", 3.0), visual(m, "map", "fogend", 10.0),
+                    visual(m, "rgba", "fog", [0.0, 0.0, 0.0, 1.0])[:3])
+        self.shadow_limit = int(visual(m, "quality", "shadowsize", 4096))
+        self.mesh_data = {}
+        for i in range(int(getattr(m, "nmesh", 0))):
             va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
             fa, fn = int(m.mesh_faceadr[i]), int(m.mesh_facenum[i])
-            v, idx = meshes.triangle_soup(m.mesh_vert[va:va + vn], m.mesh_face[fa:fa + fn])
-            self.mesh_shapes[i] = _MeshData(v, idx)
-        for i, (v, idx) in hfield_meshes(m).items():     # height fields after the meshes
-            self.mesh_shapes[i] = _MeshData(v, idx)
+            self.mesh_data[i] = _MeshLevels(m.mesh_vert[va:va + vn], m.mesh_face[fa:fa + fn])
+        self.hfields = hfield_meshes(m)               # shape ids after the meshes
+        self._lod_thread = threading.Thread(target=self._make_lods, name="mesh levels",
+                                            daemon=True)
+        self._lod_thread.start()
         self.light_dir = self._model_light()
-        self.camera = OrbitCamera()
+
+    def _make_lods(self) -> None:
+        for data in list(self.mesh_data.values()):
+            data.levels = meshes.mesh_lods(data.vert, data.face)
+
+    def wait_for_meshes(self, timeout=None) -> None:
+        """Block until the meshes' levels of detail are computed (screenshots, tests)."""
+        self._lod_thread.join(timeout)
 
     def _model_light(self) -> np.ndarray:
-        """Direction of the model's first directional light, or a default sun."""
+        """Direction of the model's first directional light, or a default sun (the fallback
+        shadow of a model without lights)."""
         m = self.m
-        directional = getattr(m, "light_directional", None)
-        active = getattr(m, "light_active", None)
-        for i in range(int(getattr(m, "nlight", 0)) if directional is not None else 0):
-            if int(directional[i]) and (active is None or int(active[i])):
+        for i in range(int(getattr(m, "nlight", 0))):
+            if int(m.light_directional[i]) and int(m.light_active[i]):
                 d = np.asarray(m.light_dir[i], float)
                 if np.linalg.norm(d) > 1e-9:
                     return d / np.linalg.norm(d)
         d = np.array([0.3, 0.4, -1.0])
         return d / np.linalg.norm(d)
 
-    def frame_model(self, d) -> None:
-        """Point the camera at the current geom positions (call after forward at qpos0)."""
-        m = self.m
-        self.extent = model_extent(m, d)
-        self.camera.frame(d.geom_xpos, m.geom_type, m.geom_size, getattr(m, "geom_rbound", None))
+    def frame_model(self, d, aspect: float = 16.0 / 9.0) -> None:
+        """Statistics of the model from a Data at qpos0, then ``align``."""
+        self.extent = model_extent(self.m, d)
+        self.stat = model_statistic(self.m, d)
+        self.align(aspect)
 
-    def light_viewproj(self, center, radius) -> np.ndarray:
-        """Orthographic view from the directional light covering a sphere around the bodies'
-        geoms where they are now (Scene.center, Scene.radius). The radius is rounded up to a
-        power of sqrt(2) and the centre to a grid of 1/32 of it, so that the shadow map (and
-        the shadows' edges) only change when the bodies have moved noticeably."""
-        r = 2.0 ** (math.ceil(2.0 * math.log2(max(radius, 1e-3))) / 2.0) * 1.05
-        c = np.round(np.asarray(center, float) / (r / 32.0)) * (r / 32.0)
-        view = look_at(c - self.light_dir * 4.0 * r, c)
-        proj = np.eye(4)
-        proj[0, 0] = proj[1, 1] = 1.0 / r
-        near, far = 0.0, 8.0 * r
-        proj[2, 2] = -2.0 / (far - near)
-        proj[2, 3] = -(far + near) / (far - near)
-        return proj @ view
+    def align(self, aspect: float = 16.0 / 9.0) -> None:
+        """The free camera as MuJoCo places it on load (mjv_defaultFreeCamera): looking at
+        stat.center from 1.5 stat.extent along ``<visual><global azimuth elevation fovy>``,
+        for a view of this aspect ratio (width / height)."""
+        from .camera import global_view
+        cam = self.camera
+        cam.azimuth, cam.elevation, cam.fovy = global_view(self.m)
+        cam.frame(*self.stat, aspect)
 
-    def _shadow_target(self, size: int) -> None:
-        """(Re)create the shadow map with ``size`` texels per side."""
-        if self.shadow_map is not None:
-            if self.shadow_map.width == size:
-                return
-            self.shadow_fbo.release()
-            self.shadow_map.release()
-        self.shadow_map = self.ctx.depth_texture((size, size))
-        self.shadow_map.compare_func = "<="
-        self.shadow_map.filter = (moderngl.LINEAR, moderngl.LINEAR)
-        self.shadow_map.repeat_x = self.shadow_map.repeat_y = False
-        self.shadow_fbo = self.ctx.framebuffer(depth_attachment=self.shadow_map)
+    # -- GPU resources ---------------------------------------------------------------------------
+    def _shadow_targets(self, size: int) -> None:
+        """(Re)create the shadow maps with ``size`` texels per side."""
+        if self.shadow_maps and self.shadow_maps[0][0].width == size:
+            return
+        for tex, fbo in self.shadow_maps:
+            fbo.release()
+            tex.release()
+        self.shadow_maps = []
+        for _ in range(MAX_SHADOWS):
+            tex = self.ctx.depth_texture((size, size))
+            tex.compare_func = "<="
+            tex.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            tex.repeat_x = tex.repeat_y = False
+            self.shadow_maps.append((tex, self.ctx.framebuffer(depth_attachment=tex)))
+
+    @property
+    def shadow_map(self):
+        return self.shadow_maps[0][0]
 
     @staticmethod
     def shadow_size(scale: float) -> int:
@@ -197,27 +280,67 @@ class Renderer:
         n = SHADOW_SIZE * 2.0 ** round(math.log2(max(scale, 1e-3)))
         return int(min(max(n, MIN_SHADOW_SIZE), SHADOW_SIZE))
 
-    # ------------------------------------------------------------------------------------------
-    def _shape(self, key, layer) -> _Shape:
-        """The GPU shape for a unit mesh in a layer, created on first use."""
-        shape = self.layer_shapes.get((key, layer))
-        if shape is None:
-            if isinstance(key, tuple):
-                base = self.mesh_shapes[key[1]]
-                verts, idx = base.vertices, base.indices
-            elif layer == "decor" and key in self.unit_decor:
-                verts, idx = self.unit_decor[key]
+    def _texture(self, key):
+        """The GPU texture of a model texture index (or GRID), made on first use."""
+        tex = self.textures.get(key)
+        if tex is None:
+            ctx = self.ctx
+            if key == GRID:
+                kind, pix = "2d", default_grid()
             else:
-                verts, idx = self.unit[key]
-            sp = self.shadow_prog if layer == "opaque" and key != "plane" else None
-            shape = _Shape(self.ctx, self.prog, verts, idx, shadow_prog=sp,
-                           closed=key in CLOSED_SHAPES)
-            shape.vertices, shape.indices = verts, idx
-            self.layer_shapes[(key, layer)] = shape
-        return shape
+                try:
+                    kind, pix = texture_pixels(self.m, key)
+                except (OSError, ValueError, KeyError):          # unreadable file: plain white
+                    kind, pix = "2d", np.full((2, 2, 3), 255, np.uint8)
+            if kind == "cube":
+                w = pix.shape[1]
+                tex = ctx.texture_cube((w, w), 3, np.ascontiguousarray(pix).tobytes())
+                tex.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            else:
+                h, w = pix.shape[:2]
+                tex = ctx.texture((w, h), 3, np.ascontiguousarray(pix).tobytes(), alignment=1)
+                tex.build_mipmaps()
+                tex.filter = (moderngl.LINEAR_MIPMAP_LINEAR, moderngl.LINEAR)
+                if not self.software:
+                    tex.anisotropy = min(ANISOTROPY, float(ctx.max_anisotropy))
+            self.textures[key] = tex
+        return tex
 
+    def _geometry(self, shape, layer, detail):
+        """The GPU geometry of a shape (a unit mesh name, or ("mesh", id)) at a detail level."""
+        key = (shape, layer == "decor", detail)
+        g = self.geometries.get(key)
+        if g is None:
+            if isinstance(shape, tuple):
+                sid = shape[1]
+                data = self.mesh_data.get(sid)
+                if data is None:
+                    verts, idx = self.hfields[sid]
+                elif detail < 0 or data.levels is None:
+                    verts, idx = data.soup
+                else:
+                    verts, idx = data.levels[detail][1]
+            elif layer == "decor" and shape in self.unit_decor:
+                verts, idx = self.unit_decor[shape]
+            else:
+                verts, idx = self.unit[shape]
+            g = _Geometry(self.ctx, verts, idx, closed=shape in CLOSED_SHAPES)
+            self.geometries[key] = g
+        return g
+
+    def _batch(self, key, detail) -> _Batch:
+        """The batch of a scene key and pass (key + (pass,)) at a level of detail."""
+        b = self.batches.get((key, detail))
+        if b is None:
+            b = _Batch(self.ctx, self.prog, self.shadow_prog,
+                       self._geometry(key[0], key[1], detail))
+            self.batches[(key, detail)] = b
+        return b
+
+    # -- cameras and lights ----------------------------------------------------------------------
     def view_projection(self, width, height):
-        """(view-projection, eye) of the active camera: a model camera or the orbit camera."""
+        """(view-projection, eye) of the active camera: a model camera or the free camera, for
+        a view of ``width`` x ``height`` pixels."""
         aspect = width / max(height, 1)
         cam = self.camera
         fixed = self.fixed_camera
@@ -227,90 +350,363 @@ class Renderer:
             view = np.eye(4)
             view[:3, :3] = rot.T            # camera looks along its -z, y up (MuJoCo convention)
             view[:3, 3] = -rot.T @ np.asarray(pos, float)
-            znear = max(0.01, 0.01 * cam.distance)
-            from .camera import perspective
-            return perspective(fovy, aspect, znear, 200.0 * max(1.0, cam.distance)) @ view, \
-                np.asarray(pos, float)
+            return perspective(fovy, aspect, *cam.clip_planes()) @ view, np.asarray(pos, float)
         return cam.projection(aspect) @ cam.view(), cam.eye
+
+    def lights(self, d, eye, forward):
+        """[(type, pos, dir, ambient, diffuse, specular, attenuation, cutoff, exponent,
+        castshadow)] of the headlight (when active) and the model's active lights."""
+        m = self.m
+        out = []
+        hl = self.headlight
+        if hl["active"]:
+            out.append((DIRECTIONAL, eye, forward, hl["ambient"], hl["diffuse"], hl["specular"],
+                        (1.0, 0.0, 0.0), 180.0, 0.0, False))
+        types = getattr(m, "light_type", None)
+        xpos = getattr(d, "light_xpos", None)
+        for i in range(int(m.nlight)):
+            if not int(m.light_active[i]) or xpos is None:
+                continue
+            t = int(types[i]) if types is not None and len(types) > i else \
+                (DIRECTIONAL if int(m.light_directional[i]) else SPOT)
+            if t not in (SPOT, DIRECTIONAL, POINT):
+                continue
+            out.append((t, np.asarray(d.light_xpos[i], float), np.asarray(d.light_xdir[i], float),
+                        m.light_ambient[i], m.light_diffuse[i], m.light_specular[i],
+                        m.light_attenuation[i], float(m.light_cutoff[i]),
+                        float(m.light_exponent[i]), bool(m.light_castshadow[i])))
+        return out[:MAXLIGHT]
+
+    def light_viewproj(self, center, radius, light=None):
+        """View-projection of a shadow map covering a sphere around the bodies' geoms where
+        they are now (Scene.center, Scene.radius): orthographic along a directional light,
+        perspective from a spot or point light; None when a point or spot light is inside the
+        sphere. The radius is rounded up to a power of sqrt(2) and the centre to a grid of
+        1/32 of it, so that the shadow map (and the shadows' edges) only change when the
+        bodies have moved noticeably."""
+        r = 2.0 ** (math.ceil(2.0 * math.log2(max(radius, 1e-3))) / 2.0) * 1.05
+        c = np.round(np.asarray(center, float) / (r / 32.0)) * (r / 32.0)
+        if light is None or light[0] == DIRECTIONAL:
+            direction = self.light_dir if light is None else np.asarray(light[2], float)
+            view = look_at(c - direction * 4.0 * r, c)
+            proj = np.eye(4)
+            proj[0, 0] = proj[1, 1] = 1.0 / r
+            near, far = 0.0, 8.0 * r
+            proj[2, 2] = -2.0 / (far - near)
+            proj[2, 3] = -(far + near) / (far - near)
+            return proj @ view
+        pos = np.asarray(light[1], float)
+        dist = float(np.linalg.norm(c - pos))
+        if dist <= 1.02 * r:
+            return None
+        # a spot or point light looks at the bodies: the map covers every caster
+        fov = min(2.0 * math.degrees(math.asin(r / dist)) + 2.0, 150.0)
+        target = c
+        up = (0.0, 0.0, 1.0) if abs(np.dot((target - pos) / max(np.linalg.norm(target - pos), 1e-9),
+                                           (0, 0, 1))) < 0.99 else (0.0, 1.0, 0.0)
+        return perspective(fov, 1.0, max(dist - r, 1e-3 * r), dist + r) @ look_at(pos, target, up)
+
+    def _program(self, lights, lshadow) -> None:
+        """The geom program for this set of lights: mesh.frag's /* LIGHTS */ replaced by a shade()
+        call per light (type and shadow map as literals). Compiled again only when they change
+        (a light switched on or off, shadows toggled); the batches' vertex arrays follow."""
+        code = " ".join(f"color += shade({i}, {int(lt[0])}, {k}, n, to_eye, base, specular, "
+                        f"shininess);" for i, (lt, k) in enumerate(zip(lights, lshadow)))
+        if code == self.light_code and self.prog is not None:
+            return
+        old = self.prog
+        self.prog = self.ctx.program(vertex_shader=load_shader("mesh.vert"),
+                                     fragment_shader=load_shader("mesh.frag").replace(
+                                         "/* LIGHTS */", code))
+        self.light_code = code
+        for b in self.batches.values():
+            b.prog = self.prog
+            b._grow(b.capacity)
+        if old is not None:
+            old.release()
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def _set(self, prog, name, value) -> None:
+        if name in prog:                       # the GLSL compiler may drop unused uniforms
+            prog[name].value = value
+
+    def _write(self, prog, name, array) -> None:
+        """Write a float uniform (an array's first elements as the compiler kept them)."""
+        if name in prog:
+            u = prog[name]
+            a = np.ascontiguousarray(array, dtype="f4")
+            a = np.ascontiguousarray(a.reshape(-1, u.dimension)[:max(u.array_length, 1)])
+            u.write(a.tobytes())
+
+    def frame_key(self, d, scene, view_size) -> tuple:
+        """What a frame of ``scene`` looks like, for SceneViewport to skip drawing it again:
+        the instances, the camera, the lights' poses, the options and the meshes' readiness."""
+        import hashlib
+        h = hashlib.blake2b(digest_size=16)
+        for key in sorted(scene.instances, key=str):
+            h.update(str(key).encode())
+            h.update(scene.instances[key].tobytes())
+        vp, _ = self.view_projection(*view_size)
+        h.update(vp.tobytes())
+        for name in ("light_xpos", "light_xdir"):
+            a = getattr(d, name, None)
+            if a is not None:
+                h.update(np.ascontiguousarray(a).tobytes())
+        ready = tuple(data.levels is not None for data in self.mesh_data.values())
+        return h.digest(), repr(self.options), ready, tuple(view_size)
+
+    def _detail(self, key, inst, eye, pixel_angle, cell=None):
+        """Split the instances of a mesh batch by level of detail: [(detail, instances)] with
+        detail -1 for the triangle soup (levels not ready) or the level index: the coarsest
+        level whose cells cover at most LOD_PIXELS pixels of ``pixel_angle`` radians at the
+        geom's distance, or at most ``cell`` (a length: the shadow map's texel)."""
+        shape = key[0]
+        data = self.mesh_data.get(shape[1]) if isinstance(shape, tuple) else None
+        if data is None:
+            return [(0, inst)]
+        if data.levels is None:
+            return [(-1, inst)]
+        if (pixel_angle is None and cell is None) or len(data.levels) == 1:
+            return [(0, inst)]
+        cells = np.array([c for c, _ in data.levels])
+        if cell is not None:
+            return [(int(np.nonzero(cells <= cell)[0].max()), inst)]
+        dist = np.linalg.norm(inst[:, 0:3] - eye, axis=1)
+        fits = cells[None, :] <= (LOD_PIXELS * pixel_angle * np.maximum(dist, 1e-6))[:, None]
+        level = np.where(fits, np.arange(len(cells))[None, :], 0).max(axis=1)
+        return [(int(lv), inst[level == lv]) for lv in np.unique(level)]
 
     def render(self, fbo: moderngl.Framebuffer, width: int, height: int, d, scene=None,
                view_size=None) -> None:
         """Clear ``fbo`` and draw ``scene`` (default: the geoms of ``d``) into its ``width`` x
-        ``height`` pixels. ``view_size``: the (width, height) whose aspect ratio the camera uses
-        (the window's, when the scene is drawn at a render scale, which also sets the shadow-map
-        size: ``shadow_size``); default ``(width, height)``."""
+        ``height`` pixels. ``view_size``: the (width, height) of the view on the screen, whose
+        aspect ratio the camera uses (the target is smaller at a reduced render scale, which
+        also sets the shadow-map size: ``shadow_size``); default ``(width, height)``."""
         from . import scene as scene_mod
         if scene is None:
             scene = scene_mod.build(self.m, d, self.options, colors=self.colors,
                                     extent=self.extent)
-        ctx = self.ctx
+        ctx, opts, cam = self.ctx, self.options, self.camera
+        view_size = view_size or (width, height)
+        scale = width / max(view_size[0], 1)
+        size = min(self.shadow_size(scale), max(self.shadow_limit, MIN_SHADOW_SIZE))
+        self._shadow_targets(size)
+        vp, eye = self.view_projection(*view_size)
+        inv = np.linalg.inv(vp)
+        forward = inv @ np.array([0.0, 0.0, 1.0, 1.0])
+        forward = forward[:3] / forward[3] - eye
+        forward /= max(np.linalg.norm(forward), 1e-12)
+        fovy = self.fixed_camera[2] if self.fixed_camera is not None else cam.fovy
+        pixel_angle = 2.0 * math.tan(math.radians(fovy) / 2.0) / max(height, 1)
+
+        # lights, shadow maps (up to MAX_SHADOWS lights with castshadow), the program for them
+        lights = self.lights(d, eye, forward)
+        maps, lshadow = [], [-1] * len(lights)
+        if opts.shadows:
+            for i in [i for i, lt in enumerate(lights) if lt[9]][:MAX_SHADOWS]:
+                lvp = self.light_viewproj(scene.center, scene.radius, lights[i])
+                if lvp is not None:
+                    lshadow[i] = len(maps)
+                    maps.append(lvp)
+        self._program(lights, lshadow)
+        prog = self.prog
+
+        # this frame's instances, per level of detail: the picture's, the shadows' (a texel of
+        # the shadow map) and the mirror's (half resolution)
+        for b in self.batches.values():
+            b.count = 0
+        drawn = {"opaque": [], "mirror": [], "transparent": [], "decor": [], "shadow": [],
+                 "reflected": []}
+        texel = SHADOW_TEXELS * 2.0 * scene.radius / size
+        for key, inst in scene.instances.items():
+            shape, layer = key[0], key[1]
+            if isinstance(shape, tuple) and shape[1] not in self.mesh_data \
+                    and shape[1] not in self.hfields:
+                continue
+            tex = key[2] if len(key) > 2 else None
+            passes = [(layer, pixel_angle)]
+            if layer == "opaque" and shape != "plane":
+                passes += [("shadow", None), ("reflected", 2.0 * pixel_angle)]
+            for name, angle in passes:
+                for detail, part in self._detail(key, inst, eye, angle,
+                                                 texel if name == "shadow" else None):
+                    b = self._batch((*key, name), detail)
+                    b.upload(part)
+                    if shape == "plane":
+                        b.plane_half = float(part[:, 12:14].max())
+                    drawn[name].append((b, tex, shape))
+
+        for k, lvp in enumerate(maps):
+            tex, sfbo = self.shadow_maps[k]
+            sfbo.use()
+            ctx.viewport = (0, 0, tex.width, tex.width)
+            sfbo.clear(depth=1.0)
+            ctx.enable(moderngl.DEPTH_TEST)
+            ctx.depth_func = "<"
+            self._write(self.shadow_prog, "u_light_viewproj", lvp.T)
+            for b, _, _ in drawn["shadow"]:
+                b.draw(shadow=True)
+
+        # the uniforms of the picture
+        n = len(lights)
+        pad = MAXLIGHT - n
+
+        def column(j, width=3):
+            rows = [np.asarray(lt[j], float).reshape(-1)[:width] for lt in lights]
+            return np.array(rows + [np.zeros(width)] * pad, "f4")
+        for name, j in (("u_lpos", 1), ("u_ldir", 2), ("u_lambient", 3), ("u_ldiffuse", 4),
+                        ("u_lspecular", 5), ("u_lattenuation", 6)):
+            self._write(prog, name, column(j))
+        spot = [(math.cos(math.radians(min(lt[7], 180.0))), lt[8]) for lt in lights]
+        self._write(prog, "u_lspot", np.array(spot + [(0.0, 0.0)] * pad, "f4"))
+        light_vps = maps + [np.eye(4)] * (2 - len(maps))
+        self._write(prog, "u_shadow_vp", np.stack([light_vps[0].T, light_vps[1].T]))
+        self._set(prog, "u_shadow_on", 1.0 if maps else 0.0)
+        for k, (tex, _) in enumerate(self.shadow_maps):
+            tex.use(location=1 + k)
+        for name, unit in (("u_shadow_map0", 1), ("u_shadow_map1", 2), ("u_tex2d", 3),
+                           ("u_texcube", 4), ("u_reflection", 5)):
+            self._set(prog, name, unit)
+        self._set(prog, "u_eye", tuple(eye))
+        self._set(prog, "u_haze_color", tuple(self.haze_color))
+        ext, fog = cam.extent, self.fog
+        self._set(prog, "u_fog", (fog[0] * ext, fog[1] * ext, 0.0) if opts.fog else (0.0, 0.0, 0.0))
+        self._set(prog, "u_fog_color", tuple(fog[2]))
+        self._set(prog, "u_clip_plane", (0.0, 0.0, 0.0, 1.0))
+        self._write(prog, "u_reflect", np.eye(4))
+        self._set(prog, "u_mirror", 0.0)
+        self._set(prog, "u_haze_range", (0.0, 0.0))
+
+        # the mirror: the opaque geoms reflected in the first reflective plane
+        mirror = drawn["mirror"]
+        has_reflection = bool(mirror) and bool(opts.reflections) and self._draw_mirror(
+            scene, drawn["reflected"], vp, eye, width, height)
+        # the picture
         fbo.use()
         ctx.viewport = (0, 0, width, height)
         fbo.clear(*BACKGROUND, 1.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)   # opaque geoms overwrite: blending would read every pixel
         ctx.depth_func = "<"
-        ctx.disable(moderngl.CULL_FACE)
         ctx.front_face, ctx.cull_face = "ccw", "back"
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-        cam = self.camera
-        view_size = view_size or (width, height)
-        self._shadow_target(self.shadow_size(width / max(view_size[0], 1)))
-        vp, eye = self.view_projection(*view_size)
-        self.prog["u_viewproj"].write(vp.T.astype("f4").tobytes())
-        self._set("u_eye", tuple(eye))
-        self._set("u_light_dir", tuple(self.light_dir))
-        self._set("u_background", BACKGROUND)
-        self._set("u_fog_start", 6.0 * cam.distance)
-        self._set("u_fog_end", 30.0 * cam.distance)
-        for s in self.layer_shapes.values():
-            s.count = 0
-        for (key, layer), inst in scene.instances.items():
-            if isinstance(key, tuple) and key[1] not in self.mesh_shapes:
-                continue
-            self._shape(key, layer).upload(inst)
-        layers = {"opaque": [], "transparent": [], "decor": []}
-        for (key, layer), shape in self.layer_shapes.items():
-            layers[layer].append(shape)
-        # pass 1: depth from the light
-        light_vp = self.light_viewproj(scene.center, scene.radius).T.astype("f4").tobytes()
-        shadows = bool(getattr(self.options, "shadows", True))
-        if shadows:
-            self.shadow_fbo.use()
-            ctx.viewport = (0, 0, self.shadow_map.width, self.shadow_map.width)
-            self.shadow_fbo.clear(depth=1.0)
-            self.shadow_prog["u_light_viewproj"].write(light_vp)
-            for s in layers["opaque"]:
-                s.draw_shadow()
-        # pass 2: the picture; opaque first, then decorations, then transparent without depth writes
-        fbo.use()
-        ctx.viewport = (0, 0, width, height)
-        self.prog["u_light_viewproj"].write(light_vp)
-        self.shadow_map.use(location=0)
-        self._set("u_shadow_map", 0)
-        self._set("u_shadow_on", 1.0 if shadows else 0.0)
-        for s in layers["opaque"]:
-            s.draw()
-        self._set("u_shadow_on", 0.0)
+        self._write(prog, "u_viewproj", vp.T)
+        self._set(prog, "u_viewport", (float(width), float(height)))
+        ctx.wireframe = bool(opts.wireframe)
+        self._draw_list(drawn["opaque"], eye)
+        if mirror:
+            self._set(prog, "u_mirror", 1.0 if has_reflection else 0.0)
+            self._draw_list(mirror, eye)
+            self._set(prog, "u_mirror", 0.0)
+        ctx.wireframe = False
+        if self.sky >= 0 and opts.skybox:
+            self._draw_sky(vp)
+        self._set(prog, "u_shadow_on", 0.0)
         ctx.enable(moderngl.BLEND)
-        for s in layers["decor"]:
-            s.draw()
+        self._draw_list(drawn["decor"], eye)
         ctx.depth_mask = False
-        for s in layers["transparent"]:
-            s.draw()
+        ctx.wireframe = bool(opts.wireframe)
+        self._draw_list(drawn["transparent"], eye)
+        ctx.wireframe = False
         ctx.depth_mask = True
+        ctx.disable(moderngl.BLEND)
 
-    def _set(self, name, value) -> None:
-        if name in self.prog:                       # the GLSL compiler may drop unused uniforms
-            self.prog[name].value = value
+    def _draw_list(self, items, eye) -> None:
+        prog = self.prog
+        for b, tex, shape in items:
+            if tex is not None:
+                t = self._texture(tex)
+                t.use(location=4 if isinstance(t, moderngl.TextureCube) else 3)
+            if shape == "plane" and self.options.haze and b.plane_half >= INFINITE_PLANE:
+                far = b.plane_half                   # an infinite plane fades at the horizon
+                self._set(prog, "u_haze_range", (0.45 * far, 0.95 * far))
+            b.draw()
+            if shape == "plane":
+                self._set(prog, "u_haze_range", (0.0, 0.0))
+
+    def _draw_sky(self, vp) -> None:
+        ctx = self.ctx
+        prog = self.sky_prog
+        self._texture(self.sky).use(location=6)
+        self._set(prog, "u_sky", 6)
+        self._write(prog, "u_inv_viewproj", np.linalg.inv(vp).T)
+        self._set(prog, "u_haze_color", tuple(self.haze_color))
+        self._set(prog, "u_haze", float(self.haze) if self.options.haze else 0.0)
+        ctx.depth_func = "<="
+        ctx.depth_mask = False
+        self.sky_vao.render(moderngl.TRIANGLES, vertices=3)
+        ctx.depth_mask = True
+        ctx.depth_func = "<"
+
+    def _draw_mirror(self, scene, opaque, vp, eye, width, height) -> bool:
+        """Draw the opaque geoms mirrored in the first reflective plane into the reflection
+        texture (half the target's resolution); False if the eye is behind the mirror."""
+        ctx, prog = self.ctx, self.prog
+        key = next(k for k, v in scene.instances.items() if len(k) > 1 and k[1] == "mirror")
+        plane = scene.instances[key][0]
+        p = plane[0:3].astype(float)
+        normal = plane[3:12].astype(float).reshape(3, 3)[:, 2]   # the plane's z axis (rows)
+        offset = -float(normal @ p)
+        if float(normal @ eye) + offset <= 0.0:
+            return False
+        reflect = np.eye(4)
+        reflect[:3, :3] -= 2.0 * np.outer(normal, normal)
+        reflect[:3, 3] = -2.0 * offset * normal
+        w, h = max(1, width // 2), max(1, height // 2)
+        if self.reflection is None or self.reflection[2] != (w, h):
+            if self.reflection is not None:
+                for obj in self.reflection[:2]:
+                    obj.release()
+                self.reflection[3].release()
+            color = ctx.texture((w, h), 4)
+            color.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            color.repeat_x = color.repeat_y = False
+            depth = ctx.depth_renderbuffer((w, h))
+            self.reflection = (color, ctx.framebuffer(color_attachments=[color],
+                                                      depth_attachment=depth), (w, h), depth)
+        color, rfbo = self.reflection[0], self.reflection[1]
+        rfbo.use()
+        ctx.viewport = (0, 0, w, h)
+        rfbo.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
+        ctx.enable(moderngl.DEPTH_TEST)
+        ctx.disable(moderngl.BLEND)
+        ctx.enable_direct(GL_CLIP_DISTANCE0)
+        ctx.front_face = "cw"                       # the reflection turns the winding over
+        self._write(prog, "u_viewproj", vp.T)
+        self._write(prog, "u_reflect", reflect.T)
+        self._set(prog, "u_clip_plane", (*normal, offset))
+        mirrored_eye = reflect[:3, :3] @ eye + reflect[:3, 3]
+        self._set(prog, "u_eye", tuple(mirrored_eye))
+        self._draw_list(opaque, mirrored_eye)
+        ctx.front_face = "ccw"
+        ctx.disable_direct(GL_CLIP_DISTANCE0)
+        self._write(prog, "u_reflect", np.eye(4))
+        self._set(prog, "u_clip_plane", (0.0, 0.0, 0.0, 1.0))
+        self._set(prog, "u_eye", tuple(eye))
+        color.use(location=5)
+        return True
 
     def release(self) -> None:
-        for s in self.layer_shapes.values():
-            s.release()
-        self.layer_shapes.clear()
-        self.shadow_fbo.release()
-        self.shadow_map.release()
-        self.shadow_prog.release()
-        self.prog.release()
-
+        for b in self.batches.values():
+            b.release()
+        self.batches.clear()
+        for g in self.geometries.values():
+            g.release()
+        self.geometries.clear()
+        for t in self.textures.values():
+            t.release()
+        self.textures.clear()
+        for tex, fbo in self.shadow_maps:
+            fbo.release()
+            tex.release()
+        self.shadow_maps = []
+        if self.reflection is not None:
+            self.reflection[1].release()
+            self.reflection[0].release()
+            self.reflection[3].release()
+            self.reflection = None
+        self.sky_vao.release()
+        for p in (self.sky_prog, self.shadow_prog, self.prog):
+            if p is not None:                      # (the geoms' program: made by the first frame)
+                p.release()
 

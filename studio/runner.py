@@ -15,7 +15,8 @@ The runner owns the (Model, Data) pair. Two ways to drive it:
   at the pre-step state): no extra forward per chunk.
 
 Per step, only when asked for (each forces one compiled call per step): the perturbation
-spring (``perturb``), a trajectory ``Recorder`` (``start_recording``; ``rec.record(d)`` after
+spring (``perturb``), control noise (``noise``, ControlNoise), a trajectory ``Recorder``
+(``start_recording``; ``rec.record(d)`` after
 each step, closed by ``stop_recording``) and the live inverse-dynamics check
 (``set_inverse_check``, studio.consistency).
 
@@ -49,7 +50,7 @@ SNAPSHOT_FIELDS = (
     "xipos ximat xanchor xaxis geom_xpos geom_xmat site_xpos site_xmat cam_xpos cam_xmat "
     "light_xpos light_xdir subtree_com ten_wrapadr ten_wrapnum ten_length ten_velocity wrap_obj "
     "wrap_xpos actuator_force actuator_length qfrc_actuator energy solver_niter "
-    "solver_residual cvel"
+    "solver_residual cvel sensordata"
 ).split()
 PUBLISH_MIN, PUBLISH_MAX = 1.0 / 120.0, 1.0 / 60.0   # simulated seconds per chunk (at speed 1)
 CONTACT_FIELDS = "dist pos frame geom1 geom2 dim friction efc_address".split()
@@ -108,6 +109,33 @@ class History:
         self.count -= back
 
 
+class ControlNoise:
+    """Noise added to the controls before every step, as simulate's: an Ornstein-Uhlenbeck
+    process per actuator, ``n <- a n + std sqrt(1 - a^2) N(0, 1)`` with ``a = exp(-h / rate)``
+    (stationary standard deviation ``std`` times the actuator's control range, correlation time
+    ``rate`` seconds). The controls hold the user's value plus the current noise."""
+
+    def __init__(self, std: float = 0.0, rate: float = 0.1, seed: int | None = None):
+        self.std, self.rate = std, rate
+        self.rng = np.random.default_rng(seed)
+        self.value = None                 # the noise now in d.ctrl
+
+    @property
+    def on(self) -> bool:
+        return self.std > 0.0 or (self.value is not None and np.any(self.value))
+
+    def apply(self, m, d) -> None:
+        if self.value is None or self.value.shape != d.ctrl.shape:
+            self.value = np.zeros_like(d.ctrl)
+        span = np.where(m.actuator_ctrllimited,
+                        np.diff(m.actuator_ctrlrange, axis=1)[:, 0] / 2, 1.0)
+        a = np.exp(-float(m.opt.timestep) / max(self.rate, 1e-6))
+        new = a * self.value + self.std * np.sqrt(1.0 - a * a) * self.rng.standard_normal(
+            self.value.shape) * span if self.std > 0 else np.zeros_like(self.value)
+        d.ctrl += new - self.value
+        self.value = new
+
+
 class Runner:
     """Real-time pacing of one (Model, Data) pair, synchronous or in a simulation thread."""
 
@@ -130,6 +158,7 @@ class Runner:
         self.warning_message = ""                     # divergence (cleared on resume and reset)
         self.error_message = ""                       # an exception in the simulation thread
         self.perturb = None                           # callable(m, d) run before every step
+        self.noise = ControlNoise()                   # control noise (off: std 0)
         self._perturb_requested = None                # the last value passed to set_perturb
         self.inverse_check = None                     # InverseCheck while the live check is on
         self.record_path = None                       # file of the open recorder, if known
@@ -158,12 +187,15 @@ class Runner:
         t0 = d.time
         # each read once: the UI thread may replace them (through the queue) between chunks
         perturb, check, recorder = self.perturb, self.inverse_check, self.recorder
-        if recorder is None and perturb is None and check is None:
+        noise = self.noise if self.noise.on else None
+        if recorder is None and perturb is None and check is None and noise is None:
             engine.step(m, d, n)
         else:
             for _ in range(n):
                 if perturb is not None:
                     perturb(m, d)
+                if noise is not None:
+                    noise.apply(m, d)
                 if check is not None:
                     check.before(m, d)
                 engine.step(m, d)
@@ -317,6 +349,10 @@ class Runner:
             self.history.push(d)
             self._debt = 0.0
         self.submit(apply)
+
+    def seek_to(self, back: int) -> None:
+        """Show the state ``back`` frames before the newest in the history; pauses."""
+        self.seek(self.history_back - int(back))
 
     def seek(self, delta: int) -> None:
         """Move ``delta`` frames through the history (negative: back in time); pauses."""

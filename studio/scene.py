@@ -1,10 +1,15 @@
 """The visual scene: flat instance lists built from a Model and a Data (or a runner Snapshot).
 
-``build(m, d, opts, ...)`` returns a ``Scene``: for every (unit shape, layer) a float32 array of
-instances (position, rotation rows, scale, rgba, checker cell), ready for one instanced draw call
-each. Layers: ``opaque`` and ``transparent`` geoms (both cast shadows when opaque), and ``decor``
-(sites, tendons, contacts, joint axes, centres of mass, inertia boxes, the perturbation spring;
-no shadows). No GPU code here: the renderer uploads what this module computes.
+``build(m, d, opts, ...)`` returns a ``Scene``: for every (unit shape, layer[, texture]) a
+float32 array of instances (position, rotation rows, scale, rgba, material, texture mapping),
+ready for one instanced draw call each. Layers: ``opaque`` and ``transparent`` geoms, ``mirror``
+(an opaque plane whose material reflects: the renderer draws the scene mirrored in it), and
+``decor`` (sites, tendons, contacts, joint axes, centres of mass, inertia boxes, coordinate
+frames, the perturbation spring; no shadows). Geoms keep their material's emission, specular,
+shininess and reflectance and its texture (``m.materials``; MuJoCo's defaults without one); a
+plane without a texture gets the studio's grid (``studio.textures.default_grid``) with squares
+sized to the model (``checker_cell``). No GPU code here: the renderer uploads what this module
+computes.
 """
 from __future__ import annotations
 
@@ -19,9 +24,17 @@ PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
 HIDDEN_GROUPS_FROM = 3                # like MuJoCo, geom groups 0-2 are visible by default
 DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)    # MuJoCo's default geom colour (a material's colour wins over it)
-FLOOR_TINT = (0.40, 0.45, 0.52)       # applied to a plane's material colour
 SELECT_RGBA = np.array([1.0, 0.85, 0.25])
-NFLOAT = 20                           # pos 3, rows 3x3, scale 3, rgba 4, checker 1
+# instance columns: pos 0:3, rotation rows 3:12, scale 12:15, rgba 15:19, material 19:23
+# (emission, specular, shininess, reflectance), texture mapping 23:27 (repeat u, v, uniform,
+# mode: 0 none, 1 a 2D texture, 2 a cube texture)
+NFLOAT = 27
+MATERIAL = slice(19, 23)
+TEXMAP = slice(23, 27)
+DEFAULT_MATERIAL = (0.0, 0.5, 0.5, 0.0)     # MuJoCo's material defaults
+DECOR_MATERIAL = (0.0, 0.3, 0.3, 0.0)
+GRID = "grid"                          # texture key of the studio's floor grid
+TEX_2D, TEX_CUBE = 1.0, 2.0
 
 # contact rows (engine.enums.ConstraintType)
 CONTACT_PYRAMIDAL = 6
@@ -42,25 +55,32 @@ class SceneOptions:
     perturbation: bool = True
     transparent: bool = False            # draw every geom half transparent
     shadows: bool = True
+    reflections: bool = True
+    skybox: bool = True
+    fog: bool = False
+    haze: bool = True
+    textures: bool = True
+    wireframe: bool = False
     groups: list = field(default_factory=lambda: [True, True, True, False, False, False])
 
 
 @dataclass
 class Scene:
-    instances: dict            # (shape key, layer) -> (n, NFLOAT) float32
+    instances: dict            # (shape key, layer) or (shape key, layer, texture) -> (n, NFLOAT)
     extent: float = 1.0
     center: np.ndarray = field(default_factory=lambda: np.zeros(3))   # of the bodies' geoms now
     radius: float = 1.0                                                 # (the shadows cover them)
 
 
-def instances(pos, mat, scale, rgba, checker=None) -> np.ndarray:
+def instances(pos, mat, scale, rgba, material=None, texmap=None) -> np.ndarray:
     n = pos.shape[0]
     out = np.empty((n, NFLOAT), dtype=np.float32)
     out[:, 0:3] = pos
     out[:, 3:12] = mat
     out[:, 12:15] = scale
     out[:, 15:19] = rgba
-    out[:, 19] = 0.0 if checker is None else checker
+    out[:, MATERIAL] = DECOR_MATERIAL if material is None else material
+    out[:, TEXMAP] = 0.0 if texmap is None else texmap
     return out
 
 
@@ -107,10 +127,36 @@ def geom_colors(m) -> np.ndarray:
         mat_rgba = np.array([mt.get("rgba", DEFAULT_RGBA) for mt in mats], float).reshape(-1, 4)
         use = (matid >= 0) & (matid < len(mat_rgba)) & np.all(np.isclose(rgba, DEFAULT_RGBA), axis=1)
         rgba[use] = mat_rgba[matid[use]]
-        # a material floor is usually a texture (not drawn): a muted checker tinted by it
-        floor = use & (np.asarray(m.geom_type).reshape(-1) == PLANE)
-        rgba[floor, :3] *= FLOOR_TINT
     return rgba
+
+
+def geom_materials(m) -> tuple[np.ndarray, np.ndarray, list]:
+    """Per geom: material (ngeom, 4) = emission, specular, shininess, reflectance; texture
+    mapping (ngeom, 4) = repeat u, v, uniform, mode; texture key (an index of m.textures,
+    GRID for a plane without one, or None)."""
+    n = int(m.ngeom)
+    material = np.tile(np.asarray(DEFAULT_MATERIAL, float), (n, 1))
+    texmap = np.zeros((n, 4))
+    texkey = [None] * n
+    mats = getattr(m, "materials", None) or []
+    tex_index = {t.get("name"): i for i, t in enumerate(getattr(m, "textures", None) or [])}
+    matid = np.asarray(m.geom_matid).reshape(-1)
+    gtype = np.asarray(m.geom_type).reshape(-1)
+    for g in range(n):
+        k = int(matid[g])
+        if 0 <= k < len(mats):
+            mt = mats[k]
+            material[g] = (mt["emission"], mt["specular"], mt["shininess"], mt["reflectance"])
+            t = tex_index.get(mt.get("texture") or None)
+            if t is not None:
+                cube = m.textures[t].get("type", "cube") != "2d"
+                texmap[g] = (*mt["texrepeat"], float(mt["texuniform"]),
+                             TEX_CUBE if cube else TEX_2D)
+                texkey[g] = t
+        if texkey[g] is None and gtype[g] == PLANE:
+            texkey[g] = GRID              # repeat set per frame from the model's size
+            texmap[g] = (1.0, 1.0, 1.0, TEX_2D)
+    return material, texmap, texkey
 
 
 def geom_bounds(m, d) -> tuple[np.ndarray, float]:
@@ -144,28 +190,33 @@ class _Lists:
     def __init__(self):
         self.parts = {}
 
-    def add(self, key, layer, arr):
+    def add(self, key, layer, arr=None):
+        """Instances ``arr`` under (shape ``key``, ``layer``), or under the tuple ``key``."""
+        if arr is None:
+            key, arr = key, layer
+        else:
+            key = (key, layer)
         if arr is not None and len(arr):
-            self.parts.setdefault((key, layer), []).append(arr)
+            self.parts.setdefault(key, []).append(arr)
 
     def done(self):
         return {k: np.concatenate(v) for k, v in self.parts.items()}
 
 
-def _plane_instances(pos, mat, size, rgba, cell):
-    """A plane's checker squares have side ``cell`` (at most half the plane's half-size)."""
+def _plane_scale(size, extent):
+    """A plane's drawn half-sizes: its own, or for an infinite one (size 0) far beyond the
+    model (MuJoCo draws it to the far plane and fades it into the haze)."""
     half = size[:, :2].copy()
-    half[half <= 0] = INFINITE_PLANE
-    sc = np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
-    return instances(pos, mat, sc, rgba, np.minimum(cell, 0.5 * half.max(axis=1)))
+    half[half <= 0] = max(INFINITE_PLANE, 40.0 * float(extent))
+    return np.concatenate([half, np.ones((half.shape[0], 1))], axis=1)
 
 
-# Geom type -> (unit shape key, instances from (pos, mat, size, rgba, checker cell) of the geoms
-# of that type). The one place where geom types are dispatched; types whose shape depends on
-# the geom's data (MESH, HFIELD: one GPU mesh per asset) are keyed by (kind, dataid) in _geoms.
+# Geom type -> (unit shape key, scale from (size, extent) of the geoms of that type). The one
+# place where geom types are dispatched; types whose shape depends on the geom's data (MESH,
+# HFIELD: one GPU mesh per asset) are keyed by (kind, dataid) in _geoms.
 def _by_size(columns):
-    """Instances of a unit shape scaled by these columns of geom_size."""
-    return lambda pos, mat, size, rgba, cell: instances(pos, mat, size[:, columns], rgba)
+    """A unit shape scaled by these columns of geom_size."""
+    return lambda size, extent: size[:, columns]
 
 
 GEOM_SHAPES = {
@@ -174,45 +225,87 @@ GEOM_SHAPES = {
     BOX: ("box", _by_size([0, 1, 2])),
     CYLINDER: ("cylinder", _by_size([0, 0, 1])),
     CAPSULE: ("capsule", _by_size([0, 0, 1])),
-    PLANE: ("plane", _plane_instances),
+    PLANE: ("plane", _plane_scale),
 }
 # geom type -> key kind of the per-asset GPU meshes (height fields: meshes after the mesh assets)
 DATA_SHAPES = {MESH: "mesh", HFIELD: "mesh"}
 
 
+class GeomStyle:
+    """What build() needs per geom that does not change between frames (cached on the model)."""
+
+    def __init__(self, m):
+        self.material, self.texmap, self.texkey = geom_materials(m)
+        self.gtype = np.asarray(m.geom_type).reshape(-1)
+        self.dataid = np.asarray(m.geom_dataid).reshape(-1)
+        self.group = np.clip(np.asarray(m.geom_group).reshape(-1), 0, 5)
+        keys = sorted({k for k in self.texkey if k is not None}, key=str)
+        self.textured = [(k, np.array([t == k for t in self.texkey])) for k in keys]
+        self.plain = np.array([t is None for t in self.texkey], bool)
+
+
+def geom_style(m) -> GeomStyle:
+    style = getattr(m, "_studio_style", None)
+    if style is None:
+        style = GeomStyle(m)
+        try:
+            object.__setattr__(m, "_studio_style", style)
+        except (AttributeError, TypeError):
+            pass
+    return style
+
+
 def _geoms(m, d, opts, colors, selected_body, out: _Lists, extent) -> None:
-    """Every visible geom, grouped by unit shape and layer: one boolean mask per group, no loop
-    over geoms (the loops below run over geom types and layers)."""
-    gtype = np.asarray(m.geom_type).reshape(-1)
+    """Every visible geom, grouped by unit shape, layer and texture: one boolean mask per
+    group, no loop over geoms (the loops below run over geom types, layers and textures)."""
+    st = geom_style(m)
+    gtype = st.gtype
     size = np.asarray(m.geom_size, float).reshape(-1, 3)
     rgba = colors.copy()
     pos = np.asarray(d.geom_xpos, float).reshape(-1, 3)
     mat = np.asarray(d.geom_xmat, float).reshape(-1, 9)
-    group = np.clip(np.asarray(m.geom_group).reshape(-1), 0, 5)
-    visible = (rgba[:, 3] > 0.0) & np.asarray(opts.groups, bool)[group]
+    visible = (rgba[:, 3] > 0.0) & np.asarray(opts.groups, bool)[st.group]
     if selected_body is not None and selected_body > 0:
         sel = np.asarray(m.geom_bodyid) == selected_body
         rgba[sel, :3] = 0.45 * rgba[sel, :3] + 0.55 * SELECT_RGBA
     if opts.transparent:
         rgba[gtype != PLANE, 3] *= 0.4
+    material = st.material
+    texmap = st.texmap.copy()
+    grid = gtype == PLANE
+    if np.any(grid):                              # the studio's grid: squares of checker_cell
+        for k, in_tex in st.textured:
+            if k == GRID:
+                texmap[in_tex, :2] = 1.0 / checker_cell(extent)
+    if not opts.textures:
+        texmap[:, 3] = 0.0
     opaque = rgba[:, 3] >= 0.999
-    for layer, in_layer in (("opaque", opaque), ("transparent", ~opaque)):
-        show = visible & in_layer
-        for t, (key, make) in GEOM_SHAPES.items():
-            s = show & (gtype == t)
-            if np.any(s):
-                out.add(key, layer, make(pos[s], mat[s], size[s], rgba[s], checker_cell(extent)))
-        for t, kind in DATA_SHAPES.items():
-            s = show & (gtype == t)
-            if not np.any(s):
+    mirror = opaque & (material[:, 3] > 0) & (gtype == PLANE) & bool(opts.reflections)
+    groups = [(None, st.plain)] + st.textured if opts.textures else [(None, np.ones_like(grid))]
+    for layer, in_layer in (("opaque", opaque & ~mirror), ("mirror", mirror),
+                            ("transparent", ~opaque)):
+        for tex, in_tex in groups:
+            show = visible & in_layer & in_tex
+            if not np.any(show):
                 continue
-            dataid = np.asarray(m.geom_dataid).reshape(-1)
-            for did in np.unique(dataid[s]):
-                if did >= 0:
-                    k = s & (dataid == did)
-                    shape = int(did) if t == MESH else hfield_shape_id(m, int(did))
-                    out.add((kind, shape), layer,
-                            instances(pos[k], mat[k], np.ones((int(k.sum()), 3)), rgba[k]))
+            suffix = () if tex is None else (tex,)
+            for t, (key, scale_of) in GEOM_SHAPES.items():
+                s = show & (gtype == t)
+                if np.any(s):
+                    out.add((key, layer, *suffix),
+                            instances(pos[s], mat[s], scale_of(size[s], extent), rgba[s],
+                                      material[s], texmap[s]))
+            for t, kind in DATA_SHAPES.items():
+                s = show & (gtype == t)
+                if not np.any(s):
+                    continue
+                for did in np.unique(st.dataid[s]):
+                    if did >= 0:
+                        k = s & (st.dataid == did)
+                        shape = int(did) if t == MESH else hfield_shape_id(m, int(did))
+                        out.add(((kind, shape), layer, *suffix),
+                                instances(pos[k], mat[k], np.ones((int(k.sum()), 3)), rgba[k],
+                                          material[k], texmap[k]))
 
 
 def _sites(m, d, out, extent):
@@ -437,12 +530,56 @@ def _inertia(m, d, out):
                                             np.tile([0.9, 0.9, 0.3, 0.35], (int(keep.sum()), 1))))
 
 
+AXIS_RGBA = ((0.9, 0.15, 0.15, 1.0), (0.15, 0.85, 0.15, 1.0), (0.2, 0.35, 1.0, 1.0))
+SPRING_RGBA = (1.0, 0.35, 0.75, 1.0)      # the perturbation spring: its own colour
+FRAME_SOURCES = {"body": ("xpos", "xmat"), "geom": ("geom_xpos", "geom_xmat"),
+                 "site": ("site_xpos", "site_xmat")}
+
+
+def _frames(m, d, kind, out, extent) -> None:
+    """Coordinate axes (x red, y green, z blue) of every body, geom or site, or of the world."""
+    if kind == "world":
+        pos, rot, length = np.zeros((1, 3)), np.eye(3).reshape(1, 9), 0.3 * extent
+    elif kind in FRAME_SOURCES:
+        p, r = FRAME_SOURCES[kind]
+        first = 1 if kind == "body" else 0
+        pos = np.asarray(getattr(d, p), float).reshape(-1, 3)[first:]
+        rot = np.asarray(getattr(d, r), float).reshape(-1, 9)[first:]
+        length = 0.08 * extent
+    else:
+        return
+    if not len(pos):
+        return
+    rot = rot.reshape(-1, 3, 3)
+    for axis, rgba in enumerate(AXIS_RGBA):
+        out.add("cylinder", "decor", segments(pos, pos + length * rot[:, :, axis],
+                                              0.05 * length, rgba))
+
+
+def spring(p0, p1, extent, turns=8, per_turn=10):
+    """A coil from p0 to p1 (the perturbation spring): short cylinders along a helix of radius
+    0.015 extent, and balls at both ends."""
+    p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
+    rot, half = frames_along(p0[None], p1[None])
+    axes = rot.reshape(3, 3)
+    n = turns * per_turn
+    t = np.linspace(0.0, 1.0, n + 1)
+    r = 0.015 * extent * np.minimum(1.0, 2.0 * half[0] / max(0.05 * extent, 1e-12))
+    ang = 2.0 * np.pi * turns * t
+    pts = p0 + np.outer(t, p1 - p0) + r * (np.outer(np.cos(ang), axes[:, 0])
+                                            + np.outer(np.sin(ang), axes[:, 1]))
+    coil = segments(pts[:-1], pts[1:], 0.0035 * extent, SPRING_RGBA)
+    return coil, spheres([p0, p1], 0.012 * extent, SPRING_RGBA)
+
+
 def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=None,
-          perturb_line=None, extent=None, force_scale=None, tendon_reference=None) -> Scene:
+          perturb_line=None, extent=None, force_scale=None, tendon_reference=None,
+          frames="none") -> Scene:
     """Instance lists for one frame of ``d`` (a Data or a runner Snapshot). ``force_scale``:
     metres of contact-force arrow per newton below the model's weight (default_force_scale
     when None; longer arrows grow logarithmically, see arrow_lengths). ``tendon_reference``:
-    the tendon force (N) drawn fully red (default: the model's weight)."""
+    the tendon force (N) drawn fully red (default: the model's weight). ``frames``: the
+    coordinate axes drawn ("none", "body", "geom", "site" or "world")."""
     opts = opts or SceneOptions()
     colors = geom_colors(m) if colors is None else colors
     extent = model_extent(m, d) if extent is None else extent
@@ -463,9 +600,10 @@ def build(m, d, opts: SceneOptions | None = None, colors=None, selected_body=Non
         _com(m, d, out, extent)
     if opts.inertia:
         _inertia(m, d, out)
+    _frames(m, d, frames, out, extent)
     if opts.perturbation and perturb_line is not None:
-        p0, p1 = perturb_line
-        out.add("cylinder", "decor", segments([p0], [p1], 0.005 * extent, (0.3, 0.9, 1.0, 1.0)))
-        out.add("sphere", "decor", spheres([p0, p1], 0.015 * extent, (0.3, 0.9, 1.0, 1.0)))
+        coil, ends = spring(*perturb_line, extent)
+        out.add("cylinder", "decor", coil)
+        out.add("sphere", "decor", ends)
     center, radius = geom_bounds(m, d)
     return Scene(out.done(), extent, center, max(radius, 0.1))

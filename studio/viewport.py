@@ -1,25 +1,27 @@
-"""The window's 3D viewport at a render scale: the scene drawn at a fraction of the window resolution.
+"""The window's 3D view: the scene drawn at a render scale into a rectangle of the window, with
+antialiasing that a software renderer can afford.
 
 With a software rasteriser (Mesa's llvmpipe) nearly all of a frame is spent filling pixels, so the
-scene is drawn into an offscreen framebuffer of ``scale`` times the window's width and height
-(0.5: a quarter of the pixels), then stretched over the whole window with the texture's bilinear
-filter (``shaders/blit.*``); the ImGui panels are drawn afterwards at full resolution. The camera
-keeps the window's aspect ratio, so a window pixel maps to the same scene ray at every scale
-(picking casts rays in window coordinates and does not depend on the scale).
+scene is drawn into an offscreen framebuffer of ``scale`` times the view's width and height,
+antialiased there by FXAA (``shaders/fxaa.*``: a few texture reads per pixel at the reduced
+size, which also removes the stair steps that the upscaling would enlarge), then stretched over
+the view's rectangle with the texture's bilinear filter (``shaders/blit.*``); the ImGui panels
+are drawn afterwards at full resolution. Multisampling is the other choice (the offscreen target
+multisampled and resolved); it multiplies a software rasteriser's cost per pixel, so it is off
+there by default. The camera keeps the view's aspect ratio, so a view pixel maps to the same
+scene ray at every scale (picking casts rays in view coordinates and does not depend on it).
 
 The "auto" scale is chosen once from the OpenGL renderer string rather than adapted from frame
 times: 0.5 when it names a software rasteriser (llvmpipe, softpipe, swrast), 1.0 otherwise.
 Frame times on a machine whose cores are shared with the simulation thread are too noisy for a
 controller that would not visibly pump the resolution up and down; a fixed choice is predictable.
-Multisampling is likewise off by default on software rasterisers (it multiplies their pixel
-cost) and 4x on hardware; it applies to the offscreen scene, never to the panels.
 """
 from __future__ import annotations
 
 import moderngl
 
 MIN_SCALE, MAX_SCALE = 0.25, 1.0
-SOFTWARE_SCALE = 0.5          # auto render scale with a software rasteriser
+SOFTWARE_SCALE = 0.5          # auto render scale with a software rasteriser (with FXAA)
 HARDWARE_MSAA = 4             # auto multisampling with a GPU
 SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")
 
@@ -57,29 +59,43 @@ def scaled_size(width: int, height: int, scale: float) -> tuple[int, int]:
 
 
 class SceneViewport:
-    """Offscreen targets for the scene at a render scale, and the upscaling draw into the window."""
+    """Offscreen targets for the scene at a render scale, antialiasing, and the draw into the
+    window's rectangle."""
 
     def __init__(self, ctx: moderngl.Context):
         from .renderer import load_shader
         self.ctx = ctx
-        self.prog = ctx.program(vertex_shader=load_shader("blit.vert"),
+        self.blit = ctx.program(vertex_shader=load_shader("blit.vert"),
                                 fragment_shader=load_shader("blit.frag"))
-        self.vao = ctx.vertex_array(self.prog, [])
+        self.fxaa = ctx.program(vertex_shader=load_shader("fxaa.vert"),
+                                fragment_shader=load_shader("fxaa.frag"))
+        self.blit_vao = ctx.vertex_array(self.blit, [])
+        self.fxaa_vao = ctx.vertex_array(self.fxaa, [])
         self._key = None              # (width, height, samples) of the targets below
         self._objects = []
         self.color = None             # single-sampled colour texture of the scene
         self.fbo = None               # draws into ``color`` (with depth unless multisampled)
         self.ms_fbo = None            # multisampled target resolved into ``fbo``
+        self.smooth = None            # FXAA's output texture and framebuffer
+        self.smooth_fbo = None
+        self._last = None             # (what the last frame drew, its final texture)
 
     def _targets(self, width: int, height: int, samples: int) -> None:
         if self._key == (width, height, samples):
             return
         self._release_targets()
         ctx = self.ctx
-        self.color = ctx.texture((width, height), 4)
-        self.color.filter = (moderngl.LINEAR, moderngl.LINEAR)
-        self.color.repeat_x = self.color.repeat_y = False
-        self._objects.append(self.color)
+
+        def texture():
+            t = ctx.texture((width, height), 4)
+            t.filter = (moderngl.LINEAR, moderngl.LINEAR)
+            t.repeat_x = t.repeat_y = False
+            self._objects.append(t)
+            return t
+        self.color = texture()
+        self.smooth = texture()
+        self.smooth_fbo = ctx.framebuffer(color_attachments=[self.smooth])
+        self._objects.append(self.smooth_fbo)
         if samples:
             rb = ctx.renderbuffer((width, height), 4, samples=samples)
             depth = ctx.depth_renderbuffer((width, height), samples=samples)
@@ -92,58 +108,67 @@ class SceneViewport:
             self._objects += [depth, self.fbo]
         self._key = (width, height, samples)
 
-    def draw(self, renderer, screen, width: int, height: int, d, scene=None, scale: float = 1.0,
-             msaa: int = 0, columns=None) -> None:
-        """Draw the scene over ``width`` x ``height`` pixels of ``screen`` at ``scale``.
-
-        ``columns``: (x0, x1), the window pixel columns to draw; the others are left as they are
-        (an opaque panel will cover them). The camera still spans the whole window."""
+    def draw(self, renderer, screen, rect, d, scene=None, scale: float = 1.0, msaa: int = 0,
+             fxaa: bool = False) -> None:
+        """Draw the scene into ``rect`` = (x, y, width, height) pixels of ``screen`` (y up) at
+        ``scale``, multisampled with ``msaa`` samples and/or smoothed by FXAA."""
         ctx = self.ctx
+        x, y, width, height = (int(v) for v in rect)
+        if width <= 0 or height <= 0:
+            return
         samples = min(max(int(msaa), 0), int(ctx.max_samples))
         samples = samples if samples > 1 else 0
         scale = min(max(float(scale), MIN_SCALE), MAX_SCALE)
-        x0, x1 = (0, width) if columns is None else (max(0, int(columns[0])),
-                                                       min(width, int(columns[1])))
-        if x1 <= x0:
-            return
-        clip = (x0, 0, x1 - x0, height) if (x0, x1) != (0, width) else None
-        if scale >= MAX_SCALE and not samples:
-            screen.scissor = clip
-            renderer.render(screen, width, height, d, scene=scene)
-            screen.scissor = None
-            return
         sw, sh = (width, height) if scale >= MAX_SCALE else scaled_size(width, height, scale)
         self._targets(sw, sh, samples)
-        target = self.ms_fbo if samples else self.fbo
-        if clip is not None:            # the columns in the target, widened for the bilinear filter
-            t0 = max(0, int(x0 * sw / width) - 1)
-            t1 = min(sw, -int(-x1 * sw // width) + 1)
-            target.scissor = (t0, 0, t1 - t0, sh)
-        renderer.render(target, sw, sh, d, scene=scene, view_size=(width, height))
-        target.scissor = None
-        if samples and (sw, sh) == (width, height) and clip is None:
-            ctx.copy_framebuffer(screen, self.ms_fbo)     # resolve straight into the window
-            return
-        if samples:
-            ctx.copy_framebuffer(self.fbo, self.ms_fbo)
+        full = (sw, sh) == (width, height)
+        # nothing moved since the last frame (paused, nobody dragging): reuse its picture
+        key = None if scene is None else (
+            (sw, sh, samples, bool(fxaa)) + renderer.frame_key(d, scene, (width, height)))
+        if key is not None and self._last is not None and self._last[0] == key:
+            source = self._last[1]
+        else:
+            target = self.ms_fbo if samples else self.fbo
+            renderer.render(target, sw, sh, d, scene=scene, view_size=(width, height))
+            if samples:
+                ctx.copy_framebuffer(self.fbo, self.ms_fbo)
+            ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
+            source = self.color
+            if fxaa and not full:                    # smooth at the reduced size, then upscale
+                self.smooth_fbo.use()
+                ctx.viewport = (0, 0, sw, sh)
+                self._pass(self.fxaa, self.fxaa_vao, source)
+                source = self.smooth
+            self._last = (key, source)
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
         screen.use()
-        ctx.viewport = (0, 0, width, height)
-        ctx.scissor = clip
-        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND)
-        self.color.use(location=0)
-        if "u_texture" in self.prog:
-            self.prog["u_texture"].value = 0
-        self.vao.render(moderngl.TRIANGLES, vertices=3)
+        ctx.viewport = (x, y, width, height)
+        ctx.scissor = (x, y, width, height)
+        if fxaa and full:
+            self._pass(self.fxaa, self.fxaa_vao, source, origin=(x, y))
+        else:
+            self._pass(self.blit, self.blit_vao, source)
         ctx.scissor = None
+
+    def _pass(self, prog, vao, texture, origin=(0, 0)) -> None:
+        texture.use(location=0)
+        if "u_origin" in prog:
+            prog["u_origin"].value = tuple(float(v) for v in origin)
+        if "u_texture" in prog:
+            prog["u_texture"].value = 0
+        if "u_texel" in prog:
+            prog["u_texel"].value = (1.0 / texture.width, 1.0 / texture.height)
+        vao.render(moderngl.TRIANGLES, vertices=3)
 
     def _release_targets(self) -> None:
         for obj in reversed(self._objects):
             obj.release()
         self._objects = []
-        self.color = self.fbo = self.ms_fbo = None
+        self.color = self.fbo = self.ms_fbo = self.smooth = self.smooth_fbo = None
         self._key = None
+        self._last = None
 
     def release(self) -> None:
         self._release_targets()
-        self.vao.release()
-        self.prog.release()
+        for obj in (self.blit_vao, self.fxaa_vao, self.blit, self.fxaa):
+            obj.release()

@@ -279,12 +279,6 @@ def test_plugin_not_implemented(tmp_path):
     check(e, path, 3, "plugin", None, ["not implemented"])
 
 
-def test_muscle_not_implemented(tmp_path):
-    e, path = load_error(tmp_path, TREE.format(
-        "  <actuator>\n    <muscle joint='j'/>\n  </actuator>"))
-    check(e, path, 10, "muscle", None, ["muscle actuators is not implemented"])
-
-
 def test_ball_joint_transmission_not_implemented(tmp_path):
     xml = BODY.format("<joint name='ball' type='ball'/><geom size='.1'/>")
     xml = xml.replace("</mujoco>", "<actuator>\n<motor joint='ball'/>\n</actuator>\n</mujoco>")
@@ -306,7 +300,7 @@ def test_newer_physics_attributes_not_implemented(tmp_path, element, attribute, 
 @pytest.mark.parametrize("actuator, attribute, words", [
     ("<position joint='j' kv='1' dampratio='1'/>", "dampratio", ["kv and dampratio"]),
     ("<general site='s' refsite='s'/>", "refsite", ["reference site", "not implemented"]),
-    ("<adhesion body='b' ctrlrange='0 1'/>", "body", ["body transmission", "not implemented"]),
+    ("<adhesion body='nobody' ctrlrange='0 1'/>", "body", ["nobody"]),
     ("<motor joint='j' armature='0.1'/>", "armature", ["not implemented"]),
     ("<motor joint='j' damping='1'/>", "damping", ["not implemented"]),
     ("<motor joint='j' delay='0.01' nsample='3'/>", "delay", ["not implemented"]),
@@ -334,17 +328,13 @@ def test_newer_visual_attributes_are_accepted(caplog):
         assert sum(a in w for w in m.warnings) == 1
 
 
-def test_fluid_ellipsoid_not_implemented(tmp_path):
-    e, path = load_error(tmp_path, BODY.format('<geom size=".1" fluidshape="ellipsoid"/>'))
-    check(e, path, 4, "geom", "fluidshape", ["not implemented"])
-
-
-def test_tendon_geom_wrapping_not_implemented(tmp_path):
+def test_tendon_wrapping_geom_checks(tmp_path):
+    """A wrapping geom must be a sphere or a cylinder, between two sites."""
     xml = """<mujoco>
   <worldbody>
     <body>
       <joint/>
-      <geom name="w" type="cylinder" size=".1 .1"/>
+      <geom name="w" type="{}" size=".1 .1 .1"/>
       <site name="s1" pos="0 .2 0"/>
       <site name="s2" pos="0 -.2 0"/>
     </body>
@@ -353,13 +343,15 @@ def test_tendon_geom_wrapping_not_implemented(tmp_path):
     <spatial>
       <site site="s1"/>
       <geom geom="w"/>
-      <site site="s2"/>
+      {}
     </spatial>
   </tendon>
 </mujoco>
 """
-    e, path = load_error(tmp_path, xml)
-    check(e, path, 13, "geom", "geom", ["tendon wrapping around geoms is not implemented"])
+    e, path = load_error(tmp_path, xml.format("box", '<site site="s2"/>'))
+    check(e, path, 13, "geom", "geom", ["sphere or a cylinder"])
+    e, path = load_error(tmp_path, xml.format("cylinder", '<pulley divisor="2"/><site site="s2"/>'))
+    check(e, path, 13, "geom", None, ["bracketed by sites"])
 
 
 def test_slider_crank_not_implemented(tmp_path):

@@ -156,14 +156,27 @@ def test_window_under_xvfb_renders_and_steps():
 
 
 KEYS_SCRIPT = r"""
-"$PYTHON" -m studio --paused --duration 60 --size 640x360 --msaa 0 &
+"$PYTHON" -m studio --paused --duration 120 --size 640x360 --msaa 0 &
 pid=$!
 wid=$(xdotool search --sync --name "studio - " | head -1)
-sleep 1
+# every step waits for what the window title says (time and state, updated twice a second)
+wait_title() {   # wait_title REGEX: until the title matches (or the studio has exited)
+  until xdotool getwindowname "$wid" 2>/dev/null | grep -Eq "$1"; do
+    kill -0 $pid 2>/dev/null || return 1
+    sleep 0.1
+  done
+}
+wait_title "paused [0-9]+ fps"
 xdotool mousemove --window "$wid" 320 180 mousedown 1 mousemove_relative 60 20 mouseup 1
-xdotool key space
-sleep 1.5
-xdotool key Escape
+until xdotool getwindowname "$wid" | grep -Eq "running"; do
+  xdotool key --window "$wid" space       # repeated until the window has seen it
+  sleep 0.5
+done
+wait_title "t=([1-9]|0[.][4-9])[0-9.]*s running"
+xdotool key --window "$wid" Escape        # (never quits)
+sleep 0.2
+kill -0 $pid || exit 3
+xdotool key --window "$wid" ctrl+q
 wait $pid
 """
 
@@ -171,14 +184,15 @@ wait $pid
 @pytest.mark.skipif(shutil.which("xdotool") is None, reason="xdotool is not installed")
 @needs_xvfb
 def test_window_keys_unpause_and_quit():
-    """Start paused; space starts the simulation, Esc quits long before --duration."""
+    """Start paused; space starts the simulation, Esc does not quit, Ctrl+Q quits long before
+    --duration (each step waits for the window title to show the state it expects)."""
     proc = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", "bash", "-c",
                            KEYS_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=900,
                           env=dict(os.environ, LP_NUM_THREADS="1", PYTHON=sys.executable))
     assert proc.returncode == 0, proc.stderr
     s = summary(proc)
     assert s["steps"] > 0 and s["sim_time"] > 0.3      # space un-paused
-    assert s["sim_time"] < 30                           # Esc quit long before --duration 60
+    assert s["sim_time"] < 60                           # Ctrl+Q quit long before --duration
 
 
 def test_model_error_names_the_file_without_traceback(tmp_path):

@@ -52,6 +52,7 @@ def _render(ctx, m, d, options=None, size=(480, 360), colors=None, **build):
     from studio.renderer import Renderer
     r = Renderer(ctx, m)
     r.frame_model(d)
+    r.wait_for_meshes()                   # the meshes' levels of detail: the same in every call
     if options is not None:
         r.options = options
     sc = scene.build(m, d, r.options, colors=r.colors if colors is None else colors,
@@ -196,7 +197,7 @@ def _viewport_image(ctx, r, d, size, scale, msaa):
     screen = ctx.framebuffer(color_attachments=[ctx.renderbuffer((w, h), 4)])
     vp = SceneViewport(ctx)
     try:
-        vp.draw(r, screen, w, h, d, scale=scale, msaa=msaa)
+        vp.draw(r, screen, (0, 0, w, h), d, scale=scale, msaa=msaa)
         raw = screen.read(components=3, alignment=1)
     finally:
         vp.release()
@@ -341,8 +342,9 @@ def test_checker_squares_follow_the_model_size():
         d = engine.make_data(m)
         engine.forward(m, d)
         extent = scene.model_extent(m, d)
-        plane = scene.build(m, d).instances[("plane", "opaque")]
-        assert plane[0, 19] == pytest.approx(scene.checker_cell(extent))
+        plane = scene.build(m, d).instances[("plane", "opaque", scene.GRID)]
+        # the grid texture holds 2 x 2 squares; uv = position / 2 * repeat: a square per cell
+        assert plane[0, 23] == plane[0, 24] == pytest.approx(1.0 / scene.checker_cell(extent))
         assert extent == pytest.approx(r * np.sqrt(3), rel=1e-6)
 
 
@@ -372,7 +374,7 @@ def test_shadows_follow_the_bodies(ctx):
     r.frame_model(d)                              # framed at the origin
     d.qpos[:3] = [40.0, -25.0, 0.5]
     engine.forward(m, d)
-    r.camera.target = d.xpos[1].copy()
+    r.camera.lookat = d.xpos[1].copy()
     images = []
     for shadows in (False, True):
         r.options = SceneOptions(shadows=shadows, contact_points=False)

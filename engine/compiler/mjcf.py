@@ -24,10 +24,12 @@ import os
 
 import numpy as np
 
-from ..enums import (BiasType, Cone, DisableBit, DynType, EqType, GainType, GeomType,
+from ..enums import (BiasType, Cone, DisableBit, DynType, EqType, GainType, GeomType, LightType,
                      Integrator, JointType, Solver, TrnType, WrapType)
 from ..types import Model, ModelError
 from . import inertia as I
+from .fluid import ellipsoid_fluid_coefs
+from . import sensors as sensor_specs
 from . import schema as S
 from .xmltree import Node, Source, expand_includes, parse_text
 
@@ -349,12 +351,12 @@ class _Compiler:
 
     # ------------------------------------------------------------------------------------------
     def run(self, data):
-        root = parse_text(data, self.file)
+        root = parse_text(data, self.file, self.warn)
         self.current = root
         if root.tag != "mujoco":
             raise root.error("root element must be <mujoco>")
         root.check_attrs(("model",))
-        expand_includes(root, self.source, self.model_dir)
+        expand_includes(root, self.source, self.model_dir, warn=self.warn)
         self.root = root
         self.model_name = root.text("model", "MuJoCo Model")
 
@@ -391,7 +393,25 @@ class _Compiler:
     # ------------------------------------------------------------------------------------------
     # <compiler>
     # ------------------------------------------------------------------------------------------
+    def read_lengthrange(self, n):
+        """<compiler><lengthrange>: how actuator length ranges are computed (MuJoCo's mjLROpt;
+        setconst.set_length_range)."""
+        n.check_attrs(tuple(self.lropt) + ("mode",))
+        if n.has("mode"):
+            self.lropt["mode"] = n.keyword("mode", {"none": "none", "muscle": "muscle",
+                                                    "muscleuser": "muscleuser", "all": "all"})
+        for a in ("useexisting", "uselimit"):
+            if n.has(a):
+                self.lropt[a] = n.bool(a)
+        for a in ("accel", "maxforce", "timeconst", "timestep", "inttotal", "interval",
+                  "tolrange"):
+            if n.has(a):
+                self.lropt[a] = n.float(a)
+
     def read_compiler(self, nodes):
+        self.lropt = {"mode": "muscle", "useexisting": True, "uselimit": False, "accel": 20.0,
+                      "maxforce": 0.0, "timeconst": 1.0, "timestep": 0.01, "inttotal": 10.0,
+                      "interval": 2.0, "tolrange": 0.05}
         c = {"autolimits": True, "boundmass": 0.0, "boundinertia": 0.0, "settotalmass": -1.0,
              "balanceinertia": False, "strippath": False, "coordinate": "local",
              "angle": "degree", "fitaabb": False, "eulerseq": "xyz", "meshdir": "",
@@ -403,11 +423,7 @@ class _Compiler:
             for child in n.children:
                 if child.tag != "lengthrange":
                     raise child.error(f"unknown element <{child.tag}> in <compiler>")
-                child.check_attrs(("mode", "useexisting", "uselimit", "accel", "maxforce",
-                                   "timeconst", "timestep", "inttotal", "interval",
-                                   "tolrange"))
-                self.warn("<lengthrange> settings are stored only; actuator length ranges "
-                          "are computed by a later stage", child)
+                self.read_lengthrange(child)
             for a in n.attrib:
                 kind = S.COMPILER.get(a)
                 if kind is None:
@@ -442,13 +458,15 @@ class _Compiler:
         o = {"timestep": 0.002, "gravity": [0.0, 0.0, -9.81], "wind": [0.0, 0.0, 0.0],
              "magnetic": [0.0, -0.5, 0.0], "density": 0.0, "viscosity": 0.0, "impratio": 1.0,
              "tolerance": 1e-8, "iterations": 100, "integrator": int(Integrator.SEMIIMPLICIT),
+             "noslip_iterations": 0, "noslip_tolerance": 1e-6,
              "solver": int(Solver.PGS), "cone": int(Cone.ELLIPTIC), "epsilon": 0.1,
              "kappa": 0.02, "rmin": 1e-8, "disableflags": 0, "enableflags": 0,
              "stabilization": 0}
         integ = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                  "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
                  "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
-                 "implicit": None, "implicitfast": None}
+                 "implicit": Integrator.IMPLICIT, "implicitfast": Integrator.IMPLICITFAST,
+                 "discrete": None}
         for n in nodes:
             self.current = n
             for a in n.attrib:
@@ -466,9 +484,7 @@ class _Compiler:
             if n.has("integrator"):
                 v = n.keyword("integrator", integ)
                 if v is None:
-                    self.warn(f"integrator=\"{n.text('integrator')}\" is not implemented; "
-                              "using the semi-implicit Euler integrator", n)
-                    v = Integrator.SEMIIMPLICIT
+                    raise self.unsupported(n, "MuJoCo 4's discrete integrator", "integrator")
                 o["integrator"] = int(v)
             if n.has("solver"):
                 v = n.keyword("solver", {"PGS": "PGS", "Newton": "Newton", "CG": "CG"})
@@ -480,25 +496,39 @@ class _Compiler:
                 o["cone"] = int(v)
             if n.has("stabilization"):
                 o["stabilization"] = _read(n, "stabilization", S.OPTION["stabilization"])
-            for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance", "noslip_tolerance"):
+            for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance"):
                 n.float(a)
             for a in ("ls_iterations", "ccd_iterations", "sdf_iterations", "sdf_initpoints"):
                 n.int(a)
-            if n.int("noslip_iterations", 0) > 0:
-                raise self.unsupported(n, "the noslip solver (noslip_iterations > 0)",
-                                       "noslip_iterations")
-            for a in ("o_margin", "o_solref", "o_solimp", "o_friction", "jacobian",
-                      "actuatorgroupdisable"):
+            self.read_noslip(n, o)
+            for a in ("o_margin", "o_solref", "o_solimp", "o_friction"):
                 if n.has(a):
                     _read(n, a, S.OPTION[a])
-                    self.warn(f"option '{a}' has no effect in this engine (MuJoCo applies it "
-                              "only with the 'override' flag, which is not supported)", n)
+                    self.warn(f"option '{a}' has no effect (MuJoCo applies it only with the "
+                              "'override' flag)", n)
+            if n.has("jacobian"):      # dense or sparse storage: the same numbers
+                _read(n, "jacobian", S.OPTION["jacobian"])
+            if n.has("actuatorgroupdisable") and \
+                    _read(n, "actuatorgroupdisable", S.OPTION["actuatorgroupdisable"]):
+                raise self.unsupported(n, "disabling actuator groups (actuatorgroupdisable)",
+                                       "actuatorgroupdisable")
             for child in n.children:
                 self.current = child
                 if child.tag != "flag":
                     raise child.error(f"unknown element <{child.tag}> in <option>")
                 self.read_flags(child, o)
         self.opt = o
+
+    def read_noslip(self, n, o):
+        """noslip_iterations (>= 0) and noslip_tolerance (>= 0) of <option>."""
+        if n.has("noslip_iterations"):
+            o["noslip_iterations"] = n.int("noslip_iterations")
+            if o["noslip_iterations"] < 0:
+                raise n.error("noslip_iterations must be >= 0", "noslip_iterations")
+        if n.has("noslip_tolerance"):
+            o["noslip_tolerance"] = n.float("noslip_tolerance")
+            if not o["noslip_tolerance"] >= 0:
+                raise n.error("noslip_tolerance must be >= 0", "noslip_tolerance")
 
     def read_flags(self, n, o):
         bits = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
@@ -507,8 +537,19 @@ class _Compiler:
                 "spring": DisableBit.SPRING, "damper": DisableBit.DAMPER,
                 "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
                 "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
-                "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
-        enable_kind = ("override", "energy", "fwdinv", "invdiscrete", "multiccd", "sleep")
+                "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP,
+                "sensor": DisableBit.SENSOR}
+        # flags without a counterpart: those that change the physics are refused, the others
+        # (diagnostics, performance, the choice among collision algorithms) are reported
+        physics = {"diagexact": True, "ipc": True, "speculative": True, "override": True,
+                   "sleep": True, "refsafe": False, "autoreset": False}
+        reported = {"fwdinv": (True, "the forward-inverse comparison is not computed"),
+                    "multiccd": (True, "convex collisions here already give up to 4 contacts "
+                                       "on flat faces"),
+                    "nativeccd": (False, "collisions use this engine's own GJK/EPA")}
+        quiet = {"energy": True,        # energy is always computed (engine.energy, d.energy)
+                 "invdiscrete": True,   # engine.inverse is the inverse of the discrete step
+                 "midphase": False, "island": False}     # performance only
         for a in n.attrib:
             if a not in S.FLAGS:
                 raise n.error(f"unknown attribute '{a}' in <flag>", a)
@@ -516,14 +557,15 @@ class _Compiler:
             if a in bits:
                 if not v:
                     o["disableflags"] |= int(bits[a])
-            elif a in ("diagexact", "ipc", "speculative"):
-                if v:
-                    raise self.unsupported(n, f"the '{a}' flag", a)
-            elif a in enable_kind:
-                if v:
-                    self.warn(f"flag '{a}' is not supported by this engine and is ignored", n)
-            elif not v:
-                self.warn(f"flag '{a}' is not supported by this engine and is ignored", n)
+            elif a in physics:
+                if v == physics[a]:
+                    raise self.unsupported(n, f"{a}=\"{n.text(a)}\"", a)
+            elif a in reported:
+                if v == reported[a][0]:
+                    self.warn(f"flag {a}=\"{n.text(a)}\" has no counterpart: "
+                              f"{reported[a][1]}", n)
+            elif a not in quiet:
+                raise AssertionError(a)     # every flag of the schema is classified above
 
     def read_size(self, nodes):
         self.size = {}
@@ -670,15 +712,13 @@ class _Compiler:
     # ------------------------------------------------------------------------------------------
     def read_assets(self, nodes):
         self.meshes, self.materials, self.textures, self.hfields = [], [], [], []
-        meshdir = self._dir(self.cc["meshdir"])
-        texdir = self._dir(self.cc["texturedir"])
         for n in nodes:
             n.check_attrs(())
             for child in n.children:
                 self.current = child
                 tag = child.tag
                 if tag == "mesh":
-                    self.read_mesh(child, meshdir)
+                    self.read_mesh(child)
                 elif tag == "material":
                     self.read_material(child)
                 elif tag == "texture":
@@ -688,15 +728,16 @@ class _Compiler:
                     t.pop("class", None)
                     for a in S.TEXTURE_FILES:
                         if a in t:
-                            t[a] = self._asset_path(t[a], texdir)
-                            if self.source.find(t[a], [texdir, self.model_dir]) is None:
+                            found = self.find_file(child, t[a], "texturedir", "texturedir")
+                            if found is None:
                                 raise child.error(f"texture file '{t[a]}' not found", a)
+                            t[a] = found[1]
                     if "name" not in t:
                         t["name"] = os.path.splitext(os.path.basename(child.text("file", "")))[0]
                     t["_node"] = child
                     self.textures.append(t)
                 elif tag == "hfield":
-                    self.read_hfield(child, meshdir)
+                    self.read_hfield(child)
                 elif tag == "skin":
                     self.warn("<skin> is a visual element that is not rendered; skipped", child)
                 elif tag == "model":
@@ -724,16 +765,28 @@ class _Compiler:
             return d
         return os.path.join(self.model_dir, d)
 
-    def _asset_path(self, name, directory):
-        if name is None:
-            return None
+    def find_file(self, node, name, check_dir, load_dir):
+        """(bytes, path) of the file an asset element names, or None, found as MuJoCo finds it
+        (xml_util.cc ResolveFilePath, then the asset's compilation): relative to the model
+        file's directory joined with the compiler's `load_dir` (meshdir, texturedir); if the
+        element comes from an included file and the name is not found relative to the model
+        file's directory joined with `check_dir` (MuJoCo's reader checks height fields against
+        assetdir but loads them from meshdir), relative to the included file's directory."""
         if self.cc["strippath"]:
             name = os.path.basename(name)
-        if os.path.isabs(name) or directory is None:
-            return name
-        return os.path.normpath(os.path.join(directory, name))
+        if os.path.isabs(name):
+            return self.source.find(name, [])
+        included = node.file != self.file and self.model_dir is not None
+        if included and not self._exists(os.path.join(self._dir(self.cc[check_dir]), name)):
+            name = os.path.normpath(os.path.join(os.path.dirname(node.file), name))
+            if os.path.isabs(name):
+                return self.source.find(name, [])
+        return self.source.find(name, [self._dir(self.cc[load_dir])])
 
-    def read_hfield(self, n, meshdir):
+    def _exists(self, path):
+        return os.path.isfile(path) or path in self.source.assets
+
+    def read_hfield(self, n):
         """A height field asset (MuJoCo's mjCHField): elevations from a PNG file, inline
         ``elevation`` (nrow x ncol, first row first) or zeros, then, as MuJoCo, rows reversed
         (the first image/inline row is the +y edge, data row 0 the -y edge) and the values
@@ -749,10 +802,10 @@ class _Compiler:
         if file is not None:
             if n.has("nrow") or n.has("ncol") or n.has("elevation"):
                 self.warn("hfield file given: nrow, ncol and elevation are ignored", n)
-            fname = os.path.basename(file) if self.cc["strippath"] else file
-            found = self.source.find(fname, [meshdir, self.model_dir])
+            # MuJoCo checks the asset directory and loads from the mesh directory
+            found = self.find_file(n, file, "assetdir", "meshdir")
             if found is None:
-                raise n.error(f"hfield file '{fname}' not found", "file")
+                raise n.error(f"hfield file '{file}' not found", "file")
             rows = _png_rows(found[0], found[1], n)
             nrow, ncol = rows.shape
         else:
@@ -789,7 +842,7 @@ class _Compiler:
             emission=sp["emission"], specular=sp["specular"], shininess=sp["shininess"],
             reflectance=sp["reflectance"]))
 
-    def read_mesh(self, n, meshdir):
+    def read_mesh(self, n):
         n.check_attrs(S.MESH_ASSET)
         for child in n.children:
             raise self.unsupported(child, "mesh plugins")
@@ -811,10 +864,9 @@ class _Compiler:
         if file is not None:
             if n.has("vertex"):
                 raise n.error("mesh given both by file and by vertex", "vertex")
-            fname = os.path.basename(file) if self.cc["strippath"] else file
-            found = self.source.find(fname, [meshdir, self.model_dir])
+            found = self.find_file(n, file, "meshdir", "meshdir")
             if found is None:
-                raise n.error(f"mesh file '{fname}' not found", "file")
+                raise n.error(f"mesh file '{file}' not found", "file")
             data, path = found
             try:
                 vert, face = meshmod.load_mesh(data, path)
@@ -1019,9 +1071,6 @@ class _Compiler:
         name = sp["name"] or ""
         if gtype == 8:
             raise self.unsupported(n, "signed distance field geoms (type=\"sdf\")", "type")
-        if sp["fluidshape"] == "ellipsoid":
-            raise self.unsupported(n, "fluid forces with fluidshape=\"ellipsoid\"",
-                                   "fluidshape")
         self.reject_set(n, sp, {"adhesion": "contact adhesion",
                                 "surfacevel": "surface velocity (conveyor contacts)"})
         self.ignore_visual(n, sp, ("castshadow",))
@@ -1126,7 +1175,9 @@ class _Compiler:
                     self.mesh_index[meshname] if mesh_for_geom is not None else -1),
                 hfield=hfield, hfieldid=(self.hfield_index[hfname] if hfield else -1),
                 aamm=aamm, frame=frame, epsilon=eps, kappa=kap, rmin=rmin, mass=0.0,
-                inertia=[0.0, 0.0, 0.0])
+                inertia=[0.0, 0.0, 0.0],
+                fluid=(ellipsoid_fluid_coefs(gtype, size, sp["fluidcoef"])
+                       if sp["fluidshape"] == "ellipsoid" else [0.0] * 12))
         body.geoms.append(g)
 
     def compile_geom_inertia(self, g, infer):
@@ -1204,7 +1255,37 @@ class _Compiler:
         if sp["fovy"] >= 180:
             raise n.error("fovy too large in camera", "fovy")
         body.cams.append(Obj(name=sp["name"] or "", node=n, body=body, mode=sp["mode"],
-                             target=sp["target"] or "", pos=pos, quat=quat, fovy=sp["fovy"]))
+                             target=sp["target"] or "", pos=pos, quat=quat,
+                             **self.camera_sensor(n, sp)))
+
+    def camera_sensor(self, n, sp):
+        """Image size, projection and intrinsics of a camera (mjCCamera::Compile): focal
+        lengths and principal point (length units) from pixels and the sensor size, in single
+        precision as MuJoCo stores them; a sensor size sets fovy."""
+        f32 = np.float32
+        res = [int(v) for v in sp["resolution"]]
+        size = [f32(v) for v in sp["sensorsize"]]
+        fovy = sp["fovy"]
+        given = [sp[a] for a in ("focal", "focalpixel", "principal", "principalpixel")]
+        if any(v for pair in given for v in pair) and not (size[0] > 0 and size[1] > 0):
+            raise n.error("focal/principal require sensorsize in camera", "sensorsize")
+        if size[0] > 0 and size[1] > 0:
+            if res[0] <= 0 or res[1] <= 0:
+                raise n.error("sensorsize requires positive resolution in camera",
+                              "resolution")
+            density = [f32(res[k]) / size[k] for k in range(2)]
+            # pixel values override length values
+            intrinsic = [f32(pix[k]) / density[k] if pix[k] else f32(length[k])
+                         for pix, length in ((sp["focalpixel"], sp["focal"]),
+                                             (sp["principalpixel"], sp["principal"]))
+                         for k in range(2)]
+            fovy = float(np.arctan2(size[1] / f32(2), intrinsic[1])) * 360.0 / math.pi
+        else:
+            znear = f32(float(self.visual.get("map", {}).get("znear", 0.01)))
+            intrinsic = [znear, znear, 0.0, 0.0]
+        projection = sp["projection"] == "orthographic" or sp["orthographic"]
+        return dict(resolution=res, sensorsize=[float(v) for v in size], fovy=fovy,
+                    intrinsic=[float(v) for v in intrinsic], projection=int(projection))
 
     def read_light(self, n, body, childclass, frame):
         cls = self.defclass(n, childclass)
@@ -1224,6 +1305,7 @@ class _Compiler:
         body.lights.append(Obj(name=sp["name"] or "", node=n, body=body, mode=sp["mode"],
                                target=sp["target"] or "", pos=pos, dir=ldir,
                                directional=bool(directional), castshadow=bool(sp["castshadow"]),
+                               type="directional" if directional else sp["type"],
                                active=bool(sp["active"]), attenuation=list(sp["attenuation"]),
                                cutoff=sp["cutoff"], exponent=sp["exponent"],
                                ambient=list(sp["ambient"]), diffuse=list(sp["diffuse"]),
@@ -1754,7 +1836,6 @@ class _Compiler:
                     if i == 0 or i == len(path) - 1 or path[i - 1][0] != WrapType.SITE or \
                             path[i + 1][0] != WrapType.SITE:
                         raise w.error("wrapping geom not bracketed by sites")
-                    raise self.unsupported(w, "tendon wrapping around geoms", "geom")
         rng = list(sp["range"])
         limited = sp["limited"]
         if limited == 2 and not self.cc["autolimits"] and not (rng[0] == 0 and rng[1] == 0):
@@ -1924,8 +2005,7 @@ class _Compiler:
             a["dynprm"], a["biasprm"], a["gainprm"] = dp, bp, gp
             a["dyntype"], a["gaintype"], a["biastype"] = 2, 0, 1
         elif tag == "muscle":
-            a["muscle"] = n
-            a["dyntype"], a["gaintype"], a["biastype"] = 4, 2, 2
+            self._set_to_muscle(a, n)
         elif tag == "adhesion":
             gain = n.float("gain", a["gainprm"][0])
             if n.has("ctrlrange"):
@@ -1937,6 +2017,36 @@ class _Compiler:
                 raise n.error("adhesion gain cannot be negative", "gain")
             if a["ctrlrange"][0] < 0 or a["ctrlrange"][1] < 0:
                 raise n.error("adhesion control range cannot be negative", "ctrlrange")
+
+    @staticmethod
+    def _set_to_muscle(a, n):
+        """The <muscle> shortcut (MuJoCo's mjs_setToMuscle): dynprm = (timeconst[2], tausmooth),
+        gainprm = biasprm = (range[2], force, scale, lmin, lmax, vmax, fpmax, fvmax); parameters
+        still at <general>'s defaults take the muscle's defaults first, then the element's
+        attributes apply (a force of -1 given explicitly restores the scaling by acc0)."""
+        dp, gp = list(a["dynprm"]), list(a["gainprm"])
+        for k, general, muscle in ((0, 1.0, 0.01), (1, 0.0, 0.04)):
+            if dp[k] == general:
+                dp[k] = muscle
+        for k, general, muscle in ((0, 1.0, 0.75), (1, 0.0, 1.05), (2, 0.0, -1.0),
+                                   (3, 0.0, 200.0), (4, 0.0, 0.5), (5, 0.0, 1.6), (6, 0.0, 1.5),
+                                   (7, 0.0, 1.3), (8, 0.0, 1.2)):
+            if gp[k] == general:
+                gp[k] = muscle
+        tausmooth = n.float("tausmooth", dp[2])
+        if tausmooth < 0:
+            raise n.error("muscle tausmooth cannot be negative", "tausmooth")
+        dp[2] = tausmooth
+        if n.has("timeconst"):
+            dp[0:2] = n.floats("timeconst", 2)
+        if n.has("range"):
+            gp[0:2] = n.floats("range", 2)
+        for k, attr in enumerate(("force", "scale", "lmin", "lmax", "vmax", "fpmax", "fvmax")):
+            if n.has(attr):
+                gp[2 + k] = n.float(attr)
+        a["dynprm"], a["gainprm"] = dp, gp
+        a["biasprm"] = gp[:9] + list(a["biasprm"][9:])
+        a["dyntype"], a["gaintype"], a["biastype"] = 4, 2, 2
 
     def read_actuators(self, nodes):
         self.actuators = []
@@ -1956,11 +2066,18 @@ class _Compiler:
     def read_actuator(self, n):
         cls = self.defclass(n, None)
         a = dict(cls.act[n.tag])
-        a["muscle"] = False
         self._apply_actuator(a, n, is_default=False)
         name = n.text("name", "")
-        if a["muscle"] or a["dyntype"] == 4 or a["gaintype"] == 2 or a["biastype"] == 2:
-            raise self.unsupported(n, "muscle actuators", None)
+        for prm, kind in ((a["gainprm"], a["gaintype"]), (a["biasprm"], a["biastype"])):
+            if kind != 2:       # muscle gain or bias
+                continue
+            if prm[0] >= prm[1]:
+                raise n.error("range[0] < range[1] required in muscle", "range")
+            if prm[4] >= 1 or prm[5] <= 1:
+                raise n.error("lmin < 1 < lmax required in muscle",
+                              "lmin" if prm[4] >= 1 else "lmax")
+            if prm[3] <= 0 or prm[6] <= 0 or prm[7] <= 0 or prm[8] <= 0:
+                raise n.error("positive scale, vmax, fpmax and fvmax required in muscle")
         # MuJoCo 4 actuator features without a counterpart here (the history buffer size
         # nsample and its interpolation only matter together with a delay)
         default = S.actuator_default()
@@ -2006,8 +2123,8 @@ class _Compiler:
                 raise self.unsupported(n, "site transmission with a reference site (refsite)",
                                        "refsite")
         else:
-            self.lookup_body(n, tname, t)
-            raise self.unsupported(n, "body transmission (adhesion to contacts)", t)
+            trntype = TrnType.BODY
+            trnid[0] = self.lookup_body(n, tname, t)
         # inheritrange
         if a["gaintype"] == 0 and a["biastype"] == 1 and a["gainprm"][0] == -a["biasprm"][1] \
                 and a["inheritrange"] > 0:
@@ -2061,82 +2178,15 @@ class _Compiler:
             actearly=bool(a["actearly"]), dynprm=list(a["dynprm"]), gainprm=list(a["gainprm"]),
             biasprm=list(a["biasprm"]), ctrlrange=list(a["ctrlrange"]),
             forcerange=list(a["forcerange"]), actrange=list(a["actrange"]),
-            gear=list(a["gear"]), cranklength=a["cranklength"]))
+            lengthrange=list(a["lengthrange"]), gear=list(a["gear"]),
+            cranklength=a["cranklength"]))
 
     # ------------------------------------------------------------------------------------------
     # <sensor>
     # ------------------------------------------------------------------------------------------
     def read_sensors(self, nodes):
-        self.sensors = []
-        objtypes = {k: k for k in ("body", "xbody", "geom", "site", "camera")}
-        for n in nodes:
-            n.check_attrs(())
-            for child in n.children:
-                self.current = child
-                tag = child.tag
-                if tag == "plugin":
-                    raise self.unsupported(child, "sensor plugins")
-                if tag not in S.SENSORS:
-                    raise child.error(f"unknown element <{tag}> in <sensor>")
-                attr, otype, dim = S.SENSORS[tag]
-                allowed = set(S.SENSOR_COMMON) | set(S.SENSOR_EXTRA.get(tag, ()))
-                if attr:
-                    allowed.add(attr)
-                child.check_attrs(allowed)
-                noise = child.float("noise", 0.0)
-                cutoff = child.float("cutoff", 0.0)
-                if noise < 0:
-                    raise child.error("negative noise in sensor", "noise")
-                if cutoff < 0:
-                    raise child.error("negative cutoff in sensor", "cutoff")
-                objname = refname = None
-                objid = -1
-                if attr:
-                    if not child.has(attr):
-                        raise child.error(f"missing attribute '{attr}'", attr)
-                    objname = child.text(attr)
-                    objid = self.lookup_named(child, otype, objname, attr)
-                elif tag.startswith("frame") or tag == "user" and child.has("objtype"):
-                    otype = child.keyword("objtype", {k: k for k in objtypes} |
-                                          ({"joint": "joint", "tendon": "tendon",
-                                            "actuator": "actuator"} if tag == "user" else {}))
-                    if otype is None:
-                        raise child.error("missing attribute 'objtype'", "objtype")
-                    objname = child.text("objname")
-                    if objname is None:
-                        raise child.error("missing attribute 'objname'", "objname")
-                    objid = self.lookup_named(child, otype, objname, "objname")
-                    if child.has("reftype") or child.has("refname"):
-                        rtype = child.keyword("reftype", objtypes)
-                        refname = child.text("refname")
-                        if rtype is None or refname is None:
-                            raise child.error("reftype and refname must be given together",
-                                              "reftype" if rtype is None else "refname")
-                        self.lookup_named(child, rtype, refname, "refname")
-                elif tag in ("distance", "normal", "fromto", "contact"):
-                    for a in ("geom1", "geom2", "body1", "body2", "subtree1", "subtree2",
-                              "site"):
-                        if child.has(a):
-                            kind = {"geom": "geom", "body": "body", "subt": "body",
-                                    "site": "site"}[a[:4]]
-                            oid = self.lookup_named(child, kind, child.text(a), a)
-                            if objname is None:
-                                objname, otype, objid = child.text(a), kind, oid
-                            elif refname is None:
-                                refname = child.text(a)
-                if tag == "user":
-                    dim = child.int("dim", 1)
-                elif tag == "contact":
-                    dim = None
-                elif tag == "tactile":
-                    dim = None
-                if tag == "camprojection":
-                    self.lookup_named(child, "camera", child.text("camera"), "camera")
-                self.sensors.append({"type": tag, "name": child.text("name", ""),
-                                     "objtype": otype, "objname": objname, "objid": objid,
-                                     "refname": refname, "noise": noise, "cutoff": cutoff,
-                                     "dim": dim, "line": child.line})
-        self.check_names([Obj(name=s["name"], node=c) for s, c in
+        self.sensors = sensor_specs.read_sensors(self, nodes)
+        self.check_names([Obj(name=sp.pop("node").text("name", ""), node=n) for sp, n in
                           zip(self.sensors, [ch for n in nodes for ch in n.children])],
                          "sensor")
 
@@ -2188,12 +2238,12 @@ class _Compiler:
 
         o = self.opt
         for k in ("timestep", "density", "viscosity", "tolerance", "epsilon", "kappa", "rmin",
-                  "impratio"):
+                  "impratio", "noslip_tolerance"):
             arr("opt_" + k, 1)[0] = o[k]
         for k in ("gravity", "wind", "magnetic"):
             arr("opt_" + k, 3)[:] = o[k]
         for k in ("integrator", "solver", "cone", "stabilization", "iterations",
-                  "disableflags", "enableflags"):
+                  "noslip_iterations", "disableflags", "enableflags"):
             arr("opt_" + k, 1, int)[0] = o[k]
 
         # bodies
@@ -2305,7 +2355,8 @@ class _Compiler:
         gi = {k: arr("geom_" + k, ngeom, int) for k in ("type", "contype", "conaffinity",
                                                         "condim", "bodyid", "dataid", "matid",
                                                         "group", "priority", "sameframe")}
-        for k, w in (("size", 3), ("pos", 3), ("quat", 4), ("friction", 3), ("rgba", 4)):
+        for k, w in (("size", 3), ("pos", 3), ("quat", 4), ("friction", 3), ("rgba", 4),
+                     ("fluid", 12)):
             arr("geom_" + k, (ngeom, w))
         for k in ("rbound", "margin", "gap", "epsilon", "kappa", "rmin"):
             arr("geom_" + k, ngeom)
@@ -2325,6 +2376,7 @@ class _Compiler:
             A["geom_quat"][k] = g.quat
             A["geom_friction"][k] = g.friction
             A["geom_rgba"][k] = g.rgba
+            A["geom_fluid"][k] = g.fluid
             A["geom_sameframe"][k] = I.same_frame(g.pos, g.quat, g.body.ipos, g.body.iquat)
             A["geom_margin"][k] = g.margin
             A["geom_gap"][k] = g.gap
@@ -2364,6 +2416,13 @@ class _Compiler:
             A["cam_pos"][c.id] = c.pos
             A["cam_quat"][c.id] = c.quat
             A["cam_fovy"][c.id] = c.fovy
+        arr("cam_projection", ncam, int)
+        arr("cam_resolution", (ncam, 2), int)
+        for k, w in (("sensorsize", 2), ("intrinsic", 4)):
+            arr("cam_" + k, (ncam, w))
+        for c in cams:
+            for k in ("projection", "resolution", "sensorsize", "intrinsic"):
+                A["cam_" + k][c.id] = getattr(c, k)
 
         # lights
         nlight = len(lights)
@@ -2474,7 +2533,7 @@ class _Compiler:
             actadr += a.actnum
             A["actuator_trnid"][i] = a.trnid
             for f in ("dynprm", "gainprm", "biasprm", "ctrlrange", "forcerange", "actrange",
-                      "gear", "cranklength"):
+                      "lengthrange", "gear", "cranklength"):
                 A["actuator_" + f][i] = getattr(a, f)
 
         # equality
@@ -2579,7 +2638,12 @@ class _Compiler:
                      nsite=nsite, ncam=ncam, nlight=nlight, nmesh=nmesh, nmeshvert=nmeshvert,
                      nmeshface=nmeshface, nhfield=nhfield,
                      nhfielddata=nhfielddata, ntendon=ntendon, nwrap=nwrap, neq=neq, nkey=nkey,
-                     npair=npair, nexclude=nexclude, nM=nM, nmocap=nmocap)
+                     npair=npair, nexclude=nexclude, nM=nM, nmocap=nmocap,
+                     nmat=len(self.materials))
+        A["mat_rgba"] = np.array([m.rgba for m in self.materials], dtype=float).reshape(-1, 4)
+        sensor_arrays, sensor_sizes = sensor_specs.sensor_arrays(self.sensors)
+        A.update(sensor_arrays)
+        sizes.update(sensor_sizes)
         names = {"body": [b.name for b in bodies], "joint": [j.name for j in joints],
                  "geom": [g.name for g in geoms], "site": [s.name for s in sites],
                  "camera": [c.name for c in cams], "light": [lt.name for lt in lights],
@@ -2598,6 +2662,8 @@ class _Compiler:
         return Model(sizes, A, names, path=path, materials=materials, textures=textures,
                      sensors=self.sensors, visual=self.visual,
                      statistic=self.statistic, warnings=list(self.warnings),
+                     light_type=np.array([int(LightType[lt.type.upper()]) for lt in lights], int),
                      size=dict(self.size), model_name=self.model_name,
                      springdamper={j.id: tuple(j.springdamper) for j in joints
-                                   if j.springdamper})
+                                   if j.springdamper},
+                     lengthrange_options=dict(self.lropt))

@@ -190,7 +190,7 @@ def actuator_default():
             "actdim": -1, "dyntype": 0, "gaintype": 0, "biastype": 0,
             "dynprm": [1.0] + [0.0] * 9, "gainprm": [1.0] + [0.0] * 9, "biasprm": [0.0] * 10,
             "actearly": False, "inheritrange": 0.0, "shortcut": "general",
-            "muscle": False, "armature": 0.0, "damping": [0.0, 0.0, 0.0], "delay": 0.0,
+            "armature": 0.0, "damping": [0.0, 0.0, 0.0], "delay": 0.0,
             "nsample": 0, "interp": "zoh", "ffrange": [0.0, 0.0], "velrange": [0.0, 0.0],
             "input": None}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from xml.parsers import expat
 
 from ..types import ModelError
@@ -115,8 +116,34 @@ def _int(tok):
 # ----------------------------------------------------------------------------------------------
 # parsing
 # ----------------------------------------------------------------------------------------------
-def parse_text(text, file):
-    """Parse XML text into a Node tree; malformed XML raises ModelError with the parser's line."""
+def parse_text(text, file, warn=None):
+    """Parse XML text into a Node tree; malformed XML raises ModelError with the parser's line.
+
+    Attributes written without whitespace between them (``name="a"type="box"``) are not
+    well-formed XML, but MuJoCo's parser (tinyxml2) reads them, and published models have them:
+    such text is read again with the missing spaces inserted, and ``warn(message)`` is told."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    try:
+        return _parse(data, file)
+    except ModelError as error:
+        fixed = _ADJACENT_ATTRIBUTES.sub(rb"\1 ", data)
+        if fixed == data:
+            raise
+        try:
+            root = _parse(fixed, file)
+        except ModelError:
+            raise error from None
+        if warn is not None:
+            warn(f"{file}, line {error.line}: attributes not separated by whitespace (not "
+                 "well-formed XML); read as MuJoCo reads them")
+        return root
+
+
+# a quoted attribute value directly followed by the next attribute's name
+_ADJACENT_ATTRIBUTES = re.compile(rb"""(=\s*(?:"[^"<]*"|'[^'<]*'))(?=[A-Za-z_:])""")
+
+
+def _parse(data, file):
     parser = expat.ParserCreate()
     root = []
     stack = []
@@ -137,10 +164,7 @@ def parse_text(text, file):
     parser.EndElementHandler = end
     parser.ordered_attributes = False
     try:
-        if isinstance(text, bytes):
-            parser.Parse(text, True)
-        else:
-            parser.Parse(text.encode("utf-8"), True)
+        parser.Parse(data, True)
     except expat.ExpatError as e:
         raise ModelError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
                          file=file, line=e.lineno) from None
@@ -160,6 +184,8 @@ class Source:
         """Return (bytes, resolved name) or None. Assets are looked up by exact and base name."""
         if name in self.assets:
             return _as_bytes(self.assets[name]), name
+        if os.path.isabs(name):
+            directories = [""]
         for d in directories:
             if d is None:
                 continue
@@ -179,8 +205,12 @@ def _as_bytes(v):
     return v.encode("utf-8") if isinstance(v, str) else bytes(v)
 
 
-def expand_includes(node, source, directory, seen=()):
-    """Replace every <include file=...> below `node` by the children of the included <mujoco>."""
+def expand_includes(node, source, directory, seen=(), warn=None):
+    """Replace every <include file=...> below `node` by the children of the included file's root.
+
+    As MuJoCo (xml.cc, IncludeXML): the file is looked up relative to the model file's directory
+    first, then relative to the directory of the file that includes it; its root element may be
+    <mujoco> or <mujocoinclude> (MuJoCo does not look at its name) and must have children."""
     new_children = []
     for child in node.children:
         if child.tag == "include":
@@ -188,22 +218,25 @@ def expand_includes(node, source, directory, seen=()):
             name = child.text("file")
             if not name:
                 raise child.error("missing attribute 'file'", "file")
-            found = source.find(name, [directory, source.model_dir])
+            if child.children:
+                raise child.error("<include> cannot have children")
+            found = source.find(name, [source.model_dir, directory])
             if found is None:
                 raise child.error(f"included file '{name}' not found", "file")
             data, path = found
             if path in seen:
                 raise child.error(f"recursive include of '{name}'", "file")
-            sub = parse_text(data, path)
-            if sub.tag != "mujoco":
-                raise sub.error("included file must have <mujoco> as its root element")
+            sub = parse_text(data, path, warn)
+            if not sub.children:
+                raise child.error(f"included file '{name}' is empty (its root element "
+                                  f"<{sub.tag}> has no children)", "file")
             subdir = os.path.dirname(path) if os.path.isabs(path) or os.path.exists(path) \
                 else directory
-            expand_includes(sub, source, subdir, seen + (path,))
+            expand_includes(sub, source, subdir, seen + (path,), warn)
             for c in sub.children:
                 c.parent = node
                 new_children.append(c)
         else:
-            expand_includes(child, source, directory, seen)
+            expand_includes(child, source, directory, seen, warn)
             new_children.append(child)
     node.children = new_children

@@ -6,6 +6,18 @@ by the simulation thread between steps). Panels never step physics.
 """
 from __future__ import annotations
 
+from imgui_bundle import implot
+
+# plots in the side panel: no mouse input (their axes follow the data every frame), so that the
+# mouse wheel over a plot scrolls the panel instead of zooming the plot
+PANEL_PLOT = implot.Flags_.no_inputs
+
+
+def label(m, kind: str, i: int) -> str:
+    """The name of object ``i`` of a kind (body, joint, geom, ...), or "kind i" if unnamed."""
+    names = m.names.get(kind, [])
+    return names[i] if 0 <= i < len(names) and names[i] else f"{kind} {i}"
+
 
 def track(app, name: str) -> None:
     """Keep where the last widget was drawn, ``app.widgets[name] = (x0, y0, x1, y1)`` in window
@@ -29,9 +41,10 @@ def header(app, label: str, default_open: bool = False) -> bool:
     return imgui.collapsing_header(label, imgui.TreeNodeFlags_.default_open if default_open else 0)
 
 
-def checkbox_grid(items) -> list:
+def checkbox_grid(items, disabled=(), tooltips=None) -> list:
     """Checkboxes ``(label, value)`` in as many equal columns as the widest label lets fit in
-    the panel's width; returns ``[(index, new value)]`` of those clicked."""
+    the panel's width; returns ``[(index, new value)]`` of those clicked. The indices in
+    ``disabled`` are drawn greyed (not clickable), ``tooltips[i]`` shown on hover."""
     from imgui_bundle import imgui
     style = imgui.get_style()
     widest = max(imgui.calc_text_size(label.split("##")[0]).x for label, _ in items) \
@@ -43,7 +56,11 @@ def checkbox_grid(items) -> list:
     for i, (label, value) in enumerate(items):
         if i % ncol:
             imgui.same_line(x0 + (i % ncol) * avail / ncol)
+        imgui.begin_disabled(i in disabled)
         changed, value = imgui.checkbox(label, value)
+        imgui.end_disabled()
+        if tooltips and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+            imgui.set_tooltip(tooltips[i])
         if changed:
             clicked.append((i, value))
     return clicked

@@ -132,6 +132,9 @@ def _plot(label, t, ref, got, height):
     drawn = tuple(np.ascontiguousarray(a[ok], dtype=float) for a in (t, ref, got))
     if implot.begin_plot(label, imgui.ImVec2(-1, height)):
         implot.setup_axes("time (s)", "")
+        # the legend beside the plot (below it), not over the data
+        implot.setup_legend(implot.Location_.south, implot.LegendFlags_.outside
+                            | implot.LegendFlags_.horizontal)
         if drawn[0].size:
             implot.plot_line("recorded / forward", drawn[0], drawn[1])
             implot.plot_line("recovered / inverse", drawn[0], drawn[2])
@@ -155,6 +158,13 @@ def _badness(s) -> float:
     return np.nan_to_num(rel, nan=np.inf)
 
 
+def _cell(s, key) -> str:
+    """A statistic as text: "n/a" where engine.analysis leaves it undefined (no samples, or
+    the relative error of a signal whose reference is zero throughout)."""
+    v = s.get(key)
+    return "n/a" if v is None else f"{float(v):.3g}"
+
+
 def _table(summary) -> None:
     sig = summary.get("signals", {})
     rows = sorted(sig.items(), key=lambda kv: -_badness(kv[1]))
@@ -162,16 +172,21 @@ def _table(summary) -> None:
              | imgui.TableFlags_.resizable)
     if imgui.begin_table("errors", 4, flags, imgui.ImVec2(0, 180)):
         imgui.table_setup_scroll_freeze(0, 1)
-        for h in ("signal", "max |err|", "RMS err", "max rel"):
-            imgui.table_setup_column(h)
+        imgui.table_setup_column("signal", imgui.TableColumnFlags_.width_stretch, 3.0)
+        for h in ("max |err|", "RMS err", "max rel"):
+            imgui.table_setup_column(h, imgui.TableColumnFlags_.width_stretch, 1.0)
         imgui.table_headers_row()
         for label, s in rows[:TABLE_ROWS]:
             imgui.table_next_row()
-            for col, text in enumerate((label, f"{_number(s, 'max_abs'):.3g}",
-                                        f"{_number(s, 'rms'):.3g}",
-                                        f"{_number(s, 'max_rel'):.3g}")):
+            imgui.table_set_column_index(0)
+            imgui.text(label)
+            if imgui.is_item_hovered():
+                imgui.set_tooltip(label)
+            for col, key in enumerate(("max_abs", "rms", "max_rel"), start=1):
                 imgui.table_set_column_index(col)
-                imgui.text(text)
+                imgui.text(_cell(s, key))
+                if key == "max_rel" and s.get(key) is None and imgui.is_item_hovered():
+                    imgui.set_tooltip("undefined: the recorded signal is zero throughout")
         imgui.end_table()
 
 

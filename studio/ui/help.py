@@ -11,11 +11,13 @@ SHORTCUTS = [
     ("Backspace", "reset to the model's default state"),
     ("Ctrl+L", "reload the model file (keeps the state when sizes match)"),
     ("Ctrl+O", "open a model (file browser); or drop a file on the window"),
-    ("Ctrl+P", "save a screenshot (PNG) of the viewport"),
+    ("Ctrl+P", "save a screenshot (PNG) of the 3D view in the output folder"),
     ("Ctrl+V", "start / stop recording an MP4 video of the viewport"),
+    ("Ctrl+A", "align the camera: frame the whole model in the 3D view"),
+    ("Ctrl+Q", "quit"),
     ("Tab", "show / hide the panels"),
     ("- / =", "slower / faster (speed 0.01x to 1x)"),
-    ("Esc", "release the selection, or quit when nothing is selected"),
+    ("Esc", "close the help, release the selection, back to the free camera (never quits)"),
     ("Double-click", "select the body under the mouse (double-click empty space: none)"),
     ("Ctrl+right drag", "pull the selected body (spring at the grabbed point)"),
     ("Ctrl+left drag", "rotate the selected body (paused: moves the pose directly)"),
@@ -24,11 +26,13 @@ SHORTCUTS = [
     ("Scroll", "zoom"),
     ("T", "camera tracks the selected body (again: stop)"),
     ("C", "next camera (free orbit, then the model's cameras)"),
+    ("W", "wireframe on / off"),
+    ("F2", "profiler window"),
 ]
 
 
 def draw(app) -> None:
-    if not app.show_help:
+    if not app.ui.show_help:
         return
     vp = imgui.get_main_viewport()
     imgui.set_next_window_pos(imgui.ImVec2(vp.work_pos.x + vp.work_size.x * 0.5,
@@ -54,4 +58,4 @@ def draw(app) -> None:
         imgui.end_table()
     imgui.end()
     if not opened:
-        app.show_help = False
+        app.ui.show_help = False

@@ -54,7 +54,19 @@ def _log_slider(app, label, name, lo, hi, fmt="%.3g"):
 
 
 LABELS = ("timestep", "integrator", "solver", "cone", "stabilization", "iterations",
-          "tolerance", "gravity", "epsilon", "kappa", "rmin", "viscosity", "density", "wind")
+          "tolerance", "noslip iterations", "noslip tolerance", "gravity", "epsilon", "kappa",
+          "rmin", "impratio", "viscosity", "density", "wind")
+# MuJoCo's enable flags: (name, state in this engine, explanation). "fwdinv" is the studio's
+# live forward-vs-inverse check; the others are fixed by the engine.
+ENABLE_FLAGS = (
+    ("energy", True, "the energy (d.energy) is computed after every chunk of steps"),
+    ("fwdinv", None, "compare the forward and the inverse dynamics at every step\n"
+                     "(the live check of the Plots panel)"),
+    ("invdiscrete", True, "the inverse dynamics is always discrete-time (README)"),
+    ("override", False, "contact override parameters are not supported by this engine"),
+    ("multiccd", False, "multiple-contact convex collision is not supported by this engine"),
+    ("sleep", False, "island sleeping is not supported by this engine"),
+)
 
 
 def draw(app) -> None:
@@ -78,6 +90,14 @@ def _draw(app) -> None:
     if changed:
         set_option(app, "iterations", int(v))
     _log_slider(app, "tolerance", "tolerance", 1e-12, 1e-2)
+    changed, v = imgui.slider_int("noslip iterations", int(opt.noslip_iterations), 0, 100)
+    if changed:
+        set_option(app, "noslip_iterations", int(v))
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("MuJoCo's noslip post-processing: sweeps over the friction rows\n"
+                          "without regularisation, so that sticking contacts do not creep (0: off)")
+    if opt.noslip_iterations > 0:
+        _log_slider(app, "noslip tolerance", "noslip_tolerance", 1e-14, 1e-2)
     changed, g = imgui.input_float3("gravity", [float(x) for x in opt.gravity])
     if changed:
         set_option(app, "gravity", np.array(g, float))
@@ -86,13 +106,18 @@ def _draw(app) -> None:
     _log_slider(app, "kappa", "kappa", 1e-3, 1.0)
     track(app, "kappa")
     _log_slider(app, "rmin", "rmin", 1e-9, 1e-1)
+    _log_slider(app, "impratio", "impratio", 1e-2, 1e3)
+    track(app, "impratio")
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("ratio of the frictional to the normal impedance: divides the friction\n"
+                          "regulariser of (22), as MuJoCo's impratio")
     imgui.text_wrapped(f"resting penetration: {predicted_penetration(opt) * 1000:.4g} mm "
                        "predicted")
     if imgui.is_item_hovered():
         imgui.set_tooltip("kappa^2 epsilon g / (1 + epsilon): a body resting on one contact\n"
                           "(Todorov 2014, section V)")
-    meas = measured_penetration(m, app.runner.snapshot, app.selected_body)
-    if app.selected_body is None or app.selected_body <= 0:
+    meas = measured_penetration(m, app.runner.snapshot, app.ui.selected_body)
+    if app.ui.selected_body is None or app.ui.selected_body <= 0:
         imgui.text_disabled("measured: select a body (double-click)")
     elif meas is None:
         imgui.text_disabled("measured: the selected body has no contact")
@@ -112,3 +137,16 @@ def _draw(app) -> None:
     for i, on in checkbox_grid(boxes):
         bit = int(DISABLE_BITS[i])
         set_option(app, "disableflags", (flags | bit) if on else (flags & ~bit))
+    imgui.separator_text("enable flags")
+    draw_enable_flags(app)
+
+
+def draw_enable_flags(app) -> None:
+    r = app.runner
+    values = [(r.inverse_check is not None) if state is None else state
+              for _, state, _ in ENABLE_FLAGS]
+    items = [(f"{name}##enable", v) for (name, _, _), v in zip(ENABLE_FLAGS, values)]
+    fixed = [i for i, (_, state, _) in enumerate(ENABLE_FLAGS) if state is not None]
+    for i, on in checkbox_grid(items, disabled=fixed, tooltips=[e[2] for e in ENABLE_FLAGS]):
+        if ENABLE_FLAGS[i][0] == "fwdinv":
+            r.set_inverse_check(on)
