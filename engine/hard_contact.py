@@ -36,11 +36,13 @@ NDIR = 4            # friction directions per contact: +t1, +t2, -t1, -t2
 class HardContactOptions:
     """Options of the LCP step. erp: fraction of a penetration removed per step; restitution:
     Newton's coefficient e (the normal rows ask for Jn v' >= -e Jn v when approaching); tol:
-    the complementarity tolerance that classifies rows (clamping z > tol, zero velocity w <= tol)."""
+    the complementarity tolerance that classifies rows (clamping z > tol, zero velocity w <= tol);
+    elastic_correction: the bounce approximation of dq'/dq in the derivatives (section VI)."""
     erp: float = 0.2
     restitution: float = 0.0
     tol: float = 1e-9
     warmstart: bool = True
+    elastic_correction: bool = True
 
 
 @dataclass
@@ -137,10 +139,16 @@ def _limit_rows(m, d):
     return J, np.array(dist), tuple(keys)
 
 
-def _recovery(dist, h, erp):
-    """Offset b of a unilateral row: a gap may close within the step, a penetration is removed
-    at the rate erp per step: Jn v' >= -b / ... i.e. w = Jn v' + b with b = dist / h or erp dist / h."""
-    return np.where(dist > 0.0, dist, erp * dist) / h
+def _offset(dist, vel, h, opt):
+    """Offset b of unilateral rows w = J v' + b >= 0 at distance dist, approaching at J v = vel.
+    A gap (dist > 0) may close within the step: dist / h. A penetration is removed at the rate
+    erp per step: erp dist / h. With restitution e an approaching row leaves at e times its
+    speed (Newton's law), J v' >= -e J v, and no penetration recovery is added to the bounce."""
+    b = np.where(dist > 0.0, dist, opt.erp * dist) / h
+    if opt.restitution > 0.0:
+        bounce = vel < 0.0
+        b[bounce] = opt.restitution * vel[bounce] + np.maximum(dist[bounce], 0.0) / h
+    return b
 
 
 def assemble(m, d, opt=None):
@@ -159,13 +167,8 @@ def assemble(m, d, opt=None):
     qfrc = d.qfrc_smooth.copy()
     v = d.qvel.copy()
     v_free = v + h * (Minv @ qfrc)
-    bn = _recovery(dist, h, opt.erp)
-    bl = _recovery(ldist, h, opt.erp)
-    if opt.restitution > 0.0:       # Newton's law: a closing contact leaves at e times its speed
-        vn = Jn @ v
-        bn = bn + opt.restitution * np.minimum(vn, 0.0)
-        vl = Jl @ v
-        bl = bl + opt.restitution * np.minimum(vl, 0.0)
+    bn = _offset(dist, Jn @ v, h, opt)
+    bl = _offset(ldist, Jl @ v, h, opt)
     J = np.vstack([Jn, D, Jl])
     b = np.concatenate([bn, np.zeros(D.shape[0]), bl])
     key = tuple((int(d.contact_geom1[c]), int(d.contact_geom2[c])) for c in range(ncon))

@@ -1,0 +1,227 @@
+"""The hard-contact LCP step (engine.hard_contact) against textbook physics and MuJoCo, and its
+Jacobians (engine.hard_contact_grad) against centered differences of the step itself."""
+import mujoco
+import numpy as np
+import pytest
+
+import engine
+from engine import hard_contact as hc
+from engine import hard_contact_grad as hg
+
+G = 9.81
+
+BOX = """<mujoco><option timestep="0.01"/>
+<worldbody><geom type="plane" size="5 5 .1" friction="{mu}"/>
+<body pos="0 0 0.1"><freejoint/><geom type="box" size=".1 .1 .1" mass="1" friction="{mu}"/></body>
+</worldbody></mujoco>"""
+
+PENDULUM = """<mujoco><option timestep="0.01"/>
+<worldbody><geom type="box" pos="0.3 0 -0.5" size="0.05 0.5 0.5" friction="0.3"/>
+<body><joint name="hinge" type="hinge" axis="0 1 0" range="-1 1" limited="true"/>
+<geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.02" mass="0.1" contype="0" conaffinity="0"/>
+<geom type="sphere" pos="0 0 -0.5" size="0.05" mass="1" friction="0.3"/></body></worldbody>
+<actuator><motor joint="hinge" gear="1"/></actuator></mujoco>"""
+
+ARM = """<mujoco><option timestep="0.005"/>
+<worldbody><geom type="plane" size="5 5 .1" friction="0.6"/>
+<body pos="0 0 0.05"><joint name="yaw" type="hinge" axis="0 0 1" damping="0.1"/>
+<geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
+<body pos="0.3 0 0"><joint name="elbow" type="hinge" axis="0 0 1"/>
+<geom type="capsule" fromto="0 0 0 0.25 0 0" size="0.02" mass="0.3" contype="0" conaffinity="0"/>
+<geom type="sphere" pos="0.25 0 0" size="0.03" mass="0.1" friction="0.6"/></body></body>
+<body pos="0.55 0.12 0.05"><freejoint/><geom type="box" size=".05 .05 .05" mass="0.4" friction="0.6"/></body>
+</worldbody>
+<actuator><motor joint="yaw" gear="1"/><motor joint="elbow" gear="1"/></actuator></mujoco>"""
+
+
+def model(xml, **kw):
+    m = engine.load_model_from_string(xml.format(**kw) if kw else xml)
+    return m, engine.make_data(m)
+
+
+def steps(m, d, n, opt=None):
+    state = {}
+    return [hc.lcp_step(m, d, opt, state) for _ in range(n)]
+
+
+def assert_complementary(info, tol=1e-9):
+    scale = 1.0 + np.abs(info.w).max() + np.abs(info.z).max()
+    assert info.z.min() >= -tol * scale
+    assert info.w.min() >= -tol * scale
+    assert np.abs(info.z * info.w).max() <= tol * scale
+
+
+# ------------------------------------------------------------------------------------------------
+# the step
+# ------------------------------------------------------------------------------------------------
+def test_box_at_rest_does_not_creep():
+    m, d = model(BOX, mu=0.5)
+    infos = steps(m, d, 200)
+    p = infos[-1].problem
+    assert d.ncon == 4
+    vn = p.J[:4] @ d.qvel                   # normal velocity of the corners after the step
+    assert np.abs(vn).max() < 1e-9
+    fn = infos[-1].z[:4]
+    assert fn.min() >= 0.0
+    assert fn.sum() / m.opt.timestep == pytest.approx(G, rel=1e-9)     # impulses carry the weight
+    assert abs(d.qpos[2] - 0.1) < 1e-9 and np.abs(d.qpos[:2]).max() < 1e-9
+    for info in infos:
+        assert_complementary(info)
+    assert sum(i.source == "warm" for i in infos) >= 195    # the warm start skips Lemke
+
+
+@pytest.mark.parametrize("mu", [0.2, 0.5])
+def test_sliding_box_decelerates_at_mu_g(mu):
+    m, d = model(BOX, mu=mu)
+    steps(m, d, 300)                        # the landing's penetration recovered (erp^n)
+    d.qvel[0] = 3.0
+    h = m.opt.timestep
+    for info in steps(m, d, 10):
+        assert_complementary(info)
+    # 10 steps of 2 contacts' worth of Coulomb friction: v = 3 - 10 h mu g
+    assert d.qvel[0] == pytest.approx(3.0 - 10 * h * mu * G, abs=1e-9)
+    assert abs(d.qvel[1]) < 1e-9 and abs(d.qvel[2]) < 1e-9
+
+
+def test_box_on_slope_sticks_below_atan_mu_and_slides_above():
+    mu = 0.5
+    for tilt, sticks in ((0.9 * np.arctan(mu), True), (1.1 * np.arctan(mu), False)):
+        m, d = model(BOX, mu=mu)
+        m.opt.gravity[:] = G * np.array([np.sin(tilt), 0.0, -np.cos(tilt)])
+        steps(m, d, 300)
+        if sticks:
+            assert np.abs(d.qvel).max() < 1e-9
+        else:
+            v0 = d.qvel[0]
+            steps(m, d, 10)
+            acc = (d.qvel[0] - v0) / (10 * m.opt.timestep)
+            assert acc == pytest.approx(G * (np.sin(tilt) - mu * np.cos(tilt)), rel=1e-9)
+
+
+def test_restitution_bounces_to_e_squared_of_the_height():
+    xml = """<mujoco><option timestep="0.0005"/><worldbody><geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>"""
+    e = 0.7
+    m, d = model(xml)
+    opt = hc.HardContactOptions(restitution=e)
+    state, top, falling = {}, 0.0, True
+    for _ in range(4000):
+        hc.lcp_step(m, d, opt, state)
+        if falling and d.qvel[2] > 0:
+            falling = False
+        if not falling:
+            top = max(top, d.qpos[2])
+            if d.qvel[2] < 0:
+                break
+    drop = 1.0 - 0.1
+    assert (top - 0.1) / drop == pytest.approx(e ** 2, rel=0.02)    # discrete time: a few h
+
+
+def test_pendulum_hits_wall_and_limit_rows_are_complementary():
+    m, d = model(PENDULUM)
+    d.qpos[0] = -0.3
+    d.qvel[0] = -3.0
+    infos = steps(m, d, 60)
+    hit = [i for i in infos if i.problem.ncon > 0]
+    assert hit, "the pendulum should reach the wall"
+    for info in infos:
+        assert_complementary(info)
+    # the sphere never goes through the wall: the contact distance stays above -0.01
+    assert -0.5 * np.sin(d.qpos[0]) + 0.05 < 0.25 + 0.02
+
+
+def test_contact_free_motion_matches_mujoco_bit_for_bit():
+    """No contacts: the LCP step is the semi-implicit Euler step of MuJoCo."""
+    xml = ARM.replace('<geom type="plane" size="5 5 .1" friction="0.6"/>', "")
+    mj = mujoco.MjModel.from_xml_string(xml)
+    mj.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    md = mujoco.MjData(mj)
+    m, d = model(xml)
+    m.opt.disableflags |= int(engine.DisableBit.CONTACT)
+    rng = np.random.default_rng(1)
+    md.qvel[:] = d.qvel[:] = rng.normal(size=m.nv)
+    md.ctrl[:] = d.ctrl[:] = rng.normal(size=m.nu)
+    for _ in range(20):
+        mujoco.mj_step(mj, md)
+        hc.lcp_step(m, d)
+        np.testing.assert_allclose(d.qvel, md.qvel, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(d.qpos, md.qpos, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# Jacobians against centered differences of the step
+# ------------------------------------------------------------------------------------------------
+def _settled(xml, setup, nsettle=3, **kw):
+    m, d = model(xml, **kw)
+    setup(m, d)
+    state = {}
+    for _ in range(nsettle):
+        hc.lcp_step(m, d, None, state)
+    return m, d, state["clamping"]
+
+
+def _box_sliding(m, d):
+    d.qvel[:3] = (1.5, 0.4, 0.0)
+
+
+def _box_resting(m, d):
+    d.qpos[2] = 0.0999
+
+
+def _pendulum_pressing(m, d):
+    d.qpos[0] = -np.arcsin((0.25 - 0.05 + 0.002) / 0.5)     # the sphere 2 mm into the wall
+    d.ctrl[0] = -4.0                    # pushes the sphere into the wall
+
+
+def _arm_pushing(m, d):
+    d.ctrl[:] = (0.8, 0.1)
+    d.qvel[:2] = (1.0, 0.0)
+
+
+CASES = {
+    "box sliding": (BOX, _box_sliding, {"mu": 0.5}),
+    "box resting": (BOX, _box_resting, {"mu": 0.5}),
+    "pendulum on wall": (PENDULUM, _pendulum_pressing, {}),
+    "arm pushing box": (ARM, _arm_pushing, {}),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_jacobians_match_centered_differences(case):
+    xml, setup, kw = CASES[case]
+    m, d, warm = _settled(xml, setup, **kw)
+    an = hg.step_derivatives(m, d, warm=warm)
+    fd = hg.step_fd(m, d, warm=warm)
+    assert d.ncon > 0 and len(an.clamping) > 0          # a state with contact forces
+    for name in ("A", "B", "dvdtau"):
+        a, f = getattr(an, name), getattr(fd, name)
+        scale = 1.0 + np.abs(f).max(initial=0.0)
+        np.testing.assert_allclose(a, f, rtol=0, atol=1e-5 * scale, err_msg=f"{case}: {name}")
+
+
+def test_state_is_left_unchanged_by_the_derivatives():
+    m, d, warm = _settled(ARM, _arm_pushing)
+    before = (d.qpos.copy(), d.qvel.copy(), d.ctrl.copy())
+    hg.step_derivatives(m, d, warm=warm)
+    hg.step_fd(m, d, warm=warm)
+    for a, b in zip(before, (d.qpos, d.qvel, d.ctrl)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_complementarity_aware_gradient_lifts_a_resting_body():
+    """The paper's drone: a body resting on the ground with a thrust below its weight. The exact
+    gradient of its upward velocity with respect to the thrust is zero (the contact clamps);
+    the complementarity-aware one is h / m."""
+    xml = """<mujoco><option timestep="0.01"/><worldbody><geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 0.05"><joint name="z" type="slide" axis="0 0 1"/>
+    <geom type="box" size=".1 .1 .05" mass="2"/></body></worldbody>
+    <actuator><motor joint="z" gear="1"/></actuator></mujoco>"""
+    m, d = model(xml)
+    d.ctrl[0] = 5.0
+    steps(m, d, 5)
+    g = np.array([-1.0])                    # loss = -v'_z: rise
+    jac = hg.step_derivatives(m, d)
+    assert np.abs(jac.dvdu).max() < 1e-12
+    gv, gu, gt, which = hg.complementarity_aware_vjp(m, d, g)
+    assert which == "aware"
+    assert gu[0] == pytest.approx(-m.opt.timestep / 2.0, rel=1e-9)
