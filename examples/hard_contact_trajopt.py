@@ -19,7 +19,7 @@ import engine  # noqa: E402
 from engine import hard_contact as hc  # noqa: E402
 from engine import hard_contact_grad as hg  # noqa: E402
 
-DRONE = """<mujoco><option timestep="0.02"/><worldbody><geom type="plane" size="5 5 .1"/>
+DRONE = """<mujoco><option timestep="0.02"/><worldbody><geom type="plane" size="5 5 .1" margin="0.01"/>
 <body pos="0 0 0.05"><joint name="z" type="slide" axis="0 0 1"/>
 <geom type="box" size=".1 .1 .05" mass="1"/></body></worldbody>
 <actuator><motor joint="z" gear="1" ctrlrange="-50 50" ctrllimited="true"/></actuator></mujoco>"""
