@@ -159,13 +159,9 @@ def _velocity_inputs(m, d, p):
 
 
 def _restitution_rows(m, p, opt):
-    """d b / d v: the normal and limit rows of approaching contacts carry e J v."""
+    """d b / d v: the bouncing normal and limit rows carry e J v."""
     dbdv = np.zeros((p.J.shape[0], m.nv))
-    if opt.restitution > 0.0:
-        nd = p.ncon * hc.NDIR
-        rows = np.r_[np.arange(p.ncon), p.ncon + nd + np.arange(p.nlim)]
-        approach = rows[p.J[rows] @ p.v < 0.0]
-        dbdv[approach] = opt.restitution * p.J[approach]
+    dbdv[p.bounce] = opt.restitution * p.J[p.bounce]
     return dbdv
 
 
@@ -280,7 +276,7 @@ def _bounce_correction(m, p, C, opt, h, dqdq, dqdv):
     """Section VI and appendix E: on a step with bouncing contacts, dq'/dq is the matrix closest
     to the identity (Frobenius) with J_i X J_i^+ = -e for each bouncing normal row i (eq. 37);
     dq'/dv = h dq'/dq (eq. 28)."""
-    bounce = [i for i in C if i < p.ncon and p.J[i] @ p.v < 0.0]
+    bounce = [i for i in C if i < p.ncon and p.bounce[i]]
     if not bounce:
         return dqdq, dqdv
     a = [p.J[i] for i in bounce]                        # J_i X b_i with b_i = J_i^+ (a column)

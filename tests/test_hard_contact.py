@@ -11,7 +11,7 @@ from engine import hard_contact_grad as hg
 G = 9.81
 
 BOX = """<mujoco><option timestep="0.01"/>
-<worldbody><geom type="plane" size="5 5 .1" friction="{mu}" margin="0.01"/>
+<worldbody><geom type="plane" size="5 5 .1" friction="{mu}"/>
 <body pos="0 0 0.1"><freejoint/><geom type="box" size=".1 .1 .1" mass="1" friction="{mu}"/></body>
 </worldbody></mujoco>"""
 
@@ -23,7 +23,7 @@ PENDULUM = """<mujoco><option timestep="0.01"/>
 <actuator><motor joint="hinge" gear="1"/></actuator></mujoco>"""
 
 ARM = """<mujoco><option timestep="0.005"/>
-<worldbody><geom type="plane" size="5 5 .1" friction="0.6" margin="0.01"/>
+<worldbody><geom type="plane" size="5 5 .1" friction="0.6"/>
 <body pos="0 0 0.05"><joint name="yaw" type="hinge" axis="0 0 1" damping="0.1"/>
 <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
 <body pos="0.3 0 0"><joint name="elbow" type="hinge" axis="0 0 1"/>
@@ -55,8 +55,10 @@ def assert_complementary(info, tol=1e-9):
 # the step
 # ------------------------------------------------------------------------------------------------
 def test_box_at_rest_does_not_creep():
+    """Without a margin in the model: the contacts settle at distance 0 (to rounding) and stay
+    in the LCP through the step's own detection margin."""
     m, d = model(BOX, mu=0.5)
-    steps(m, d, 100)                        # landing
+    steps(m, d, 200)                        # landing, penetration removed at (1 - erp)^n
     rest = d.qpos.copy()
     infos = steps(m, d, 200)
     p = infos[-1].problem
@@ -67,6 +69,7 @@ def test_box_at_rest_does_not_creep():
     assert fn.min() >= 0.0
     assert fn.sum() / m.opt.timestep == pytest.approx(G, rel=1e-9)     # impulses carry the weight
     assert abs(d.qpos[2] - 0.1) < 1e-9 and np.abs(d.qpos - rest).max() < 1e-12     # no creep
+    assert np.abs(d.qvel).max() < 1e-12
     for info in infos:
         assert_complementary(info)
     assert sum(i.source == "warm" for i in infos) >= 195    # the warm start skips Lemke
@@ -134,7 +137,7 @@ def test_pendulum_hits_wall_and_limit_rows_are_complementary():
 
 def test_contact_free_motion_matches_mujoco_bit_for_bit():
     """No contacts: the LCP step is the semi-implicit Euler step of MuJoCo."""
-    xml = ARM.replace('<geom type="plane" size="5 5 .1" friction="0.6" margin="0.01"/>', "")
+    xml = ARM.replace('<geom type="plane" size="5 5 .1" friction="0.6"/>', "")
     mj = mujoco.MjModel.from_xml_string(xml)
     mj.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
     md = mujoco.MjData(mj)
@@ -170,6 +173,10 @@ def _box_resting(m, d):
     d.qpos[2] = 0.0999
 
 
+def _box_touching(m, d):
+    d.qpos[2] = 0.1                     # the corners at distance exactly 0
+
+
 def _pendulum_pressing(m, d):
     d.qpos[0] = -np.arcsin((0.25 - 0.05 + 0.002) / 0.5)     # the sphere 2 mm into the wall
     d.ctrl[0] = -4.0                    # pushes the sphere into the wall
@@ -183,6 +190,7 @@ def _arm_pushing(m, d):
 CASES = {
     "box sliding": (BOX, _box_sliding, {"mu": 0.5}),
     "box resting": (BOX, _box_resting, {"mu": 0.5}),
+    "box touching": (BOX, _box_touching, {"mu": 0.5}),
     "pendulum on wall": (PENDULUM, _pendulum_pressing, {}),
     "arm pushing box": (ARM, _arm_pushing, {}),
 }
@@ -214,8 +222,8 @@ def test_complementarity_aware_gradient_lifts_a_resting_body():
     """The paper's drone: a body resting on the ground with a thrust below its weight. The exact
     gradient of its upward velocity with respect to the thrust is zero (the contact clamps);
     the complementarity-aware one is h / m."""
-    xml = """<mujoco><option timestep="0.01"/><worldbody><geom type="plane" size="5 5 .1" margin="0.01"/>
-    <body pos="0 0 0.05"><joint name="z" type="slide" axis="0 0 1" margin="0.01"/>
+    xml = """<mujoco><option timestep="0.01"/><worldbody><geom type="plane" size="5 5 .1"/>
+    <body pos="0 0 0.05"><joint name="z" type="slide" axis="0 0 1"/>
     <geom type="box" size=".1 .1 .05" mass="2"/></body></worldbody>
     <actuator><motor joint="z" gear="1"/></actuator></mujoco>"""
     m, d = model(xml)
@@ -227,3 +235,125 @@ def test_complementarity_aware_gradient_lifts_a_resting_body():
     gv, gu, gt, which = hg.complementarity_aware_vjp(m, d, g)
     assert which == "aware"
     assert gu[0] == pytest.approx(-m.opt.timestep / 2.0, rel=1e-9)
+
+
+def test_derivatives_at_a_resting_contact_at_distance_zero():
+    """A box settled on the ground (distance 0 to rounding, no margin in the model): the contact
+    set is the same on both sides of eps, so the derivatives exist and match the differences."""
+    m, d = model(BOX, mu=0.5)
+    state = {}
+    for _ in range(300):
+        hc.lcp_step(m, d, None, state)
+    assert np.abs(d.contact_dist[:d.ncon]).max() < 1e-15
+    an = hg.step_derivatives(m, d, warm=state["clamping"])
+    fd = hg.step_fd(m, d, warm=state["clamping"])
+    for name in ("A", "B", "dvdtau"):
+        a, f = getattr(an, name), getattr(fd, name)
+        np.testing.assert_allclose(a, f, rtol=0, atol=1e-5 * (1.0 + np.abs(f).max(initial=0.0)))
+
+
+# ------------------------------------------------------------------------------------------------
+# Solver.LCP inside engine.step and engine.forward
+# ------------------------------------------------------------------------------------------------
+TOUCH_BOX = """<mujoco><option timestep="0.01" solver="LCP" cone="{cone}"/>
+<worldbody><geom type="plane" size="5 5 .1" friction="0.5"/>
+<body pos="0 0 0.1"><freejoint/><geom type="box" size=".1 .1 .1" mass="1" friction="0.5"/>
+<site name="bottom" pos="0 0 -0.1" type="box" size=".11 .11 .02"/></body></worldbody>
+<sensor><touch site="bottom"/></sensor></mujoco>"""
+
+
+def _row_forces(m, d):
+    """J' efc_force through the engine's row helper (qfrc of the rows as a soft solver has it)."""
+    from engine.constraint import row_axpy
+    out = np.zeros(m.nv)
+    for i in range(d.nefc):
+        row_axpy(d._struct, i, d.efc_J, d.efc_force[i], out)
+    return out
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_engine_step_with_solver_lcp_fills_the_constraint_rows(cone):
+    m, d = model(TOUCH_BOX, cone=cone)
+    assert m.opt.solver == engine.Solver.LCP
+    m2, d2 = model(TOUCH_BOX, cone=cone)
+    engine.step(m, d, 150)
+    steps(m2, d2, 150)                      # the same step through lcp_step
+    np.testing.assert_array_equal(d.qpos, d2.qpos)
+    d.qvel[:2] = (0.8, 0.3)                 # sliding: friction at mu fn along the slip
+    engine.step(m, d)
+    assert d.ncon == 4 and d.nefc > 0
+    np.testing.assert_allclose(_row_forces(m, d), d.qfrc_constraint, rtol=0, atol=1e-10)
+    frame = np.array([engine.contact_force(m, d, i) for i in range(d.ncon)])
+    assert frame[:, 0].min() >= 0.0
+    # the rows carry the weight and the touch sensor reads it
+    assert d.qfrc_constraint[2] == pytest.approx(G, rel=1e-9)
+    assert frame[:, 0].sum() == pytest.approx(G, rel=1e-9)
+    assert d.sensordata[0] == pytest.approx(G, rel=1e-9)
+    assert np.abs(frame[:, 1:3]).sum(axis=1).max() <= 0.5 * frame[:, 0].max() * (1 + 1e-9)
+    # qacc of the step is the velocity change
+    v0 = d.qvel.copy()
+    engine.forward(m, d)
+    qacc = d.qacc.copy()
+    engine.step(m, d)
+    np.testing.assert_allclose(d.qvel, v0 + m.opt.timestep * qacc, rtol=0, atol=1e-12)
+
+
+def test_solver_lcp_records_and_refuses_what_it_does_not_model(tmp_path):
+    m, d = model(TOUCH_BOX, cone="elliptic")
+    path = tmp_path / "box.traj"
+    with engine.Recorder(m, str(path), d=d) as rec:
+        for _ in range(20):
+            engine.step(m, d)
+            rec.record(d)
+    traj = engine.load_trajectory(str(path))
+    assert len(traj) >= 20
+    assert np.abs(traj.efc_force).max() > 0.0          # the recording sees the contact forces
+    with pytest.raises(Exception):
+        mujoco.MjModel.from_xml_string(TOUCH_BOX.format(cone="elliptic"))   # our extension
+    xml = """<mujoco><option solver="LCP"/><worldbody><body><joint type="slide" frictionloss="1"/>
+    <geom size=".1"/></body></worldbody></mujoco>"""
+    m, d = model(xml)
+    with pytest.raises(NotImplementedError, match="friction loss"):
+        engine.step(m, d)
+
+
+# ------------------------------------------------------------------------------------------------
+# trajectory optimisation (examples/hard_contact_trajopt.py)
+# ------------------------------------------------------------------------------------------------
+def _trajopt():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "hard_contact_trajopt.py"
+    spec = importlib.util.spec_from_file_location("hard_contact_trajopt", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_shooting_gradient_matches_differences_of_the_loss():
+    """The backpropagated gradient of the drone's loss against centered differences of the
+    rolled-out loss, at thrusts that lift it off (no contact-mode change within eps)."""
+    ex = _trajopt()
+    m = engine.load_model(str(ex.DRONE))
+    U = np.full((8, 1), 15.0)
+    loss, grad = ex.loss_and_grad(m, U, 0.5, aware=False)
+    eps = 1e-6
+    for t in range(len(U)):
+        Up, Um = U.copy(), U.copy()
+        Up[t] += eps
+        Um[t] -= eps
+        fd = (ex.loss_and_grad(m, Up, 0.5, False)[0] - ex.loss_and_grad(m, Um, 0.5, False)[0])
+        assert grad[t, 0] == pytest.approx(fd / (2 * eps), rel=1e-5, abs=1e-9)
+
+
+def test_drone_takes_off_with_complementarity_aware_gradients_only():
+    """Fig. 8 of the paper with scipy's L-BFGS-B: from zero thrust the exact gradient is zero and
+    the optimiser stops at the start; the complementarity-aware one brings the loss down."""
+    ex = _trajopt()
+    m = engine.load_model(str(ex.DRONE))
+    _, exact, _ = ex.optimise(m, T=15, target=0.3, aware=False, maxiter=20)
+    _, aware, _ = ex.optimise(m, T=15, target=0.3, aware=True, maxiter=20)
+    start = 0.3 ** 2                        # qpos: the rise above the resting height
+    assert exact[0] == pytest.approx(start) and min(exact) == pytest.approx(start, rel=1e-9)
+    assert aware[0] == pytest.approx(start)
+    assert min(aware) < 1e-3 * start

@@ -487,10 +487,12 @@ class _Compiler:
                     raise self.unsupported(n, "MuJoCo 4's discrete integrator", "integrator")
                 o["integrator"] = int(v)
             if n.has("solver"):
-                v = n.keyword("solver", {"PGS": "PGS", "Newton": "Newton", "CG": "CG"})
+                # "LCP": our extension, hard contact (engine.hard_contact); MuJoCo refuses it
+                v = n.keyword("solver", {"PGS": "PGS", "Newton": "Newton", "CG": "CG",
+                                         "LCP": "LCP"})
                 if v == "CG":
                     self.warn("solver=\"CG\" is not implemented; using Newton", n)
-                o["solver"] = int(Solver.PGS if v == "PGS" else Solver.NEWTON)
+                o["solver"] = int({"PGS": Solver.PGS, "LCP": Solver.LCP}.get(v, Solver.NEWTON))
             if n.has("cone"):
                 v = n.keyword("cone", {"pyramidal": Cone.PYRAMIDAL, "elliptic": Cone.ELLIPTIC})
                 o["cone"] = int(v)
