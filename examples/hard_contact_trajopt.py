@@ -69,7 +69,7 @@ def _aware_jacobians(m, d, jac, lam, warm):
     return hg.step_derivatives(m, d, clamping=C, warm=warm)
 
 
-def optimise(m, T=25, target=0.5, aware=True, maxiter=50):
+def optimise(m, T=15, target=0.3, aware=True, maxiter=50):
     """L-BFGS-B from zero thrust over the controls divided by the width of their range (the
     first trial step, of unit length, is then a sizeable thrust: from rest a step that does not
     lift the drone changes nothing and the line search would shrink it to zero); returns the
