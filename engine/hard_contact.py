@@ -173,22 +173,18 @@ def _contact_rows(m, d, ms, ds, index):
 
 
 def _limit_rows(m, d):
-    """Rows of the limited hinge and slide joints within their margin: (J, dist, keys)."""
-    rows, dist, keys = [], [], []
-    for j in range(m.njnt):
-        if not m.jnt_limited[j] or m.jnt_type[j] not in (JointType.HINGE, JointType.SLIDE):
-            continue
-        q = d.qpos[m.jnt_qposadr[j]]
-        lo, hi = m.jnt_range[j]
-        for side, gap in ((1.0, q - lo), (-1.0, hi - q)):
-            if gap < m.jnt_margin[j]:
-                row = np.zeros(m.nv)
-                row[m.jnt_dofadr[j]] = side
-                rows.append(row)
-                dist.append(gap)
-                keys.append((j, side))
-    J = np.array(rows).reshape(len(rows), m.nv)
-    return J, np.array(dist), tuple(keys)
+    """Rows of the limited hinge and slide joints within their margin: (J, dist, keys), joint by
+    joint, the lower side first."""
+    lim = np.flatnonzero((m.jnt_limited != 0) & ((m.jnt_type == JointType.HINGE)
+                                                 | (m.jnt_type == JointType.SLIDE)))
+    q = d.qpos[m.jnt_qposadr[lim]]
+    gap = np.stack([q - m.jnt_range[lim, 0], m.jnt_range[lim, 1] - q], axis=1)
+    jnt, side = np.nonzero(gap < m.jnt_margin[lim, None])
+    sign = np.array([1.0, -1.0])[side]
+    J = np.zeros((len(jnt), m.nv))
+    J[np.arange(len(jnt)), m.jnt_dofadr[lim[jnt]]] = sign
+    keys = tuple((int(j), float(s)) for j, s in zip(lim[jnt], sign))
+    return J, gap[jnt, side], keys
 
 
 def _offset(dist, vel, h, opt):
@@ -217,6 +213,9 @@ def assemble(m, d, opt=None):
     _dense_inertia(ms, ds, M)
     Minv = np.linalg.inv(M)
     index = np.flatnonzero(d.contact_exclude[:d.ncon] == 0)
+    # by geom pair (stable: a pair's contacts keep the collision function's order): the broad
+    # phase's pair order may change with a perturbation of the state, the LCP's rows must not
+    index = index[np.lexsort((d.contact_geom2[index], d.contact_geom1[index]))]
     Jn, D, dist, mu = _contact_rows(m, d, ms, ds, index)
     Jl, ldist, lkeys = _limit_rows(m, d)
     qfrc = d.qfrc_smooth.copy()

@@ -24,6 +24,7 @@ derivatives of the quaternion exponential (identity and h I on hinge and slide d
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import lstsq
 
 from . import hard_contact as hc
 from .derivative import dense_D, smooth_vel
@@ -168,18 +169,12 @@ def _restitution_rows(m, p, opt):
 # ------------------------------------------------------------------------------------------------
 # the LCP sensitivity
 # ------------------------------------------------------------------------------------------------
-def _lcp_solve_factor(Mlcp, C):
-    """Pseudo-inverse of Mlcp_CC (the paper's IV-C)."""
-    if len(C) == 0:
-        return np.zeros((0, 0))
-    return np.linalg.pinv(Mlcp[np.ix_(C, C)], rcond=1e-10)
-
-
-def _dz(P, C, dMz, dq):
-    """dz (nz, k) for the columns of the input perturbations dMz (dMlcp z) and dq."""
-    out = np.zeros((dq.shape[0], dq.shape[1]))
+def _dz(Mlcp, C, rhs):
+    """dz (nz, k) with dz_C = -Mlcp_CC^+ rhs_C (the least-squares minimal solution, the paper's
+    IV-C; one complete orthogonal factorisation for all k columns), zero elsewhere."""
+    out = np.zeros(rhs.shape)
     if len(C):
-        out[C] = -P @ (dMz[C] + dq[C])
+        out[C] = -lstsq(Mlcp[np.ix_(C, C)], rhs[C], cond=1e-10, lapack_driver="gelsy")[0]
     return out
 
 
@@ -228,39 +223,30 @@ def step_derivatives(m, d, opt=None, clamping=None, warm=None, eps=1e-6):
     vnext = hc.next_velocity(p, z)
     Fv, Fu, Ftau = _velocity_inputs(m, d, p)
     Mlcp, _ = hc.lcp_matrix(p)
-    P = _lcp_solve_factor(Mlcp, C)
     nrow = p.J.shape[0]
-    nz = p.nz
     JtMinv = p.Minv @ p.J.T                     # (nv, nrow)
     zrow = z[:nrow]
 
-    def through_lcp(dvfree, dq_rows, dMz_rows, dforce):
-        """dv' for input columns: dvfree (nv,k), dq (nrow,k), dMlcp z (nrow,k), d(M^-1 J') z."""
-        k = dvfree.shape[1]
-        dq = np.zeros((nz, k))
-        dq[:nrow] = dq_rows
-        dMz = np.zeros((nz, k))
-        dMz[:nrow] = dMz_rows
-        dz = _dz(P, C, dMz, dq)
-        return dvfree + dforce + JtMinv @ dz[:nrow]
-
-    zero_rows = lambda k: np.zeros((nrow, k))       # noqa: E731
-    dbdv = _restitution_rows(m, p, opt)
-    dvdv = through_lcp(Fv, p.J @ Fv + dbdv, zero_rows(nv), np.zeros((nv, nv)))
-    dvdu = through_lcp(Fu, p.J @ Fu, zero_rows(m.nu), np.zeros((nv, m.nu)))
-    dvdtau = through_lcp(Ftau, p.J @ Ftau, zero_rows(nv), np.zeros((nv, nv)))
-
     # position: A = J M^-1 J' and q = J v_free + b change with q
     dMinv, dvfree, dJ, db = _position_ingredients(m, d, p, opt, eps)
-    dq_rows = np.empty((nrow, nv))
-    dMz_rows = np.empty((nrow, nv))
-    dforce = np.empty((nv, nv))
-    for j in range(nv):
-        dA = dJ[j] @ JtMinv + JtMinv.T @ dJ[j].T + p.J @ dMinv[j] @ p.J.T
-        dMz_rows[:, j] = dA @ zrow
-        dq_rows[:, j] = dJ[j] @ p.v_free + p.J @ dvfree[:, j] + db[j]
-        dforce[:, j] = dMinv[j] @ (p.J.T @ zrow) + p.Minv @ (dJ[j].T @ zrow)
-    dvdq = through_lcp(dvfree, dq_rows, dMz_rows, dforce)
+    # column j: dA_j z with dA_j = dJ_j M^-1 J' + J M^-1 dJ_j' + J dM^-1_j J', dq_j, and
+    # d(M^-1 J')_j z = dM^-1_j J' z + M^-1 dJ_j' z
+    dJz = np.einsum("jrk,r->kj", dJ, zrow)                  # dJ_j' z
+    dMinvJz = np.einsum("jab,b->aj", dMinv, p.J.T @ zrow)   # dM^-1_j J' z
+    dMz_rows = np.einsum("jrk,k->rj", dJ, JtMinv @ zrow) + p.J @ (p.Minv @ dJz + dMinvJz)
+    dq_rows = np.einsum("jrk,k->rj", dJ, p.v_free) + p.J @ dvfree + db.T
+    dforce = dMinvJz + p.Minv @ dJz
+
+    # all inputs (v, ctrl, qfrc_applied, q) as columns of one system on C:
+    # dv' = dv_free + d(M^-1 J') z + M^-1 J' dz,  dz_C = -Mlcp_CC^+ (dMlcp z + dq)_C
+    inputs = (Fv, Fu, Ftau, dvfree)
+    dvfree_all = np.hstack(inputs)
+    rhs = np.zeros((p.nz, dvfree_all.shape[1]))
+    rhs[:nrow] = np.hstack([p.J @ Fv + _restitution_rows(m, p, opt), p.J @ Fu, p.J @ Ftau,
+                            dq_rows + dMz_rows])
+    dv = dvfree_all + JtMinv @ _dz(Mlcp, C, rhs)[:nrow]
+    dvdv, dvdu, dvdtau, dvdq = np.split(dv, np.cumsum([nv, m.nu, nv]), axis=1)
+    dvdq = dvdq + dforce
 
     Dq, Dv = integration_jacobians(m, vnext, h)
     dqdq = Dq + Dv @ dvdq
