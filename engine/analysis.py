@@ -43,7 +43,7 @@ when the inverse finds other constraint rows than the forward recorded. A model 
 equality constraints cannot be analysed at all (their impulses are not determined by the
 motion): ``analyse`` raises AnalysisError before the first step.
 
-With ``inverse="noslip" | "coulomb" | "convex"`` the rigid-contact inverse
+With ``inverse_model="noslip" | "coulomb" | "convex"`` the rigid-contact inverse
 (``engine.rigid_inverse``) replaces the soft one: each step's recorded acceleration is the desired
 one (the model predicts the unactuated dofs' and the contact forces itself), the call is
 warm-started from the previous step's. Its actuator forces are compared with the recorded ones
@@ -67,13 +67,13 @@ from .enums import ConstraintType as CT
 from .actuator import muscle_bias, muscle_gain
 from .forward import make_data
 from .inverse import inverse as inverse_soft
+from .lcp import LCPStatus
 from .rigid_inverse import rigid_inverse
 from .trajectory import Trajectory, apply_options, options_dict
 
-INVERSE_MODELS = ("soft", "noslip", "coulomb", "convex")
-
 ROW_NAMES = ("normal", "tangent1", "tangent2", "spin", "roll1", "roll2")
 IMPULSE_PANELS = 16     # constraint objects drawn in impulses.png
+INVERSE_MODELS = ("soft", "noslip", "coulomb", "convex")     # analyse(inverse_model=...)
 FAMILIES = {CT.EQUALITY: "equality", CT.FRICTION_DOF: "friction", CT.FRICTION_TENDON: "friction",
             CT.LIMIT_JOINT: "limit", CT.LIMIT_TENDON: "limit"}
 
@@ -85,8 +85,9 @@ class AnalysisError(ValueError):
 class Progress:
     """A plain-text progress bar on stderr, redrawn at most every 0.25 s."""
 
-    def __init__(self, total, label="analyze", stream=None, enabled=True, width=30):
-        self.total, self.label, self.width = max(1, total), label, width
+    def __init__(self, total, label="analyze", stream=None, enabled=True, width=30,
+                 unit="steps"):
+        self.total, self.label, self.width, self.unit = max(1, total), label, width, unit
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.last = -1.0
@@ -102,7 +103,7 @@ class Progress:
         frac = done / self.total
         bar = "#" * int(frac * self.width)
         self.stream.write(f"\r{self.label}: [{bar:<{self.width}}] {100 * frac:5.1f}% "
-                          f"{done}/{self.total} steps {now - self.t0:6.1f} s")
+                          f"{done}/{self.total} {self.unit} {now - self.t0:6.1f} s")
         self.stream.flush()
 
     def close(self):
@@ -303,14 +304,17 @@ def _dof_names(header, nv):
     return out
 
 
-def analyse(traj: Trajectory, m, progress=False, inverse="soft", **rigid_options) -> Analysis:
+def analyse(traj: Trajectory, m, progress=False, inverse_model="soft",
+            **rigid_options) -> Analysis:
     """Inverse dynamics over every step of traj with model m (checked against the recording's
-    hash; TrajectoryModelMismatch otherwise). inverse: "soft" (engine.inverse) or a model of
-    engine.rigid_inverse, which receives rigid_options (nedges, stabilization (default 0: the
-    recording's penetration is the compliant contacts' resting state), max_bases).
-    See the module docstring."""
-    if inverse not in INVERSE_MODELS:
-        raise ValueError(f"inverse must be one of {INVERSE_MODELS}, not {inverse!r}")
+    hash; TrajectoryModelMismatch otherwise). inverse_model: "soft" (the engine's contacts,
+    engine.inverse) or a rigid-contact model of INVERSE_MODELS (engine.rigid_inverse, which
+    receives rigid_options: nedges, stabilization (default 0: the recording's penetration is
+    the compliant contacts' resting state), max_bases). See the module docstring."""
+    if inverse_model not in INVERSE_MODELS:
+        raise AnalysisError(f"inverse_model must be one of {', '.join(INVERSE_MODELS)}, not "
+                            f"{inverse_model!r}")
+    inverse = inverse_model
     # the recording's contacts are compliant: their resting penetration is no error to remove
     rigid_options.setdefault("stabilization", 0.0)
     traj.check_model(m)
@@ -361,7 +365,8 @@ def analyse(traj: Trajectory, m, progress=False, inverse="soft", **rigid_options
             if integrator not in ONE_STAGE:
                 out.skip(f"the {integrator.name} integrator has several stages (no inverse)")
                 continue
-            if m.opt.noslip_iterations > 0 and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any():
+            if (inverse == "soft" and m.opt.noslip_iterations > 0
+                    and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any()):
                 out.skip("noslip changed the friction forces (no inverse)")
                 continue
             explicit = integrator == Integrator.EXPLICIT
@@ -382,7 +387,7 @@ def analyse(traj: Trajectory, m, progress=False, inverse="soft", **rigid_options
                                     **rigid_options)
                 out.inverse_times.append(time.perf_counter() - t0)
                 warm = res.warmstart
-                if res.status != 0:
+                if res.status != LCPStatus.SOLVED:
                     out.skip(f"the {inverse} inverse found no solution ({res.status.name})")
                     continue
                 out.analysed[k] = True

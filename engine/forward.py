@@ -222,6 +222,10 @@ def forward_skip(m, d, skipsensor):
     """The whole forward dynamics, with the sensors of each stage unless skipsensor
     (MuJoCo's mj_forwardSkip)."""
     fwd_position(m, d)
+    if d.nefc_overflow[0]:
+        # contacts or rows did not fit: the caller grows d and runs it again; stopping here
+        # leaves the warm start untouched, so a step does not depend on the capacities of d
+        return
     if not skipsensor:
         sensor.sensor_pos(m, d)
     fwd_velocity(m, d)
@@ -612,6 +616,18 @@ def reset_state(m, d):
 
 
 @jit
+def reset_history(d):
+    """Forget the earlier steps, as a fresh make_data: the warm start (warm_nefc, warm_ncon,
+    qacc_warmstart), the broadphase order (bp_order, bp_axis) and the warning counters."""
+    d.warm_nefc[0] = 0
+    d.warm_ncon[0] = 0
+    d.qacc_warmstart[:] = 0.0
+    d.bp_order[:] = 0
+    d.bp_axis[0] = 0
+    d.warning[:] = 0
+
+
+@jit
 def _bad_acceleration(d):
     """qacc, the smooth acceleration or the constraint forces are not finite or run away (a
     solver fed with NaN may return a finite qacc from its warm start)."""
@@ -682,9 +698,9 @@ def make_data(m: Model) -> Data:
 
 
 def reset_data(m: Model, d: Data) -> None:
-    """qpos = qpos0, qvel = 0, time = 0, inputs and warnings cleared."""
+    """qpos = qpos0, qvel = 0, time = 0, inputs, warnings and the warm start cleared."""
     reset_state(m._struct, d._struct)
-    d.warning[:] = 0
+    reset_history(d._struct)
 
 
 def reset_keyframe(m: Model, d: Data, key: int | str) -> None:

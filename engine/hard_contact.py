@@ -77,6 +77,7 @@ class Problem:
     contact_key: tuple      # (geom1, geom2) per contact, to match warm starts
     limit_key: tuple        # (joint, side) per limit row
     bounce: np.ndarray      # (nrow,) rows whose offset is the restitution's e J v
+    dist: np.ndarray        # (ncon + nlim,) distances of the contacts and the limit rows
 
     @property
     def nz(self):
@@ -228,7 +229,7 @@ def assemble(m, d, opt=None):
     bounce = np.concatenate([bounce_n, np.zeros(D.shape[0], dtype=bool), bounce_l])
     key = tuple((int(d.contact_geom1[c]), int(d.contact_geom2[c])) for c in index)
     return Problem(M, Minv, qfrc, v, v_free, J, b, mu, len(index), len(lkeys), index, key, lkeys,
-                   bounce)
+                   bounce, np.concatenate([dist, ldist]))
 
 
 def lcp_matrix(p):
@@ -287,7 +288,7 @@ def solve_lcp(p, opt, warm=None):
     Mlcp, qlcp = lcp_matrix(p)
     fixed = frictionless_rows(p)
     tol = opt.tol
-    if warm is not None and opt.warmstart:
+    if warm is not None and opt.warmstart and np.all(np.asarray(warm) < qlcp.shape[0]):
         z = _solve_on_set(Mlcp, qlcp, warm)
         if _valid(Mlcp, qlcp, z, tol):
             return _finish(Mlcp, qlcp, z, warm, "warm", 0, p)
@@ -453,6 +454,16 @@ def _warm_state(d):
         state = {}
         object.__setattr__(d, "_hard_contact_state", state)
     return state
+
+
+def warm_set(d):
+    """The clamping set of d's last step (None before the first): the warm start of the next."""
+    return _warm_state(d).get("clamping")
+
+
+def forget_warm_start(d):
+    """The next step of d starts without the previous step's clamping set (as a fresh Data)."""
+    d.__dict__.pop("_hard_contact_state", None)
 
 
 def step(m, d, nstep=1):

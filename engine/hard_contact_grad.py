@@ -27,8 +27,9 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from . import hard_contact as hc
+from . import derivative_analytic as da
 from .derivative import dense_D, smooth_vel
-from .enums import DynType, GainType, JointType
+from .enums import ConstraintType, DisableBit, DynType, GainType, JointType
 
 
 @dataclass
@@ -44,6 +45,7 @@ class StepJacobians:
     dqdv: np.ndarray
     clamping: np.ndarray    # the set C the derivatives hold on
     info: object = None     # the step's StepInfo
+    position: str = ""      # how dv'/dq was differentiated: "analytic" or "fd"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -178,15 +180,28 @@ def _dz(Mlcp, C, rhs):
     return out
 
 
-def _position_ingredients(m, d, p, opt, eps):
+def _position_terms(dMinv_Jz, dJ_x1, dJz, dJ_vf, dvfree, db, p):
+    """The four position columns step_derivatives needs, from the derivatives (column j: along
+    tangent direction j of qpos) of M^-1 J'z, J x1 (x1 = M^-1 J'z), J'z, J v_free, v_free, b:
+        d(M^-1 J')z = dM^-1 J'z + M^-1 dJ'z            (the force term of dv')
+        dA z        = dJ x1 + J d(M^-1 J') z            (A = J M^-1 J')
+        dq          = dJ v_free + J dv_free + db        (q = J v_free + b)"""
+    dforce = dMinv_Jz + p.Minv @ dJz
+    return dvfree, dJ_x1 + p.J @ dforce, dJ_vf + p.J @ dvfree + db, dforce
+
+
+def _position_fd(m, d, p, z, opt, eps):
     """Centered differences of M^-1, v_free, J and b along each tangent direction of qpos
-    (position stages and collision only); the contacts and limit rows must not change."""
+    (position stages and collision only, no LCP solve); the contacts and limit rows must not
+    change within eps. The fallback for geom pairs without analytical contact derivatives."""
     nv = m.nv
+    nrow = p.J.shape[0]
+    zrow = z[:nrow]
+    Jz = p.J.T @ zrow
+    x1 = p.Minv @ Jz
     qpos0 = d.qpos.copy()
-    dMinv = np.empty((nv, nv, nv))
-    dvfree = np.empty((nv, nv))
-    dJ = np.empty((nv,) + p.J.shape)
-    db = np.empty((nv, p.J.shape[0]))
+    cols = {k: np.empty((n, nv)) for k, n in (("Minv_Jz", nv), ("J_x1", nrow), ("Jz", nv),
+                                              ("J_vf", nrow), ("vf", nv), ("b", nrow))}
     try:
         for j in range(nv):
             e = np.zeros(nv)
@@ -198,21 +213,148 @@ def _position_ingredients(m, d, p, opt, eps):
                 if (ps.contact_key, ps.limit_key) != (p.contact_key, p.limit_key):
                     raise ValueError("hard contact derivatives: the contacts change within eps of "
                                      "the state (a mode change); no derivative there")
-                sides.append(ps)
-            pp, pm = sides
-            dMinv[j] = (pp.Minv - pm.Minv) / (2 * eps)
-            dvfree[:, j] = (pp.v_free - pm.v_free) / (2 * eps)
-            dJ[j] = (pp.J - pm.J) / (2 * eps)
-            db[j] = (pp.b - pm.b) / (2 * eps)
+                sides.append((ps.Minv @ Jz, ps.J @ x1, ps.J.T @ zrow, ps.J @ p.v_free,
+                              ps.v_free, ps.b))
+            for k, a, b in zip(cols, *sides):
+                cols[k][:, j] = (a - b) / (2 * eps)
     finally:
         d.qpos[:] = qpos0
         hc.assemble(m, d, opt)
-    return dMinv, dvfree, dJ, db
+    return _position_terms(*cols.values(), p)
 
 
-def step_derivatives(m, d, opt=None, clamping=None, warm=None, eps=1e-6):
+def _contact_efc_impulses(d, p, z):
+    """Impulses on the engine's efc rows of the LCP contacts with J_efc' f = J' z per contact:
+    an elliptic or frictionless contact's rows take (fn, ft1, ft2); a pyramidal one's edges
+    n +- mu_k t_k take fn / (2 npair) +- ft_k / (2 mu_k)."""
+    f = np.zeros(int(d.nefc))
+    beta = z[p.ncon:p.ncon * (1 + hc.NDIR)].reshape(p.ncon, hc.NDIR)
+    ft = np.stack([beta[:, 0] - beta[:, 2], beta[:, 1] - beta[:, 3]], axis=1)
+    for k, c in enumerate(p.contact_index):
+        adr = d.contact_efc_address[c]
+        dim = int(d.contact_dim[c])
+        if d.efc_type[adr] != ConstraintType.CONTACT_PYRAMIDAL:
+            f[adr] = z[k]
+            f[adr + 1:adr + min(dim, 3)] = ft[k, :dim - 1]
+            continue
+        npair = dim - 1
+        for j in range(min(npair, 2)):
+            mu = d.efc_mu[adr + 2 * j]
+            f[adr + 2 * j] = z[k] / (2 * npair) + ft[k, j] / (2 * mu)
+            f[adr + 2 * j + 1] = z[k] / (2 * npair) - ft[k, j] / (2 * mu)
+        for j in range(2, npair):
+            f[adr + 2 * j:adr + 2 * j + 2] = z[k] / (2 * npair)
+    return f
+
+
+def _lcp_rows(d, p, efc_rows):
+    """The LCP's contact rows (normal, then +t1, +t2, -t1, -t2 per contact) from quantities given
+    per efc row (elliptic: n, t1, t2; pyramidal edges: n = (e0 + e1) / 2, t_k = (e_2k -
+    e_2k+1) / (2 mu_k)); rows of the joint limits stay zero."""
+    out = np.zeros((p.J.shape[0],) + efc_rows.shape[1:])
+    for k, c in enumerate(p.contact_index):
+        adr = d.contact_efc_address[c]
+        dim = int(d.contact_dim[c])
+        r = efc_rows[adr:adr + 2 * (dim - 1) if dim > 1 else adr + 1]
+        if d.efc_type[adr] == ConstraintType.CONTACT_PYRAMIDAL:
+            mu = d.efc_mu[adr]
+            n = 0.5 * (r[0] + r[1])
+            t = np.array([(r[0] - r[1]) / (2 * mu), (r[2] - r[3]) / (2 * d.efc_mu[adr + 2])])
+        else:
+            n = r[0]
+            t = r[1:3] if dim >= 3 else np.zeros((2,) + r.shape[1:])
+        out[k] = n
+        if p.mu[k] > 0.0:
+            a = p.ncon + hc.NDIR * k
+            out[a:a + 2] = t
+            out[a + 2:a + 4] = -t
+    return out
+
+
+def _offset_slopes(p, opt, h, eps):
+    """d b / d q of the normal and limit rows: b = dist / h on a gap, erp dist / h on a
+    penetration, and d dist / d q = the row's J (the normal row, Nimble's appendix C). At the kink
+    dist = 0, where resting contacts settle (to rounding), there is no derivative: within
+    |J_ij eps| of it entry ij is the secant of b over dist +- J_ij eps (what a centered difference
+    of step eps sees), elsewhere the one-sided slope."""
+    nrow = p.J.shape[0]
+    rows = np.r_[np.arange(p.ncon), np.arange(p.ncon * (1 + hc.NDIR), nrow)]
+    dist = p.dist[:, None]
+    step = p.J[rows] * eps
+
+    def b(x):
+        return np.where(x > 0.0, x, opt.erp * x) / h
+
+    db = np.zeros((nrow, p.J.shape[1]))
+    db[rows] = (b(dist + step) - b(dist - step)) / (2 * eps)
+    return db
+
+
+def _position_analytic(m, d, p, z, opt, eps):
+    """The position columns analytically (Nimble's section V and appendix F, here through the
+    engine's derivative kernels, engine.derivative_analytic): the motion of dof j moves its
+    subtree by the twist cdof_j, so the inertia, the smooth forces (RNE, springs, actuator
+    moments, applied wrenches) and the contact rows (positions and frames of the contacts per
+    geom pair: plane-sphere, plane-capsule, plane-box corners (vertex-face), sphere-sphere,
+    sphere-capsule, capsule-capsule, sphere-box) follow from spatial cross products.
+        dM^-1 y = -M^-1 (dM) M^-1 y,   dM x = d RNE(q, v, x) / dq - d RNE(q, v, 0) / dq
+        dv_free = -h M^-1 d/dq [RNE(q, v, a_s) - qfrc_passive - qfrc_actuator - J' xfrc],
+                  a_s = M^-1 qfrc_smooth (M here: the step's inertia, M + h B)
+        d dist / dq = J_n (the normal row), so db = J_n / h on a gap, erp J_n / h on a
+                  penetration (_offset_slopes: the kink at 0), e dJ_n v on a bouncing row;
+                  limit rows alike (J constant).
+    None when a contact's geom pair has no derivative there (the caller falls back to
+    _position_fd)."""
+    ms, ds = m._struct, d._struct
+    nv = m.nv
+    h = m.opt.timestep
+    nrow = p.J.shape[0]
+    nefc = int(d.nefc)
+    zrow = z[:nrow]
+    x1 = p.Minv @ (p.J.T @ zrow)
+    w = da.make_work(ms, ds)
+    gravity = not m.opt.disableflags & DisableBit.GRAVITY
+
+    def rne_q(acc):
+        out = np.zeros((nv, nv))
+        da.twists(ms, ds, d.qvel, w.body_W, w.dof_U)
+        da.accelerations(ms, ds, acc, gravity, w.body_A, w.body_F, w.dof_alpha)
+        da.rne_pos(ms, ds, w, out)
+        return out
+
+    dM_x1 = rne_q(x1) - rne_q(np.zeros(nv))
+    Fs = np.zeros((nv, nv))
+    da.smooth_position_jacobian(ms, ds, w, p.Minv @ p.qfrc_smooth, True, True, Fs)
+    dvfree = -h * p.Minv @ Fs
+    # contact rows: J x1 (and J'z) and J v_free, differentiated per efc row
+    f = _contact_efc_impulses(d, p, z)
+    dJz = np.zeros((nv, nv))
+    per_x = []
+    for x, sink in ((x1, dJz), (p.v_free, np.zeros((nv, nv)))):
+        rows = da.Rows(np.zeros((nefc, nv)), np.zeros((nefc, nv)), np.zeros((nefc, nv)),
+                       np.zeros((nefc, nv)), sink)
+        da.twists(ms, ds, x, w.body_W, w.dof_W)
+        for c in p.contact_index:
+            if not da.contact_derivs(ms, ds, w, c, f, 1.0, rows):
+                return None
+        per_x.append(rows)
+    dJ_x1 = _lcp_rows(d, p, per_x[0].DJw)
+    dJ_vf = _lcp_rows(d, p, per_x[1].DJw)
+    db = _offset_slopes(p, opt, h, eps)
+    if np.any(p.bounce):
+        djv = _lcp_rows(d, p, per_x[0].DJv)          # d(J v)/dq at the step's qvel
+        db[p.bounce] = opt.restitution * djv[p.bounce]
+    return _position_terms(-p.Minv @ dM_x1, dJ_x1, dJz, dJ_vf, dvfree, db, p)
+
+
+
+
+def step_derivatives(m, d, opt=None, clamping=None, warm=None, eps=1e-6, position="analytic"):
     """Jacobians of hc.lcp_step at d's state (d's state is left unchanged). ``clamping``
-    overrides the set C (complementarity-aware gradients); ``warm``: the warm set of the step."""
+    overrides the set C (complementarity-aware gradients); ``warm``: the warm set of the step.
+    ``position``: "analytic" (falls back to "fd" when a contact's geom pair has no analytical
+    derivative; the result's ``position`` says which ran) or "fd" (centered differences of the
+    position stages and collision with step ``eps``, no LCP solve)."""
     opt = opt or hc.HardContactOptions()
     h = m.opt.timestep
     nv = m.nv
@@ -227,15 +369,12 @@ def step_derivatives(m, d, opt=None, clamping=None, warm=None, eps=1e-6):
     JtMinv = p.Minv @ p.J.T                     # (nv, nrow)
     zrow = z[:nrow]
 
-    # position: A = J M^-1 J' and q = J v_free + b change with q
-    dMinv, dvfree, dJ, db = _position_ingredients(m, d, p, opt, eps)
-    # column j: dA_j z with dA_j = dJ_j M^-1 J' + J M^-1 dJ_j' + J dM^-1_j J', dq_j, and
-    # d(M^-1 J')_j z = dM^-1_j J' z + M^-1 dJ_j' z
-    dJz = np.einsum("jrk,r->kj", dJ, zrow)                  # dJ_j' z
-    dMinvJz = np.einsum("jab,b->aj", dMinv, p.J.T @ zrow)   # dM^-1_j J' z
-    dMz_rows = np.einsum("jrk,k->rj", dJ, JtMinv @ zrow) + p.J @ (p.Minv @ dJz + dMinvJz)
-    dq_rows = np.einsum("jrk,k->rj", dJ, p.v_free) + p.J @ dvfree + db.T
-    dforce = dMinvJz + p.Minv @ dJz
+    # position: M^-1, v_free, J and b change with q
+    terms = _position_analytic(m, d, p, z, opt, eps) if position == "analytic" else None
+    position_method = "analytic" if terms is not None else "fd"
+    if terms is None:
+        terms = _position_fd(m, d, p, z, opt, eps)
+    dvfree, dMz_rows, dq_rows, dforce = terms
 
     # all inputs (v, ctrl, qfrc_applied, q) as columns of one system on C:
     # dv' = dv_free + d(M^-1 J') z + M^-1 J' dz,  dz_C = -Mlcp_CC^+ (dMlcp z + dq)_C
@@ -255,7 +394,7 @@ def step_derivatives(m, d, opt=None, clamping=None, warm=None, eps=1e-6):
         dqdq, dqdv = _bounce_correction(m, p, C, opt, h, dqdq, dqdv)
     A = np.block([[dqdq, dqdv], [dvdq, dvdv]])
     B = np.vstack([Dv @ dvdu, dvdu])
-    return StepJacobians(A, B, dvdq, dvdv, dvdu, dvdtau, dqdq, dqdv, C, info)
+    return StepJacobians(A, B, dvdq, dvdv, dvdu, dvdtau, dqdq, dqdv, C, info, position_method)
 
 
 def _bounce_correction(m, p, C, opt, h, dqdq, dqdv):

@@ -35,13 +35,15 @@ landings (section 3.2), and the controllers leave the simulator's resting penetr
 import argparse
 import pathlib
 import re
+import sys
 import time
 
 import numpy as np
 
-import engine
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import engine  # noqa: E402
+
 GO1 = ROOT / "assets" / "unitree_go1" / "go1.xml"
 FEET = ("FR", "FL", "RR", "RL")
 TORQUE_LIMIT = {"abduction": 23.7, "hip": 23.7, "knee": 35.55}   # the Menagerie forceranges
@@ -49,9 +51,10 @@ KP, KD = 25.0, 10.0             # feedback of the desired accelerations (1/s^2, 
 PD_KP, PD_KD = 100.0, 4.0       # the PD baseline (N m/rad, N m s/rad)
 
 
-def go1_torque_model(soft_feet=False, epsilon=None, kappa=None):
-    """Go1 with torque motors (ctrlrange = the position actuators' forcerange) on a floor;
-    epsilon, kappa: the contacts' softness and time constant (default: the engine's)."""
+def go1_torque_xml(soft_feet=False, box_feet=False):
+    """MJCF of the Go1 with torque motors (ctrlrange = the position actuators' forcerange) on a
+    floor; box_feet: 4 x 4 x 2.4 cm boxes instead of the sphere feet, level at the home pose
+    (four corner contacts per foot)."""
     src = GO1.read_text()
 
     def motor(mo):
@@ -61,13 +64,21 @@ def go1_torque_model(soft_feet=False, epsilon=None, kappa=None):
     src = re.sub(r'<position class="(\w+)" name="(\w+)" joint="(\w+)"/>', motor, src)
     if not soft_feet:
         src = src.replace(' solimp="0.015 1 0.023"', "")
+    if box_feet:
+        src = src.replace('type="sphere" size="0.023" pos="0 0 -0.213"',
+                          'type="box" size="0.02 0.02 0.012" pos="0 0 -0.213" euler="0 0.9 0"')
     # contacts within 1 cm of the floor are listed (and exert no force until within the margin):
     # the controllers see the feet about to land (Zapolsky & Drumwright section 3.2)
     src = src.replace('condim="6"', 'condim="6" gap="0.01"')
     floor = ('<light pos="0 0 1.5" dir="0 0 -1" directional="true"/>\n'
              '    <geom name="floor" size="0 0 0.05" type="plane"/>\n    ')
-    src = src.replace("<worldbody>", "<worldbody>\n    " + floor, 1)
-    m = engine.load_model_from_string(src)
+    return src.replace("<worldbody>", "<worldbody>\n    " + floor, 1)
+
+
+def go1_torque_model(soft_feet=False, epsilon=None, kappa=None, box_feet=False):
+    """The model of go1_torque_xml; epsilon, kappa: the contacts' softness and time constant
+    (default: the engine's)."""
+    m = engine.load_model_from_string(go1_torque_xml(soft_feet, box_feet))
     if epsilon is not None:
         m.opt.epsilon = epsilon
     if kappa is not None:

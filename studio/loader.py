@@ -2,8 +2,11 @@
 
 ``load_model_file(path)`` returns ``(m, d, None)`` with the step kernels compiled (or loaded from
 numba's cache) before any clock starts, or ``(None, None, message)`` with the ModelError's
-message (file, line, element, attribute) or the reason the file could not be read.
+message (file, line, element, attribute) or the reason the file could not be read. A path
+DIR/CELL into a sweep directory (engine.sweep) loads that cell's model.
 ``empty_world()`` is what the window shows when the model given on the command line fails.
+``save_mjcf(m, path, keys)`` writes the model as MJCF with the edits made in the panels and the
+studio's keyframes.
 """
 from __future__ import annotations
 
@@ -12,20 +15,27 @@ import os
 EMPTY_WORLD = '<mujoco model="empty"/>'
 
 
-def _prepared(m):
+def _prepared(m, keyframe=None):
     import engine
     d = engine.make_data(m)
+    if keyframe is not None:
+        engine.reset_keyframe(m, d, keyframe)
     engine.forward(m, d)
     engine.step(m, engine.make_data(m))       # compile or load the step kernel now
     return m, d
 
 
 def load_model_file(path):
-    """(m, d, None) or (None, None, message)."""
+    """(m, d, None) or (None, None, message). A cell of a sweep directory (DIR/CELL, written
+    by python -m engine.sweep) loads as the sweep's model with that cell's parameters."""
     import engine
+    from engine import sweep
     try:
+        if sweep.is_cell(str(path)):
+            m, cell = sweep.cell_model(str(path))
+            return (*_prepared(m, cell["keyframe"]), None)
         return (*_prepared(engine.load_model(str(path))), None)
-    except engine.ModelError as e:
+    except (engine.ModelError, sweep.SweepError) as e:
         msg = str(e)
         if os.path.basename(str(path)) not in msg:
             msg = f"{path}: {msg}"
@@ -40,3 +50,26 @@ def empty_world():
     """(m, d) of a world without bodies or geoms."""
     import engine
     return _prepared(engine.load_model_from_string(EMPTY_WORLD))
+
+
+def save_mjcf(m, path, keys=None):
+    """Write model `m` as MJCF to `path`: its spec with the values edited since it was loaded
+    (options, equality switches ...) and, when given, `keys` (studio.keyframes.Key) as its
+    keyframes. Returns None, or the reason it could not be written."""
+    from engine.compiler.elements import Key
+    from engine.compiler.save import update_spec
+    try:
+        spec = update_spec(m).copy()
+    except ValueError as e:
+        return str(e)
+    if keys is not None:
+        spec.keys = []
+        for k in keys:
+            values = {f: [float(x) for x in getattr(k, f)] for f in
+                      ("qpos", "qvel", "act", "ctrl", "mpos", "mquat") if len(getattr(k, f))}
+            spec.keys.append(Key(name=k.name, time=float(k.time), **values))
+    try:
+        spec.save_xml(path)
+    except OSError as e:
+        return f"cannot write {path}: {e.strerror or e}"
+    return None

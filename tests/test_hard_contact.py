@@ -330,30 +330,118 @@ def _trajopt():
     return mod
 
 
+def _loss_fd(ex, m, task, U, t, k, eps=1e-6):
+    Up, Um = U.copy(), U.copy()
+    Up[t, k] += eps
+    Um[t, k] -= eps
+    return (ex.rollout_loss(m, task, Up) - ex.rollout_loss(m, task, Um)) / (2 * eps)
+
+
 def test_shooting_gradient_matches_differences_of_the_loss():
     """The backpropagated gradient of the drone's loss against centered differences of the
     rolled-out loss, at thrusts that lift it off (no contact-mode change within eps)."""
     ex = _trajopt()
-    m = engine.load_model(str(ex.DRONE))
-    U = np.full((8, 1), 15.0)
-    loss, grad = ex.loss_and_grad(m, U, 0.5, aware=False)
-    eps = 1e-6
-    for t in range(len(U)):
-        Up, Um = U.copy(), U.copy()
-        Up[t] += eps
-        Um[t] -= eps
-        fd = (ex.loss_and_grad(m, Up, 0.5, False)[0] - ex.loss_and_grad(m, Um, 0.5, False)[0])
-        assert grad[t, 0] == pytest.approx(fd / (2 * eps), rel=1e-5, abs=1e-9)
+    task = ex.Task(ex.DRONE, 8, ex._drone_loss(0.5))
+    m = engine.load_model(str(task.path))
+    U = np.full((task.T, 1), 15.0)
+    loss, grad = ex.loss_and_grad(m, task, U, aware=False)
+    assert loss == pytest.approx(ex.rollout_loss(m, task, U), rel=1e-12)
+    for t in range(task.T):
+        assert grad[t, 0] == pytest.approx(_loss_fd(ex, m, task, U, t, 0), rel=1e-5, abs=1e-9)
 
 
 def test_drone_takes_off_with_complementarity_aware_gradients_only():
     """Fig. 8 of the paper with scipy's L-BFGS-B: from zero thrust the exact gradient is zero and
     the optimiser stops at the start; the complementarity-aware one brings the loss down."""
     ex = _trajopt()
-    m = engine.load_model(str(ex.DRONE))
-    _, exact, _ = ex.optimise(m, T=15, target=0.3, aware=False, maxiter=20)
-    _, aware, _ = ex.optimise(m, T=15, target=0.3, aware=True, maxiter=20)
+    task = ex.tasks()["drone"]
+    m = engine.load_model(str(task.path))
+    _, exact = ex.optimise(m, task, aware=False, maxiter=20)
+    _, aware = ex.optimise(m, task, aware=True, maxiter=20)
+    exact, aware = np.array(exact)[:, 1], np.array(aware)[:, 1]
     start = 0.3 ** 2                        # qpos: the rise above the resting height
     assert exact[0] == pytest.approx(start) and min(exact) == pytest.approx(start, rel=1e-9)
     assert aware[0] == pytest.approx(start)
     assert min(aware) < 1e-3 * start
+
+
+# ------------------------------------------------------------------------------------------------
+# engine.rollout and the transition derivatives with Solver.LCP
+# ------------------------------------------------------------------------------------------------
+def test_rollout_runs_the_hard_contact_step():
+    """A batch of LCP rollouts equals stepping each alone with engine.step on a fresh Data (not
+    the compiled PGS step): a box sliding at mu g, sensors included."""
+    m, _ = model(TOUCH_BOX, cone="elliptic")
+    spec = engine.State.FULLPHYSICS
+    x0 = []
+    for vx in (0.5, 1.5):
+        d = engine.make_data(m)
+        d.qvel[0] = vx
+        x0.append(engine.get_state(m, d, spec))
+    state, sens = engine.rollout(m, np.array(x0), nstep=15)
+    for r in range(2):
+        d = engine.make_data(m)
+        engine.set_state(m, d, x0[r], spec)
+        for t in range(15):
+            engine.step(m, d)
+            np.testing.assert_array_equal(state[r, t], engine.get_state(m, d, spec))
+            np.testing.assert_array_equal(sens[r, t], d.sensordata)
+    # Coulomb friction of the hard contact: the sliding speed falls by mu g h per step
+    vx = state[1, :, 1 + m.nq]
+    np.testing.assert_allclose(np.diff(vx), -0.5 * G * m.opt.timestep, rtol=1e-9)
+
+
+def test_transition_derivatives_dispatch_to_the_hard_contact_jacobians():
+    m, d = model(TOUCH_BOX, cone="elliptic")
+    engine.step(m, d, 5)
+    d.qvel[:2] = (0.8, 0.3)
+    warm = hc.warm_set(d)
+    A, B = engine.transition_derivatives(m, d)
+    jac = hg.step_derivatives(m, d, warm=warm)
+    np.testing.assert_array_equal(A, jac.A)
+    Afd, _ = engine.transition_fd(m, d, centered=True)
+    np.testing.assert_allclose(A, Afd, rtol=0, atol=1e-5 * (1 + np.abs(Afd).max()))
+
+
+# ------------------------------------------------------------------------------------------------
+# the paper's scenes (assets/nimble_*.xml, states of benchmarks/nimble.py)
+# ------------------------------------------------------------------------------------------------
+def _bench():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "nimble.py"
+    spec = importlib.util.spec_from_file_location("bench_nimble", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", ["Catapult", "Jump-Worm", "Half Cheetah"])
+def test_scene_jacobians_match_centered_differences(name):
+    m, d, warm = _bench().scene(name)
+    an = hg.step_derivatives(m, d, warm=warm)
+    fd = hg.step_fd(m, d, warm=warm)
+    assert an.position == "analytic" and an.info.problem.ncon >= 2
+    for what in ("A", "B", "dvdtau"):
+        a, f = getattr(an, what), getattr(fd, what)
+        np.testing.assert_allclose(a, f, rtol=0, atol=1e-5 * (1.0 + np.abs(f).max()),
+                                   err_msg=f"{name}: {what}")
+
+
+@pytest.mark.parametrize("name", ["Atlas-like", "Catapult", "Half Cheetah"])
+def test_position_derivatives_match_differences_of_the_position_stages(name):
+    """The analytical position terms of dv'/dq (inertia, smooth forces, contact rows per geom
+    pair: box-plane corners, sphere-plane, capsule-plane, sphere-box) against centered
+    differences of the position stages and collision, at the step's impulses. On the humanoid
+    standing on 12 contacts the LCP's solution set is degenerate (unloaded toe contacts are
+    tied), so the whole step is compared on the other scenes only."""
+    m, d, warm = _bench().scene(name)
+    opt = hc.HardContactOptions()
+    p = hc.assemble(m, d, opt)
+    z = hc.solve_lcp(p, opt, warm).z
+    assert np.abs(z[:p.ncon]).max() > 0.0
+    an = hg._position_analytic(m, d, p, z, opt, 1e-6)
+    fd = hg._position_fd(m, d, p, z, opt, 1e-6)
+    for what, a, f in zip(("dv_free", "dA z", "dq", "d(M^-1 J') z"), an, fd):
+        np.testing.assert_allclose(a, f, rtol=0, atol=1e-6 * (1.0 + np.abs(f).max()),
+                                   err_msg=f"{name}: {what}")

@@ -319,21 +319,27 @@ def test_algorithm3_against_enumeration():
 
 
 def test_chatter_warm_vs_cold(standing):
-    """Slowly varying desired accelerations at the standing pose: warm-started no-slip keeps
-    its force distribution; restarting the pivoting from scratch at every call jumps between
-    equally valid ones. Reported in the benchmark; here only that warm is not worse."""
+    """Slowly varying desired accelerations at the standing pose (the issue's chatter
+    measurement: sum over calls of |tau_k - tau_k-1|). Convex: the tie-breaker keeps the
+    previous torques among the optimal force distributions; without the warm start it takes
+    the least torques each time: at least 10x less chatter warm (about 270x here). No-slip:
+    warm-started PPM keeps its set; cold-started from the empty set it reaches the same sets
+    on this scene, so warm is only asserted not worse (the README reports the ratio)."""
     m, d = standing
-    warm, ws = [], None
-    cold = []
-    for t in range(40):
-        qacc_des = np.zeros(m.nv)
-        qacc_des[6:] = 0.3 * np.sin(0.05 * t + np.arange(12))
-        res = engine.rigid_inverse(m, d, qacc_des, model="noslip", warmstart=ws)
-        ws = res.warmstart
-        warm.append(res.actuator_force)
-        cold.append(engine.rigid_inverse(m, d, qacc_des, model="noslip").actuator_force)
-    chatter = [np.abs(np.diff(np.array(x), axis=0)).sum() for x in (warm, cold)]
-    assert chatter[0] <= chatter[1] + 1e-9
+    chatter = {}
+    for model in ("noslip", "convex"):
+        warm, cold, ws = [], [], None
+        for t in range(200):
+            qacc_des = np.zeros(m.nv)
+            qacc_des[6:] = 0.3 * np.sin(0.05 * t + np.arange(12))
+            res = engine.rigid_inverse(m, d, qacc_des, model=model, warmstart=ws)
+            assert res.ok
+            ws = res.warmstart
+            warm.append(res.actuator_force)
+            cold.append(engine.rigid_inverse(m, d, qacc_des, model=model).actuator_force)
+        chatter[model] = [np.abs(np.diff(np.array(x), axis=0)).sum() for x in (warm, cold)]
+    assert chatter["noslip"][0] <= chatter["noslip"][1] * (1 + 1e-9)
+    assert 10 * chatter["convex"][0] <= chatter["convex"][1]
 
 
 def test_bad_input(standing):
@@ -344,3 +350,142 @@ def test_bad_input(standing):
         engine.rigid_inverse(m, d, np.zeros(3))
     with pytest.raises(ValueError, match="nedges"):
         engine.rigid_inverse(m, d, np.zeros(m.nv), nedges=0)
+
+
+def noslip_forward(oracle, tau, held, tol=1e-9):
+    """Forward dynamics of the no-slip model with the actuator forces tau given, by enumeration:
+    Gauss's principle min 1/2 a'M a - (k + B'tau)'a s.t. T_i a = -T_i v / h (contacts with
+    held[i]), N a + b_n >= 0, solved for every set of active normal rows by its KKT system
+    (numpy); the accelerations of the sets that are feasible with non-negative normal forces.
+    Strict convexity makes them one and the same."""
+    import itertools
+    M, h = oracle.M, oracle.h
+    v = oracle.md.qvel
+    kt = oracle.k + oracle.B.T @ tau
+    nv, nc = M.shape[0], len(oracle.cid)
+    N = oracle.J[:, 0]
+    T = oracle.J[held, 1:].reshape(-1, nv)
+    bn = (N @ v + oracle.phi / h) / h
+    out = []
+    for k in range(nc + 1):
+        for S in itertools.combinations(range(nc), k):
+            A = np.vstack([T, N[list(S)]])
+            rhs = np.concatenate([-T @ v / h, -bn[list(S)]])
+            K = np.block([[M, -A.T], [A, np.zeros((len(A), len(A)))]])
+            sol = np.linalg.lstsq(K, np.concatenate([kt, rhs]), rcond=None)[0]
+            a, lam = sol[:nv], sol[nv:]
+            if np.abs(K @ sol - np.concatenate([kt, rhs])).max() > tol * np.abs(kt).max():
+                continue
+            fn = lam[len(T):]
+            scale = max(1.0, np.abs(a).max())
+            if (N @ a + bn).min() >= -tol * scale and (fn.min() if k else 0) >= -tol * np.abs(
+                    kt).max():
+                out.append(a)
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_noslip_forward_reproduces_the_accelerations(seed):
+    """Forward-simulating the recovered actuator forces with the same rigid no-slip contact
+    reproduces the predicted accelerations (to 1e-9): the forward problem, solved by active-set
+    enumeration with numpy on MuJoCo's terms, has a unique solution, and it is the inverse's.
+    The desired accelerations are those of the actuated rows the prediction achieves where
+    they were consistent, eq. 47's where not (both occur among the seeds)."""
+    m, d = go1_standing(seed)
+    rng = np.random.default_rng(200 + seed)
+    qacc_des = rng.standard_normal(m.nv)
+    res = engine.rigid_inverse(m, d, qacc_des, model="noslip")
+    assert res.ok
+    oracle = Oracle(GO1, m, d)
+    vnext = d.qvel + oracle.h * res.qacc
+    gap = np.array([J[0] @ vnext + phi / oracle.h for J, phi in zip(oracle.J, oracle.phi)])
+    held = gap <= 1e-9 * max(1.0, np.abs(vnext).max())      # contacts that stay closed
+    sols = noslip_forward(oracle, res.actuator_force, held)
+    assert sols
+    scale = max(1.0, np.abs(res.qacc).max())
+    for a in sols:
+        np.testing.assert_allclose(a, res.qacc, atol=1e-9 * scale)
+
+
+def two_feet():
+    """Go1 pitched nose down with its two front feet at the contact margin."""
+    m, d = go1_standing()
+    d.qpos[3:7] = [np.cos(0.02), 0.0, np.sin(0.02), 0.0]
+    engine.forward(m, d)
+    d.qpos[2] -= (d.contact.dist - d.contact.includemargin).min() + 1e-9
+    engine.forward(m, d)
+    assert len(d.contact.dist) == 2
+    return m, d
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_coulomb_forward_reproduces_the_accelerations(seed):
+    """Forward-simulating the recovered actuator forces with the same linearised Coulomb
+    contact (Stewart & Trinkle's LCP with the torques given, built with numpy from MuJoCo's
+    terms and solved by enumerating all 4096 complementary bases): one of its solutions has
+    the inverse's accelerations (to 1e-9) and its contact forces."""
+    m, d = two_feet()
+    rng = np.random.default_rng(seed)
+    d.qvel[:] = 0.05 * rng.standard_normal(m.nv)
+    engine.forward(m, d)
+    qacc_des = 0.5 * rng.standard_normal(m.nv)
+    res = engine.rigid_inverse(m, d, qacc_des, model="coulomb")
+    assert res.ok
+    oracle = Oracle(GO1, m, d)
+    h, nc, nedges = oracle.h, 2, 4
+    Minv = np.linalg.inv(oracle.M)
+    N = oracle.J[:, 0]
+    th = 2 * np.pi * np.arange(nedges) / nedges
+    D = np.array([oracle.mu[c, 0] * np.cos(t) * oracle.J[c, 1]
+                  + oracle.mu[c, 1] * np.sin(t) * oracle.J[c, 2] for c in range(nc) for t in th])
+    G = np.vstack([N, D])
+    E = np.kron(np.eye(nc), np.ones((nedges, 1)))
+    kt = oracle.k + oracle.B.T @ res.actuator_force
+    v = oracle.md.qvel
+    Mq = np.block([[G @ Minv @ G.T, np.vstack([np.zeros((nc, nc)), E])],
+                   [np.hstack([np.eye(nc), -E.T]), np.zeros((nc, nc))]])
+    q = np.concatenate([N @ Minv @ kt + (N @ v + oracle.phi / h) / h,
+                        D @ Minv @ kt + D @ v / h, np.zeros(nc)])
+    scale = max(1.0, np.abs(res.qacc).max())
+    errs = []
+    for z, _, _ in lcp_enumerate(Mq, q):
+        a = Minv @ (kt + G.T @ z[:len(G)])
+        errs.append(np.abs(a - res.qacc).max())
+    assert errs and min(errs) <= 1e-9 * scale
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_convex_against_enumeration(seed):
+    """The convex model's accelerations are the unique minimiser of the kinetic energy after
+    the step (section 6, eq. 30): the optimality LCP rebuilt with numpy from MuJoCo's terms
+    (edge forces and non-penetration multipliers, 10 variables for two feet) solved by
+    enumerating every complementary basis gives the same accelerations at each of its
+    solutions, and they are the inverse's (to 1e-9)."""
+    m, d = two_feet()
+    rng = np.random.default_rng(seed)
+    d.qvel[:] = 0.05 * rng.standard_normal(m.nv)
+    engine.forward(m, d)
+    qacc_des = 0.5 * rng.standard_normal(m.nv)
+    res = engine.rigid_inverse(m, d, qacc_des, model="convex")
+    assert res.ok
+    oracle = Oracle(GO1, m, d)
+    M, k, B, h = oracle.M, oracle.k, oracle.B, oracle.h
+    nc, nedges = 2, 4
+    Minv = np.linalg.inv(M)
+    X = B @ Minv @ B.T
+    Q = Minv - Minv @ B.T @ np.linalg.solve(X, B @ Minv)
+    a0 = Minv @ k + Minv @ B.T @ np.linalg.solve(X, B @ qacc_des - B @ Minv @ k)
+    N = oracle.J[:, 0]
+    th = 2 * np.pi * np.arange(nedges) / nedges
+    Ge = np.array([N[c] + oracle.mu[c, 0] * np.cos(t) * oracle.J[c, 1]
+                   + oracle.mu[c, 1] * np.sin(t) * oracle.J[c, 2] for c in range(nc) for t in th])
+    v0 = oracle.md.qvel + h * a0
+    C = N @ Q @ Ge.T
+    Mq = np.block([[Ge @ Q @ Ge.T, -C.T], [C, np.zeros((nc, nc))]])
+    q = np.concatenate([Ge @ Q @ M @ v0 / h, N @ a0 + (N @ oracle.md.qvel + oracle.phi / h) / h])
+    sols = lcp_enumerate(Mq, q)
+    assert sols
+    scale = max(1.0, np.abs(res.qacc).max())
+    for z, _, _ in sols:
+        a = a0 + Q @ Ge.T @ z[:len(Ge)]
+        np.testing.assert_allclose(a, res.qacc, atol=1e-9 * scale)

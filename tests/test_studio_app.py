@@ -512,16 +512,16 @@ def test_reload_keeps_the_state(app):
     from pyglet.window import key
     old = app.runner
     old.submit(lambda m, d: d.qvel.__setitem__(slice(0, 6), [0.2, 0.0, 0.0, 0.0, 1.0, 0.0]))
-    assert pump_until(app, lambda: old.snapshot.time > 0.1)
+    assert pump_until(app, lambda: old.snapshot.time > 0.1
+                      and np.any(old.snapshot.qpos != app.m.qpos0))    # the push moved it
     old.set_paused(True)
-    app.pump(3)
+    assert pump_until(app, lambda: old.idle)
     before = old.snapshot
     assert np.any(before.qvel != 0) and np.any(before.qpos != app.m.qpos0)
     press_key(app, key.L, key.MOD_CTRL)
     new = app.runner
     assert new is not old and new.m is not old.m and new.paused
-    app.pump(2)
-    assert new.snapshot.time == before.time
+    assert pump_until(app, lambda: new.snapshot.time == before.time)
     np.testing.assert_array_equal(new.snapshot.qpos, before.qpos)
     np.testing.assert_array_equal(new.snapshot.qvel, before.qvel)
 
@@ -536,6 +536,34 @@ def test_open_button_shows_the_file_browser_and_opens_a_model(app, tmp_path):
     app.file_browser.pick(app, tmp_path / "ball.xml")        # what a click on the entry does
     app.pump(2)
     assert app.m.names["body"][1] == "ball" and drawn_window("Open model") is None
+
+
+def test_save_as_mjcf_writes_the_edited_model(app, tmp_path):
+    """Save as MJCF: the option edited in the panel (through the runner) and a keyframe added
+    in the studio are in the saved file, which loads in this engine and in MuJoCo."""
+    import engine
+    mujoco = pytest.importorskip("mujoco")
+    r = app.runner
+    r.set_option("timestep", 0.001)
+    r.set_option("gravity", np.array([0.0, 0.0, -2.0]))
+    assert pump_until(app, lambda: app.m.opt.timestep == 0.001)
+    click(app, "add_key")
+    assert pump_until(app, lambda: len(app.keys) == 1)
+    click(app, "save_model")
+    assert app.save_browser.open
+    app.pump(2)
+    assert drawn_window("Save as MJCF") is not None
+    assert app.save_browser.path_text.endswith("float-saved.xml")
+    out = tmp_path / "saved" / "float.xml"
+    out.parent.mkdir()
+    app.save_browser.path_text = str(out)
+    click(app, "save_as")
+    assert pump_until(app, lambda: out.exists() and app.status.startswith("saved"))
+    assert not app.save_browser.open
+    m = engine.load_model(out)
+    assert m.opt.timestep == 0.001 and list(m.opt.gravity) == [0, 0, -2]
+    assert m.nkey == 1 and np.array_equal(m.key_qpos[0], app.keys[0].qpos)
+    assert mujoco.MjModel.from_xml_path(str(out)).opt.timestep == 0.001
 
 
 def test_keyframes_added_exported_and_kept_across_reload(app):
@@ -883,6 +911,7 @@ def test_record_then_analysis_panel_plots(xdisplay, tmp_path, monkeypatch):
         assert a.last_recording == str(traj)
         a.open_panel("Analysis")
         a.pump(2)
+        assert "inverse_model" in a.widgets and a.analysis.inverse == "soft"   # the default
         click(a, "analyse_last")
         assert a.analysis.running or a.analysis.result is not None
         assert pump_until(a, lambda: not a.analysis.running, timeout=600)

@@ -5,8 +5,11 @@ Loads a recording (the one just made, a typed path or the file browser), runs
 stored in the recording, else the studio's model file; never the simulated Model, whose options
 the analysis edits) and shows: per signal the recorded (forward) and recovered (inverse) traces
 (controls of the actuators, constraint forces per object row), the max/RMS error table, and an
-export of the CSV files and PNG plots (``engine.analysis.write_outputs``). All the numbers come
-from engine.analysis; this module only runs it and draws.
+export of the CSV files and PNG plots (``engine.analysis.write_outputs``). The inverse model is
+chosen in the panel: the soft analytical inverse or a rigid-contact one (engine.rigid_inverse:
+noslip, coulomb, convex), whose actuator and contact forces are plotted against the recorded
+ones, with the torque chatter of both. All the numbers come from engine.analysis; this module
+only runs it and draws.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 import engine
+from engine.analysis import INVERSE_MODELS
 
 from . import header, track
 from .file_browser import FileBrowser
@@ -43,7 +47,7 @@ class AnalysisState:
         self.browser = None
         self.reveal = False                # open the panel's header on the next frame
         self.plotted = None                # (label, t, recorded, recovered) drawn in the last frame
-        self.inverse = "soft"              # engine.analysis.INVERSE_MODELS: soft or a rigid one
+        self.inverse = "soft"              # one of INVERSE_MODELS: soft or a rigid one
 
     @property
     def running(self) -> bool:
@@ -79,7 +83,7 @@ class AnalysisState:
                 raise ValueError("the recording names no model file that exists here")
             self.message = f"analysing {len(traj)} steps with {os.path.basename(model_path)}"
             m = engine.load_model(model_path)
-            a = analysis.analyse(traj, m, inverse=self.inverse)
+            a = analysis.analyse(traj, m, inverse_model=self.inverse)
             self.summary = a.summary()
             self.signals = signals_of(a)
             self.result = a
@@ -198,11 +202,12 @@ def draw(app) -> None:
     if not header(app, "Analysis"):
         return
     last = getattr(app, "last_recording", None)
-    from engine.analysis import INVERSE_MODELS
     imgui.begin_disabled(st.running)
+    imgui.set_next_item_width(150 * app.ui_scale)
     _, k = imgui.combo("inverse model", INVERSE_MODELS.index(st.inverse), list(INVERSE_MODELS))
     st.inverse = INVERSE_MODELS[k]
     imgui.end_disabled()
+    track(app, "inverse_model")
     imgui.begin_disabled(st.running or not last)
     if imgui.button("Analyse last recording"):
         st.start(last, app.model_path)
