@@ -15,9 +15,10 @@ Mlcp_CC z_C = -q_C holds, and away from set changes it keeps holding, so for any
 Velocity and control enter through v_free only: dv_free/dv = I + h M^-1 qDeriv (qDeriv analytical,
 engine.derivative.smooth_vel), dv_free/dctrl = h M^-1 moment' gain, dv_free/dqfrc = h M^-1.
 Position enters through M, qfrc_smooth, the contact rows J (points and normals from the collision
-detector) and the gaps b: these smooth ingredients are differentiated by centered differences of the
-position stages (collision included, no LCP solve) and combined with the analytical LCP sensitivity
-above; Nimble's Featherstone and per-geometry derivatives (its section V) are not implemented.
+detector) and the gaps b, differentiated analytically (_position_analytic: the RNEA derivatives and
+the per-geom-pair contact derivatives of engine.derivative_analytic, Nimble's appendix F and section
+V) or, for a geom pair without them, by centered differences of the position stages (_position_fd,
+collision included, no LCP solve), and combined with the analytical LCP sensitivity above.
 Positions: q' = q (+) h v', so dq'/dq = Dq + Dv dv'/dq, dq'/dv = Dv dv'/dv, with Dq, Dv the
 derivatives of the quaternion exponential (identity and h I on hinge and slide dofs).
 """
@@ -240,8 +241,9 @@ def _contact_efc_impulses(d, p, z):
         npair = dim - 1
         for j in range(min(npair, 2)):
             mu = d.efc_mu[adr + 2 * j]
-            f[adr + 2 * j] = z[k] / (2 * npair) + ft[k, j] / (2 * mu)
-            f[adr + 2 * j + 1] = z[k] / (2 * npair) - ft[k, j] / (2 * mu)
+            s = ft[k, j] / (2 * mu) if mu > 0.0 else 0.0      # no friction: beta stays 0
+            f[adr + 2 * j] = z[k] / (2 * npair) + s
+            f[adr + 2 * j + 1] = z[k] / (2 * npair) - s
         for j in range(2, npair):
             f[adr + 2 * j:adr + 2 * j + 2] = z[k] / (2 * npair)
     return f
@@ -255,16 +257,17 @@ def _lcp_rows(d, p, efc_rows):
     for k, c in enumerate(p.contact_index):
         adr = d.contact_efc_address[c]
         dim = int(d.contact_dim[c])
-        r = efc_rows[adr:adr + 2 * (dim - 1) if dim > 1 else adr + 1]
+        r = efc_rows[adr:]
         if d.efc_type[adr] == ConstraintType.CONTACT_PYRAMIDAL:
-            mu = d.efc_mu[adr]
-            n = 0.5 * (r[0] + r[1])
-            t = np.array([(r[0] - r[1]) / (2 * mu), (r[2] - r[3]) / (2 * d.efc_mu[adr + 2])])
+            out[k] = 0.5 * (r[0] + r[1])
         else:
-            n = r[0]
-            t = r[1:3] if dim >= 3 else np.zeros((2,) + r.shape[1:])
-        out[k] = n
-        if p.mu[k] > 0.0:
+            out[k] = r[0]
+        if p.mu[k] > 0.0:               # dim >= 3 (hard_contact._contact_rows)
+            if d.efc_type[adr] == ConstraintType.CONTACT_PYRAMIDAL:
+                t = np.array([(r[0] - r[1]) / (2 * d.efc_mu[adr]),
+                              (r[2] - r[3]) / (2 * d.efc_mu[adr + 2])])
+            else:
+                t = r[1:3]
             a = p.ncon + hc.NDIR * k
             out[a:a + 2] = t
             out[a + 2:a + 4] = -t
