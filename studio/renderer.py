@@ -45,7 +45,10 @@ SHADOW_TEXELS = 8.0                   # ... and this many shadow-map texels in t
 # times as much), so there the mipmaps alone keep the far floor from shimmering
 ANISOTROPY = 8.0
 # unit meshes that are closed surfaces (studio.meshes: counter-clockwise seen from outside), drawn
-# with back faces culled; mesh assets and height fields may be open or wound either way
+# with back faces culled in every pass. Mesh assets are wound counter-clockwise seen from outside
+# too (MuJoCo's convention) but may be open: as MuJoCo's renderer (its "Cull Face" flag, on by
+# default) the picture and the mirror cull their back faces (SceneOptions.cull_faces), while all
+# their faces cast shadows. Height fields are never culled.
 CLOSED_SHAPES = ("sphere", "capsule", "cylinder", "box")
 SPOT, DIRECTIONAL, POINT = 0, 1, 2    # engine.enums.LightType
 GL_CLIP_DISTANCE0 = 0x3000
@@ -84,12 +87,13 @@ def visual(m, section, key, default):
 class _Geometry:
     """A mesh on the GPU (vertex and index buffers), uploaded once."""
 
-    def __init__(self, ctx, vertices, indices, closed=False):
+    def __init__(self, ctx, vertices, indices, closed=False, mesh=False):
         self.nindex = int(indices.size)
         self.vbo = ctx.buffer(np.ascontiguousarray(vertices, np.float32).tobytes())
         self.ibo = ctx.buffer(np.ascontiguousarray(indices, np.uint32).tobytes()) \
             if indices.size else None
-        self.closed = closed
+        self.closed = closed            # culled in every pass
+        self.mesh = mesh                # a mesh asset: culled in the picture when asked
 
     def release(self):
         for b in (self.vbo, self.ibo):
@@ -132,15 +136,18 @@ class _Batch:
             self.inst.write(np.ascontiguousarray(inst, dtype=np.float32).tobytes())
         self.count = n
 
-    def draw(self, shadow=False) -> None:
+    def draw(self, shadow=False, cull_meshes=False) -> None:
+        """Draw the instances; back faces culled for a closed unit mesh, and for a mesh asset
+        outside the shadow pass when ``cull_meshes``."""
         g = self.geometry
         if not self.count or not g.nindex:
             return
-        if g.closed:              # back faces of a closed surface are hidden: not rasterised
+        cull = g.closed or (g.mesh and cull_meshes and not shadow)
+        if cull:                  # back faces hidden behind the front ones: not rasterised
             self.ctx.enable(moderngl.CULL_FACE)
         (self.shadow_vao if shadow else self.vao).render(moderngl.TRIANGLES, vertices=g.nindex,
                                                          instances=self.count)
-        if g.closed:
+        if cull:
             self.ctx.disable(moderngl.CULL_FACE)
 
     def release(self) -> None:
@@ -311,11 +318,10 @@ class Renderer:
         key = (shape, layer == "decor", detail)
         g = self.geometries.get(key)
         if g is None:
+            data = self.mesh_data.get(shape[1]) if isinstance(shape, tuple) else None
             if isinstance(shape, tuple):
-                sid = shape[1]
-                data = self.mesh_data.get(sid)
                 if data is None:
-                    verts, idx = self.hfields[sid]
+                    verts, idx = self.hfields[shape[1]]
                 elif detail < 0 or data.levels is None:
                     verts, idx = data.soup
                 else:
@@ -324,7 +330,8 @@ class Renderer:
                 verts, idx = self.unit_decor[shape]
             else:
                 verts, idx = self.unit[shape]
-            g = _Geometry(self.ctx, verts, idx, closed=shape in CLOSED_SHAPES)
+            g = _Geometry(self.ctx, verts, idx, closed=shape in CLOSED_SHAPES,
+                          mesh=data is not None)
             self.geometries[key] = g
         return g
 
@@ -474,7 +481,10 @@ class Renderer:
         dist = np.linalg.norm(inst[:, 0:3] - eye, axis=1)
         fits = cells[None, :] <= (LOD_PIXELS * pixel_angle * np.maximum(dist, 1e-6))[:, None]
         level = np.where(fits, np.arange(len(cells))[None, :], 0).max(axis=1)
-        return [(int(lv), inst[level == lv]) for lv in np.unique(level)]
+        levels = np.unique(level)
+        if len(levels) == 1:
+            return [(int(levels[0]), inst)]
+        return [(int(lv), inst[level == lv]) for lv in levels]
 
     def render(self, fbo: moderngl.Framebuffer, width: int, height: int, d, scene=None,
                view_size=None) -> None:
@@ -511,41 +521,8 @@ class Renderer:
         self._program(lights, lshadow)
         prog = self.prog
 
-        # this frame's instances, per level of detail: the picture's, the shadows' (a texel of
-        # the shadow map) and the mirror's (half resolution)
-        for b in self.batches.values():
-            b.count = 0
-        drawn = {"opaque": [], "mirror": [], "transparent": [], "decor": [], "shadow": [],
-                 "reflected": []}
-        texel = SHADOW_TEXELS * 2.0 * scene.radius / size
-        for key, inst in scene.instances.items():
-            shape, layer = key[0], key[1]
-            if isinstance(shape, tuple) and shape[1] not in self.mesh_data \
-                    and shape[1] not in self.hfields:
-                continue
-            tex = key[2] if len(key) > 2 else None
-            passes = [(layer, pixel_angle)]
-            if layer == "opaque" and shape != "plane":
-                passes += [("shadow", None), ("reflected", 2.0 * pixel_angle)]
-            for name, angle in passes:
-                for detail, part in self._detail(key, inst, eye, angle,
-                                                 texel if name == "shadow" else None):
-                    b = self._batch((*key, name), detail)
-                    b.upload(part)
-                    if shape == "plane":
-                        b.plane_half = float(part[:, 12:14].max())
-                    drawn[name].append((b, tex, shape))
-
-        for k, lvp in enumerate(maps):
-            tex, sfbo = self.shadow_maps[k]
-            sfbo.use()
-            ctx.viewport = (0, 0, tex.width, tex.width)
-            sfbo.clear(depth=1.0)
-            ctx.enable(moderngl.DEPTH_TEST)
-            ctx.depth_func = "<"
-            self._write(self.shadow_prog, "u_light_viewproj", lvp.T)
-            for b, _, _ in drawn["shadow"]:
-                b.draw(shadow=True)
+        drawn = self._instances(scene, eye, pixel_angle, SHADOW_TEXELS * 2.0 * scene.radius / size)
+        self._draw_shadows(maps, drawn["shadow"])
 
         # the uniforms of the picture
         n = len(lights)
@@ -581,7 +558,14 @@ class Renderer:
         mirror = drawn["mirror"]
         has_reflection = bool(mirror) and bool(opts.reflections) and self._draw_mirror(
             scene, drawn["reflected"], vp, eye, width, height)
-        # the picture
+        self._draw_picture(fbo, width, height, drawn, vp, eye, has_reflection)
+
+    def _draw_picture(self, fbo, width, height, drawn, vp, eye, has_reflection) -> None:
+        """The picture: clear ``fbo``, then the opaque geoms, the reflective plane (mixing in the
+        mirror pass when ``has_reflection``), the skybox, the decorations and the transparent
+        geoms without depth writes."""
+        ctx, prog, opts = self.ctx, self.prog, self.options
+        mirror = drawn["mirror"]
         fbo.use()
         ctx.viewport = (0, 0, width, height)
         fbo.clear(*BACKGROUND, 1.0, depth=1.0)
@@ -611,6 +595,54 @@ class Renderer:
         ctx.depth_mask = True
         ctx.disable(moderngl.BLEND)
 
+    def _instances(self, scene, eye, pixel_angle, texel) -> dict:
+        """Upload this frame's instances into the batches, per level of detail: the picture's,
+        the shadows' (``texel``: a shadow-map texel in world units) and the mirror's (half
+        resolution). Returns the draw lists {pass: [(batch, texture, shape)]}."""
+        for b in self.batches.values():
+            b.count = 0
+        drawn = {"opaque": [], "mirror": [], "transparent": [], "decor": [], "shadow": [],
+                 "reflected": []}
+        for key, inst in scene.instances.items():
+            shape, layer = key[0], key[1]
+            if isinstance(shape, tuple) and shape[1] not in self.mesh_data \
+                    and shape[1] not in self.hfields:
+                continue
+            tex = key[2] if len(key) > 2 else None
+            passes = [(layer, pixel_angle)]
+            if layer == "opaque" and shape != "plane":
+                passes += [("shadow", None), ("reflected", 2.0 * pixel_angle)]
+            whole = {}                 # detail -> the batch holding all of ``inst`` at it
+            for name, angle in passes:
+                for detail, part in self._detail(key, inst, eye, angle,
+                                                 texel if name == "shadow" else None):
+                    # a pass drawing every instance at a level already uploaded by an earlier
+                    # pass draws that batch again (its vertex arrays read the same buffer)
+                    b = whole.get(detail) if part is inst else None
+                    if b is None:
+                        b = self._batch((*key, name), detail)
+                        b.upload(part)
+                        if part is inst:
+                            whole[detail] = b
+                    if shape == "plane":
+                        b.plane_half = float(part[:, 12:14].max())
+                    drawn[name].append((b, tex, shape))
+        return drawn
+
+    def _draw_shadows(self, maps, casters) -> None:
+        """Fill the shadow maps: the depth of ``casters`` seen by each light view-projection."""
+        ctx = self.ctx
+        for k, lvp in enumerate(maps):
+            tex, sfbo = self.shadow_maps[k]
+            sfbo.use()
+            ctx.viewport = (0, 0, tex.width, tex.width)
+            sfbo.clear(depth=1.0)
+            ctx.enable(moderngl.DEPTH_TEST)
+            ctx.depth_func = "<"
+            self._write(self.shadow_prog, "u_light_viewproj", lvp.T)
+            for b, _, _ in casters:
+                b.draw(shadow=True)
+
     def _draw_list(self, items, eye) -> None:
         prog = self.prog
         for b, tex, shape in items:
@@ -620,7 +652,7 @@ class Renderer:
             if shape == "plane" and self.options.haze and b.plane_half >= INFINITE_PLANE:
                 far = b.plane_half                   # an infinite plane fades at the horizon
                 self._set(prog, "u_haze_range", (0.45 * far, 0.95 * far))
-            b.draw()
+            b.draw(cull_meshes=self.options.cull_faces)
             if shape == "plane":
                 self._set(prog, "u_haze_range", (0.0, 0.0))
 

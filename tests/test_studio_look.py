@@ -173,6 +173,39 @@ def test_spot_light_cone_and_its_shadow(ctx):
     assert np.percentile(np.abs(shade[~dark] - lit[~dark]), 99) < 5  # the rest is as lit
 
 
+# an open mesh: a box without its lid (outward winding), opening upwards, above a lit floor
+CUP = """<mujoco>
+<visual><headlight active="0"/></visual>
+<asset><mesh name="cup" vertex="-1 -1 0  1 -1 0  1 1 0  -1 1 0  -1 -1 1  1 -1 1  1 1 1  -1 1 1"
+  face="0 2 1  0 3 2  0 1 5  0 5 4  1 2 6  1 6 5  2 3 7  2 7 6  3 0 4  3 4 7" scale=".3 .3 .3"/></asset>
+<worldbody>
+  <light directional="true" pos="0 0 3" dir="0 0 -1" castshadow="true" diffuse="1 1 1"
+         ambient=".1 .1 .1" specular="0 0 0"/>
+  <geom type="plane" size="3 3 .1" rgba=".8 .8 .8 1"/>
+  <geom type="mesh" mesh="cup" pos="0 0 0.5" rgba=".9 .1 .1 1" contype="0" conaffinity="0"/>
+</worldbody></mujoco>"""
+
+
+def test_mesh_back_faces_are_culled_but_cast_shadows(ctx):
+    """As MuJoCo's renderer ("Cull Face", on by default): looking down into an open mesh, every
+    face shows its back, so with culling the floor is seen through it, in the shadow that all
+    its faces cast; without culling the inside of the cup is drawn (red)."""
+    def top_down(r):
+        r.camera.elevation, r.camera.azimuth, r.camera.distance = -89.9, 90.0, 3.0
+        r.camera.lookat[:] = 0.0
+    culled = _render(ctx, CUP, setup=top_down, haze=False, reflections=False)
+    drawn = _render(ctx, CUP, setup=top_down, haze=False, reflections=False, cull_faces=False)
+    h, w = culled.shape[:2]
+    centre = (slice(h // 2 - 5, h // 2 + 5), slice(w // 2 - 5, w // 2 + 5))
+    red, green = drawn[centre + (0,)], drawn[centre + (1,)]
+    assert red.min() > 120 and green.max() < 60                      # the cup's inside
+    assert np.abs(culled[centre + (0,)] - culled[centre + (1,)]).max() < 10   # floor: not red
+    no_cup = _render(ctx, CUP.replace(".9 .1 .1 1", ".9 .1 .1 0"), setup=top_down, haze=False,
+                     reflections=False)
+    lit = no_cup[centre].mean(axis=2)
+    assert lit.min() > 60 and (culled[centre].mean(axis=2) < 0.5 * lit).all()   # the shadow
+
+
 def test_mesh_levels_of_detail():
     """Coarser levels have fewer triangles, stay inside the mesh's bounding box, and their
     normals are unit vectors; the full level keeps every triangle."""

@@ -14,7 +14,8 @@ TOGGLES = [("geoms", "geoms"), ("sites", "sites"), ("tendons", "tendons"),
            ("com", "centres of mass"), ("inertia", "inertia boxes"),
            ("perturbation", "perturbation spring"), ("transparent", "transparent geoms"),
            ("shadows", "shadows"), ("reflections", "reflections"), ("skybox", "skybox"),
-           ("haze", "haze"), ("fog", "fog"), ("textures", "textures")]
+           ("haze", "haze"), ("fog", "fog"), ("textures", "textures"),
+           ("cull_faces", "cull back faces")]
 LABELS = ("none", "body", "geom", "site")
 FRAMES = ("none", "body", "geom", "site", "world")
 
