@@ -23,8 +23,10 @@ progress shows). The last lines state the issue's targets and whether this run m
 ``--breakdown`` adds, per robot at the auto settings, where a frame's time goes: the GL work is
 finished (glFinish) at every boundary between the frame's stages, so the rasteriser's time is
 charged to the stage that asked for it (the frames are then slower than when the stages
-overlap: the breakdown's total is not the FPS above). Beside it, the simulation thread's time
-per frame (its steps per frame times its measured time per step: it runs concurrently).
+overlap: the breakdown's total is not the FPS above), in wall time and in the process's CPU time
+(which other load on the machine inflates less; it includes the simulation thread's share).
+Beside it, the simulation thread's wall time per frame (its steps per frame times its measured
+time per step: it runs concurrently).
 """
 from __future__ import annotations
 
@@ -50,21 +52,23 @@ def hundred_bodies() -> str:
 
 
 class StageClock:
-    """Wall time per named stage of a frame; the GL work is finished at every boundary, so
+    """Wall and CPU time (of the whole process: with llvmpipe's threads, and the simulation
+    thread's share) per named stage of a frame; the GL work is finished at every boundary, so
     llvmpipe's rasterising is charged to the stage that submitted it. Stages nest: time in an
     inner stage is not charged to the outer one."""
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.total = {}
+        self.total = {}                      # stage -> [wall, cpu] seconds
         self.stack = ["other (Python: pump, clock)"]
-        self.t = time.perf_counter()
+        self.t = (time.perf_counter(), time.process_time())
 
     def _charge(self):
         self.ctx.finish()
-        now = time.perf_counter()
-        name = self.stack[-1]
-        self.total[name] = self.total.get(name, 0.0) + now - self.t
+        now = (time.perf_counter(), time.process_time())
+        total = self.total.setdefault(self.stack[-1], [0.0, 0.0])
+        for k in range(2):
+            total[k] += now[k] - self.t[k]
         self.t = now
 
     def wrap(self, owner, attr, name):
@@ -83,7 +87,7 @@ class StageClock:
 
 
 def breakdown(app, seconds=3.0):
-    """{stage: milliseconds per frame} over ``seconds`` of frames (see StageClock)."""
+    """{stage: (wall, CPU) milliseconds per frame} over ``seconds`` of frames (StageClock)."""
     import studio.scene
     import studio.ui.plots
     clock = StageClock(app.ctx)
@@ -104,16 +108,16 @@ def breakdown(app, seconds=3.0):
     undo = [clock.wrap(*s) for s in stages]
     f0, steps0 = app.runner.frames, app.runner.steps
     t0 = time.perf_counter()
-    clock.t = t0
+    clock.t = (t0, time.process_time())
     while time.perf_counter() - t0 < seconds:
         app.pump(1)
     clock._charge()
     frames = max(app.runner.frames - f0, 1)
     for u in reversed(undo):
         u()
-    out = {k: 1e3 * v / frames for k, v in clock.total.items()}
+    out = {k: (1e3 * w / frames, 1e3 * c / frames) for k, (w, c) in clock.total.items()}
     steps = (app.runner.steps - steps0) / frames
-    out["(simulation thread, concurrent)"] = 1e3 * steps * app.runner.step_seconds
+    out["(simulation thread, concurrent)"] = (1e3 * steps * app.runner.step_seconds, float("nan"))
     return out
 
 
@@ -260,11 +264,12 @@ def main():
               f"engine_alone_realtime_factor={r['engine_rtf']:.3f}  load={load_average()}",
               flush=True)
         if r["stages"]:
-            total = sum(v for k, v in r["stages"].items() if not k.startswith("("))
-            print(f"  per frame with the stages serialised (total {total:.1f} ms, "
-                  f"{1e3 / max(total, 1e-9):.0f} FPS):")
-            for k, v in sorted(r["stages"].items(), key=lambda kv: -kv[1]):
-                print(f"    {k:34s} {v:6.2f} ms")
+            wall, cpu = (sum(v[i] for k, v in r["stages"].items() if not k.startswith("("))
+                         for i in range(2))
+            print(f"  per frame with the stages serialised: wall {wall:.1f} ms "
+                  f"({1e3 / max(wall, 1e-9):.0f} FPS), CPU {cpu:.1f} ms")
+            for k, (w, c) in sorted(r["stages"].items(), key=lambda kv: -kv[1][1]):
+                print(f"    {k:34s} wall {w:6.2f} ms  CPU {c:6.2f} ms")
         if scale is None:
             results[name] = r
     seconds, title = window_seconds(robots[0][1] if robots else tmp)

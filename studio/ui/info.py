@@ -42,8 +42,9 @@ def draw(app) -> None:
     panel = getattr(app, "panel_rect", None)
     if panel is not None and panel[0] <= left + 0.5:     # bottom left of the 3D view, not the panel
         left = panel[2]
-    # at most half the view's width (the whole width in a small window), a few short lines
-    room = vp.work_size.x - left - 2 * pad
+    # at most half the view's width (the whole width in a small window), a few short lines;
+    # the room for the text is the view's width less the margins and the window's own padding
+    room = vp.work_size.x - left - 2 * pad - 2 * imgui.get_style().window_padding.x
     small = vp.work_size.y < SMALL_VIEW * app.ui_scale
     width = room if small else min(room, max(0.5 * room, 420 * app.ui_scale))
     imgui.set_next_window_pos(imgui.ImVec2(left + pad, vp.work_pos.y + vp.work_size.y - pad),
