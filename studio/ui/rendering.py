@@ -136,7 +136,8 @@ def draw(app) -> None:
     if changed:
         ui.wireframe = v
     opts = app.renderer.options
-    for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES]):
+    for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES],
+                              app=app, prefix="show:"):
         setattr(opts, TOGGLES[i][0], v)
     push_width_for_labels(["labels", "frames", "camera"])
     changed, idx = imgui.combo("labels", LABELS.index(ui.labels), list(LABELS))
