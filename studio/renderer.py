@@ -26,6 +26,8 @@ import threading
 import moderngl
 import numpy as np
 
+from engine.enums import LightType
+
 from . import SHADER_DIR, meshes
 from .camera import OrbitCamera, look_at, model_statistic, perspective
 from .hfield_mesh import hfield_meshes
@@ -50,7 +52,7 @@ ANISOTROPY = 8.0
 # default) the picture and the mirror cull their back faces (SceneOptions.cull_faces), while all
 # their faces cast shadows. Height fields are never culled.
 CLOSED_SHAPES = ("sphere", "capsule", "cylinder", "box")
-SPOT, DIRECTIONAL, POINT = 0, 1, 2    # engine.enums.LightType
+SPOT, DIRECTIONAL, POINT = (int(LightType.SPOT), int(LightType.DIRECTIONAL), int(LightType.POINT))
 GL_CLIP_DISTANCE0 = 0x3000
 
 # the instance columns (studio.scene: NFLOAT floats) as vertex attributes
