@@ -105,7 +105,7 @@ def breakdown(app, seconds=3.0):
               (app.viewport, "_pass", "FXAA + upscale"),
               (app.gui, "render", "panels drawn (GL)"),
               (app.window, "flip", "present (swap buffers)")]
-    undo = [clock.wrap(*s) for s in stages]
+    undo = [clock.wrap(*s) for s in stages if hasattr(s[0], s[1])]
     f0, steps0 = app.runner.frames, app.runner.steps
     t0 = time.perf_counter()
     clock.t = (t0, time.process_time())
