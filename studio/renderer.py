@@ -505,7 +505,8 @@ class Renderer:
         prog = self.programs.get(features)
         if prog is None:
             lights, fog = self.light_code or ("", False)
-            defines = "".join(f"#define {f}\n" for f in sorted(features | ({"FOG"} if fog else set())))
+            defines = "".join(f"#define {f}\n"
+                              for f in sorted(features | {"FOG"} if fog else features))
             head, _, rest = load_shader("mesh.frag").partition("\n")    # after #version
             source = head + "\n" + defines + rest.replace("/* LIGHTS */", lights)
             prog = self.ctx.program(vertex_shader=load_shader("mesh.vert"), fragment_shader=source)
@@ -614,7 +615,7 @@ class Renderer:
         self.uniforms.set("u_eye", tuple(eye))
         self.uniforms.set("u_haze_color", tuple(self.haze_color))
         ext, fog = cam.extent, self.fog
-        self.uniforms.set("u_fog", (fog[0] * ext, fog[1] * ext, 0.0) if opts.fog else (0.0, 0.0, 0.0))
+        self.uniforms.set("u_fog", (fog[0] * ext, fog[1] * ext, 0.0) if opts.fog else (0.0,) * 3)
         self.uniforms.set("u_fog_color", tuple(fog[2]))
         self.uniforms.set("u_clip_plane", (0.0, 0.0, 0.0, 1.0))
         self.uniforms.array("u_reflect", np.eye(4))
