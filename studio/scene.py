@@ -63,6 +63,7 @@ class SceneOptions:
     haze: bool = True
     textures: bool = True
     wireframe: bool = False
+    cull_faces: bool = True              # mesh back faces not drawn (MuJoCo's "Cull Face")
     groups: list = field(default_factory=lambda: [True, True, True, False, False, False])
 
 
