@@ -28,7 +28,7 @@ from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDO
 from .enums import DisableBit, Stabilization
 from .forward import _grow, factor_inertia, implicit_damping
 from .jit import jit
-from .types import Data, Model
+from .types import Data, Model, check_data
 
 
 @jit
@@ -186,6 +186,7 @@ def inverse(m: Model, d: Data) -> None:
     qfrc_inverse is the applied force of the step, qfrc_applied + qfrc_actuator + J' xfrc_applied,
     when qacc = (qvel_next - qvel) / timestep of a forward step (see API.md).
     """
+    check_data(m, d)
     warmup.join()
     flags = int(m.opt.disableflags)
     if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)

@@ -9,6 +9,30 @@ import math
 from .jit import jit
 
 MINVAL = 1e-15  # MuJoCo's mjMINVAL
+MAXVAL = 1e10   # MuJoCo's mjMAXVAL: larger magnitudes count as divergence
+
+
+@jit
+def is_bad(x):
+    """NaN, infinite or beyond MAXVAL (MuJoCo's mju_isBad)."""
+    return not abs(x) <= MAXVAL
+
+
+@jit
+def first_bad(x):
+    """Index of the first bad entry of a 1-D array (is_bad), -1 if there is none."""
+    for i in range(x.shape[0]):
+        if not abs(x[i]) <= MAXVAL:
+            return i
+    return -1
+
+
+@jit
+def warn(d, warning, info):
+    """Count a warning (enums.Warning) in d.warning and remember its info (MuJoCo's
+    mj_warning)."""
+    d.warning[warning] += 1
+    d.warning_info[warning] = info
 
 
 @jit

@@ -375,6 +375,8 @@ def ray(m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1):
     geoms of bodies welded to the world; ``bodyexclude``: a body whose geoms are skipped.
     Returns ``(geomid, distance)``, ``(-1, -1.0)`` when nothing is hit.
     """
+    from .types import check_data
+    check_data(m, d)
     pnt = np.ascontiguousarray(pnt, dtype=np.float64).reshape(3)
     vec = np.ascontiguousarray(vec, dtype=np.float64).reshape(3)
     if float(np.linalg.norm(vec)) < MINVAL:

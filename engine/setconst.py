@@ -18,7 +18,14 @@ from . import actuator, collision_driver, smooth
 
 
 def set_const(m: Model) -> Model:
-    """Fill the qpos0-dependent fields of m."""
+    """Fill the qpos0-dependent fields of m (the structural ones among them are writable only
+    here)."""
+    with m._unfrozen():
+        _set_const(m)
+    return m
+
+
+def _set_const(m: Model) -> None:
     collision_driver.set_const_collision(m)
     d = Data(m)
     d.qpos[:] = m.qpos0
@@ -67,7 +74,6 @@ def set_const(m: Model) -> Model:
     _set_dampratio(m, d, Minv)
     _set_trees(m)
     set_length_range(m)
-    return m
 
 
 def set_length_range(m: Model) -> None:

@@ -16,7 +16,9 @@ File layout (all integers little-endian; every payload is a multiple of 8 bytes)
 
 The first frame is the header (JSON): format version, model path, model hashes (see
 ``model_hash``), sizes, the options at creation, names and the per-record field layout. A step body
-holds ``int64[6] = ncon, nefc, solver_niter, warning[3]`` (d.warning's counters) and then
+holds ``int64[3 + NWARNING] = ncon, nefc, solver_niter, warning[NWARNING]`` (d.warning's
+counters, named in the header's ``warnings``; recordings without that list hold the three
+counters BADQACC, BADQPOS, BADQVEL) and then
 float64 words: the fixed fields of STATE_FIELDS, the contacts field by field (CONTACT_FIELDS,
 ncon values each; ints stored as int64) and the constraint rows (EFC_FIELDS, nefc values each).
 An options frame is written before the first step whose options differ from the previous ones.
@@ -42,6 +44,7 @@ import zlib
 
 import numpy as np
 
+from .enums import Warning
 from .types import MODEL_SIZES, MODEL_SPEC
 
 MAGIC = b"ENGTRAJ\0"
@@ -67,7 +70,9 @@ CONTACT_FIELDS = (
 # per-row fields, nefc values each
 EFC_FIELDS = (("type", (), "i"), ("id", (), "i"), ("force", (), "f"))
 # int64 words at the start of a step body: (name, count)
-_COUNTS = (("ncon", 1), ("nefc", 1), ("solver_niter", 1), ("warning", 3))
+_COUNTS = (("ncon", 1), ("nefc", 1), ("solver_niter", 1), ("warning", int(Warning.NWARNING)))
+WARNING_NAMES = [w.name for w in Warning if w != Warning.NWARNING]     # d.warning's counters
+_OLD_WARNING_NAMES = ["BADQACC", "BADQPOS", "BADQVEL"]       # recordings before the list
 _COUNT_PACK = struct.Struct("<qqq")
 _DT = {"f": np.float64, "i": np.int64}
 _FLUSH_BYTES = 1 << 20
@@ -119,9 +124,10 @@ def options_dict(m) -> dict:
 
 
 def apply_options(m, options: dict) -> None:
-    """Write recorded options (``options_dict`` form) into the model's option arrays."""
+    """Set recorded options (``options_dict`` form) through m.opt (ValueError for a value
+    m.opt refuses)."""
     for k, v in options.items():
-        getattr(m, "opt_" + k)[...] = v
+        setattr(m.opt, k, v[0] if isinstance(v, list) and len(v) == 1 else v)
 
 
 def _sizes(m):
@@ -247,7 +253,7 @@ class Recorder:
             "names": {k: list(m.names.get(k, [])) for k in ("body", "joint", "geom", "actuator",
                                                                "tendon", "equality")},
             "jnt_type": m.jnt_type.tolist(), "jnt_qposadr": m.jnt_qposadr.tolist(),
-            "jnt_dofadr": m.jnt_dofadr.tolist(),
+            "jnt_dofadr": m.jnt_dofadr.tolist(), "warnings": WARNING_NAMES,
             "layout": {
                 "counts": [[n, k] for n, k in _COUNTS],
                 "state": [[n, list(_shape(sh, s))] for n, sh in STATE_FIELDS],
@@ -344,7 +350,8 @@ class Trajectory:
 
     Per step k (``len(traj)`` steps): ``time qpos qvel act ctrl qfrc_applied xfrc_applied
     mocap_pos mocap_quat qacc actuator_force solver_residual solver_niter ncon nefc`` and
-    ``warning`` (n, 3): d.warning's cumulative counters (BADQACC BADQPOS BADQVEL) after the step.
+    ``warning`` (n, NWARNING): d.warning's cumulative counters after the step, columns in the
+    order of engine.enums.Warning (counters a recording does not hold are zero).
     Contacts of step k are rows ``contact_offset[k]:contact_offset[k+1]`` of ``contact_dist
     contact_pos contact_frame contact_friction contact_geom1 contact_geom2 contact_dim
     contact_efc_address``; constraint rows are ``efc_offset[k]:efc_offset[k+1]`` of ``efc_type
@@ -463,8 +470,8 @@ class Trajectory:
             a = np.concatenate([self.mocap_pos.reshape(n, -1), self.mocap_quat.reshape(n, -1)], 1)
             write("mocap.csv", ["step", "time"] + self._columns("mocap_pos")
                   + self._columns("mocap_quat"), [step, self.time] + list(a.T))
-        write("solver.csv", ["step", "time", "ncon", "nefc", "solver_niter", "solver_residual",
-                             "warning_badqacc", "warning_badqpos", "warning_badqvel"],
+        write("solver.csv", ["step", "time", "ncon", "nefc", "solver_niter", "solver_residual"]
+              + [f"warning_{name.lower()}" for name in WARNING_NAMES],
               [step, self.time, self.ncon, self.nefc, self.solver_niter, self.solver_residual]
               + list(self.warning.T))
         cstep = np.repeat(step, self.ncon)
@@ -566,6 +573,12 @@ def load_trajectory(path, model=None) -> Trajectory:
     for name, k in lay["counts"]:
         arrays[name] = (counts[:, o] if k == 1 else counts[:, o:o + k]).copy()
         o += k
+    # the warning counters in the order of engine.enums.Warning
+    recorded = arrays.get("warning", np.zeros((n, 0), dtype=np.int64)).reshape(n, -1)
+    arrays["warning"] = np.zeros((n, len(WARNING_NAMES)), dtype=np.int64)
+    for j, name in enumerate(header.get("warnings", _OLD_WARNING_NAMES)[:recorded.shape[1]]):
+        if name in WARNING_NAMES:
+            arrays["warning"][:, WARNING_NAMES.index(name)] = recorded[:, j]
     fixed = np.array(fixed).reshape(n, nstate)
     o = 0
     for name, sh in state:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..enums import (BiasType, Cone, DisableBit, DynType, EqType, GainType, GeomType, LightType,
                      Integrator, JointType, Solver, TrnType, WrapType)
-from ..types import Model, ModelError
+from ..types import Model, ModelError, check_option
 from . import inertia as I
 from .fluid import ellipsoid_fluid_coefs
 from . import schema as S
@@ -518,6 +518,12 @@ class _Compiler:
                 if child.tag != "flag":
                     raise child.error(f"unknown element <{child.tag}> in <option>")
                 self.read_flags(child, o)
+            for a in n.attrib:      # the values m.opt would refuse are refused here too
+                if a in o:
+                    try:
+                        o[a] = check_option(a, o[a])
+                    except ValueError as e:
+                        raise n.error(str(e), a) from None
         self.opt = o
 
     def read_flags(self, n, o):
