@@ -2,10 +2,12 @@
 
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
 name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, Recorder,
-load_trajectory, Model, Data, ModelError, CapacityError and the enums (ObjType among them).
+load_trajectory, Model, Data, ModelError, CapacityError and the enums (ObjType, SensorType among
+them).
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
-                    Integrator, JointType, ObjType, Solver, Stabilization, TrnType, WrapType)
+                    Integrator, JointType, ObjType, SensorType, Solver, Stabilization, TrnType,
+                    WrapType)
 from .types import CapacityError, Data, Model, ModelError
 from .views import id2name, name2id
 # imported after the submodule of the same name, so that engine.forward is the function
@@ -21,8 +23,8 @@ warmup.start()     # on an empty numba cache: compile part of the engine in a se
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
-    "Integrator", "JointType", "ObjType", "Solver", "Stabilization", "TrnType", "WrapType", "Data",
-    "Model", "ModelError", "CapacityError",
+    "Integrator", "JointType", "ObjType", "SensorType", "Solver", "Stabilization", "TrnType",
+    "WrapType", "Data", "Model", "ModelError", "CapacityError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
     "jac",

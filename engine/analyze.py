@@ -8,7 +8,7 @@ extension + "_analysis"): controls.csv, qfrc.csv, impulses.csv, summary.json, an
 controls.png, impulses.png with their SVG twins (engine.figures). Prints one line per signal family (max and RMS error) on stdout and a progress bar
 on stderr. Exit code 2 on a bad recording, a missing model, a model mismatch or a model that
 cannot be inverted (hard equality constraints); exit code 1 when no step could be analysed (every
-step skipped, e.g. a recording made with another integrator than SEMIIMPLICIT): the outputs are
+step skipped, e.g. a recording made with a multi-stage integrator such as RK4): the outputs are
 written, and the reasons printed.
 """
 import argparse
