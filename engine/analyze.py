@@ -5,11 +5,13 @@
 Loads the recording, the model it names (or MODEL; its hash must match the recording's), runs the
 inverse dynamics over every step (engine.analysis) and writes into DIR (default: TRAJ without its
 extension + "_analysis"): controls.csv, qfrc.csv, impulses.csv, summary.json, and the figures
-controls.png, impulses.png with their SVG twins (engine.figures). Prints one line per signal family (max and RMS error) on stdout and a progress bar
-on stderr. Exit code 2 on a bad recording, a missing model, a model mismatch or a model that
-cannot be inverted (hard equality constraints); exit code 1 when no step could be analysed (every
-step skipped, e.g. a recording made with a multi-stage integrator such as RK4): the outputs are
-written, and the reasons printed.
+controls.png, impulses.png with their SVG twins (engine.figures). Prints one line per signal
+family (max and RMS error) on stdout and a progress bar on stderr. Exit code 2, with one line on
+stderr, on a bad recording (any engine.trajectory.TrajectoryError, or a file that cannot be
+read), a missing model, a model mismatch or a model that cannot be inverted (hard equality
+constraints); exit code 1 when no step could be analysed (every step skipped, e.g. a recording
+made with a multi-stage integrator such as RK4): the outputs are written, and the reasons
+printed.
 """
 import argparse
 import os
@@ -39,7 +41,7 @@ def main(argv=None):
             raise FileNotFoundError(f"model file {model_path} not found: pass --model")
         m = load_model(model_path)
         result = analyse(traj, m, progress=not args.quiet)
-    except (TrajectoryError, TrajectoryModelMismatch, ModelError, FileNotFoundError,
+    except (TrajectoryError, TrajectoryModelMismatch, ModelError, OSError,
             AnalysisError) as e:
         print(f"analyze: error: {e}", file=sys.stderr)
         return 2

@@ -28,7 +28,7 @@ from .enums import BiasType, DisableBit, DynType, GainType, JointType, TrnType
 from .jit import jit
 from .math import MINVAL, add6, cross_force, cross_motion, dot6, mul_inert_vec, row6, row10
 from .smooth import apply_ft
-from .types import Data, Model
+from .types import Data, Model, check_data
 
 FREE = int(JointType.FREE)
 BALL = int(JointType.BALL)
@@ -390,4 +390,5 @@ def solve_lu(m, LU, x):
 def mjd_smooth_vel(m: Model, d: Data, flg_bias: bool = True) -> None:
     """d.qDeriv = d (qfrc_actuator + qfrc_passive - qfrc_bias) / d qvel (the bias term only with
     flg_bias) at the state of the last forward pass, in the D layout (dense_D for a matrix)."""
+    check_data(m, d)
     smooth_vel(m._struct, d._struct, bool(flg_bias))

@@ -13,7 +13,6 @@ The implicit integrators (MuJoCo's) instead solve the constraints with M and the
 (engine/derivative.py); d.qacc stays the forward's acceleration, as in MuJoCo.
 """
 import math
-import operator
 
 import numpy as np
 
@@ -22,7 +21,7 @@ from . import (actuator, collision_driver, constraint, derivative, passive, sens
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
 from .math import cross3, first_bad, norm3, quat_integrate, warn
-from .types import Data, Model, check_data
+from .types import Data, Model, check_data, positive_int
 
 FREE = int(JointType.FREE)
 BALL = int(JointType.BALL)
@@ -751,25 +750,13 @@ def step(m: Model, d: Data, nstep: int = 1) -> None:
     one compiled call (another only if the contacts outgrew the capacities of d, which then
     grow)."""
     check_data(m, d)
-    n = _positive_int(nstep, "nstep")
+    n = positive_int(nstep, "nstep")
     warmup.join()
     done = 0
     while done < n:
         done += step_kernel(m._struct, d._struct, n - done)
         if d.nefc_overflow[0]:
             _grow(m, d)
-
-
-def _positive_int(value, name) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
-    if n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n}")
-    return n
 
 
 def energy(m: Model, d: Data) -> np.ndarray:

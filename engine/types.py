@@ -724,20 +724,25 @@ def check_parameter(label: str, value) -> None:
 
 
 def _option_check(name):
-    """The element check of the option vector ``name`` (GuardedArray._check)."""
-    return lambda value: _check_elements(name, value)
+    """The element check of the option vector ``name`` (GuardedArray._check): finite numbers."""
+    return lambda value: check_parameter(f"option {name}", value)
 
 
-def _check_elements(name, value):
-    """Elements written into an option vector: finite numbers."""
-    if isinstance(value, (str, bytes)):
-        raise ValueError(f"option {name} takes numbers, got {value!r}")
+def _assign(label, a, value):
+    """a[...] = value, or ValueError naming the field: numbers only (integers for an integer
+    field), in a shape that fills a (a scalar, a's shape, or one numpy broadcasts to it)."""
+    v = np.asarray(value)
+    if v.dtype.kind not in "biuf":
+        raise ValueError(f"{label} takes numbers, got {value!r:.80}")
+    if a.dtype.kind == "i" and v.dtype.kind == "f" and not np.all(v == np.round(v)):
+        raise ValueError(f"{label} takes integers, got {value!r:.80}")
     try:
-        x = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"option {name} takes numbers, got {value!r}") from None
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"option {name} must be finite, got {value!r}")
+        fits = np.broadcast_shapes(v.shape, a.shape) == a.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{label} has shape {a.shape}, got a value of shape {v.shape}")
+    a[...] = v
 
 
 class _ArrayHolder:
@@ -749,10 +754,10 @@ class _ArrayHolder:
 
     def __setattr__(self, name, value):
         arrays = self.__dict__.get("_arrays")
-        if arrays is not None and name in arrays:
-            arrays[name][...] = value
-        elif isinstance(getattr(type(self), name, None), property):
+        if isinstance(getattr(type(self), name, None), property):
             object.__setattr__(self, name, value)        # d.time, d.ncon, d.nefc
+        elif arrays is not None and name in arrays:
+            _assign(f"{type(self).__name__}.{name}", arrays[name], value)
         elif name in self._READONLY:
             raise AttributeError(f"{type(self).__name__}.{name} is read-only")
         elif name in self.__dict__:
@@ -983,12 +988,10 @@ class Data(_ArrayHolder):
     _PROPERTIES = ("time", "ncon", "nefc")     # arrays exposed as Python numbers
 
     def __init__(self, m: Model, nconmax: int | None = None, njmax: int | None = None):
-        if nconmax is None:
-            nconmax = max(16, m.ngeom)
-        if njmax is None:
-            njmax = max(64, 4 * nconmax + m.nv)
-        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=_capacity(nconmax, "nconmax"),
-                     npairmax=max(64, 8 * m.ngeom), njmax=_capacity(njmax, "njmax"))
+        nconmax = max(16, m.ngeom) if nconmax is None else positive_int(nconmax, "nconmax")
+        njmax = max(64, 4 * nconmax + m.nv) if njmax is None else positive_int(njmax, "njmax")
+        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=nconmax, npairmax=max(64, 8 * m.ngeom),
+                     njmax=njmax)
         check_memory(spec_nbytes(DATA_SPEC, sizes),
                      f"Data for this model ({m.nbody} bodies, nv={m.nv}; room for "
                      f"{sizes['nconmax']} contacts and {sizes['njmax']} constraint rows)")
@@ -1016,8 +1019,8 @@ class Data(_ArrayHolder):
         leading rows are copied, every other array (the state included) is kept as it is.
         The jitted bundle ``_struct`` is rebuilt, so pass ``d._struct`` afresh after growing.
         """
-        cap = {"nconmax": max(_capacity(nconmax, "nconmax"), self.nconmax),
-               "njmax": max(_capacity(njmax, "njmax"), self.njmax)}
+        cap = {"nconmax": max(positive_int(nconmax, "nconmax"), self.nconmax),
+               "njmax": max(positive_int(njmax, "njmax"), self.njmax)}
         grown = [(name, dtype, shape) for name, dtype, shape in DATA_SPEC
                  if "nconmax" in shape or "njmax" in shape]
         sizes = dict(self.model._sizes, nwrap2=self.model.nwrap2, **cap)
@@ -1103,14 +1106,14 @@ class Data(_ArrayHolder):
         self._arrays["nefc"][0] = _count(value, self.njmax, "nefc", "njmax")
 
 
-def _capacity(value, name) -> int:
-    """A capacity of Data (nconmax, njmax): a positive integer."""
+def positive_int(value, name) -> int:
+    """value as an int, or ValueError unless it is a positive integer (not a bool or a float)."""
     try:
         n = operator.index(value)
     except TypeError:
-        raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    if n < 1:
-        raise ValueError(f"{name} must be positive, got {n}")
+        n = None
+    if n is None or isinstance(value, bool) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return n
 
 

@@ -224,7 +224,8 @@ def _png_rows(data, path, node):
         img = Image.open(io.BytesIO(data))
         img.load()
     except (UnidentifiedImageError, OSError, ValueError) as e:
-        raise node.error(f"cannot read hfield file '{path}' as a PNG image: {e}", "file") from None
+        raise node.error(f"cannot read hfield file '{path}' as a PNG image "
+                         f"({type(e).__name__})", "file") from None
     if img.format != "PNG":
         raise node.error(f"hfield file '{path}' is not a PNG image ({img.format})", "file")
     if img.mode == "P":
@@ -877,7 +878,8 @@ class _Compiler:
             try:
                 vert, face = meshmod.load_mesh(data, path)
             except ModelError as e:
-                raise n.error(e.reason, "file") from None
+                where = f", line {e.line}" if e.line is not None else ""
+                raise n.error(f"mesh file '{file}'{where}: {e.reason}", "file") from None
         else:
             v = sp["vertex"]
             if not v or len(v) % 3:
