@@ -62,6 +62,7 @@ from .trajectory import Trajectory, apply_options, options_dict
 
 ROW_NAMES = ("normal", "tangent1", "tangent2", "spin", "roll1", "roll2")
 IMPULSE_PANELS = 16     # constraint objects drawn in impulses.png
+INVERSE_MODELS = ("soft", "noslip", "coulomb", "convex")     # analyse(inverse_model=...)
 FAMILIES = {CT.EQUALITY: "equality", CT.FRICTION_DOF: "friction", CT.FRICTION_TENDON: "friction",
             CT.LIMIT_JOINT: "limit", CT.LIMIT_TENDON: "limit"}
 
@@ -73,8 +74,9 @@ class AnalysisError(ValueError):
 class Progress:
     """A plain-text progress bar on stderr, redrawn at most every 0.25 s."""
 
-    def __init__(self, total, label="analyze", stream=None, enabled=True, width=30):
-        self.total, self.label, self.width = max(1, total), label, width
+    def __init__(self, total, label="analyze", stream=None, enabled=True, width=30,
+                 unit="steps"):
+        self.total, self.label, self.width, self.unit = max(1, total), label, width, unit
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.last = -1.0
@@ -90,7 +92,7 @@ class Progress:
         frac = done / self.total
         bar = "#" * int(frac * self.width)
         self.stream.write(f"\r{self.label}: [{bar:<{self.width}}] {100 * frac:5.1f}% "
-                          f"{done}/{self.total} steps {now - self.t0:6.1f} s")
+                          f"{done}/{self.total} {self.unit} {now - self.t0:6.1f} s")
         self.stream.flush()
 
     def close(self):
@@ -287,9 +289,12 @@ def _dof_names(header, nv):
     return out
 
 
-def analyse(traj: Trajectory, m, progress=False) -> Analysis:
+def analyse(traj: Trajectory, m, progress=False, inverse_model="soft") -> Analysis:
     """Inverse dynamics over every step of traj with model m (checked against the recording's
-    hash; TrajectoryModelMismatch otherwise). See the module docstring."""
+    hash; TrajectoryModelMismatch otherwise). See the module docstring. inverse_model: "soft"
+    (the engine's contacts, engine.inverse) or a rigid-contact model of INVERSE_MODELS."""
+    if inverse_model != "soft":
+        return _analyse_rigid(traj, m, inverse_model, progress)
     traj.check_model(m)
     hard = [_name(traj.names, "equality", i) for i in range(m.neq)
             if m.eq_hard[i] and m.eq_active0[i]]
@@ -370,6 +375,21 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
         apply_options(m, saved_options)
         bar.close()
     return out
+
+
+def _analyse_rigid(traj, m, model, progress):
+    """The rigid-contact inverse models (no-slip, Coulomb, convex) plug in here:
+    engine.rigid_inverse.analyse_trajectory(traj, m, model=..., progress=...) -> Analysis."""
+    if model not in INVERSE_MODELS:
+        raise AnalysisError(f"unknown inverse model {model!r}; one of "
+                            f"{', '.join(INVERSE_MODELS)}")
+    try:
+        from .rigid_inverse import analyse_trajectory
+    except ImportError:
+        raise AnalysisError(f"the rigid inverse model {model!r} is not available in this engine "
+                            f"yet (engine.rigid_inverse.analyse_trajectory); use the soft "
+                            f"model") from None
+    return analyse_trajectory(traj, m, model=model, progress=progress)
 
 
 ONE_STAGE = (Integrator.SEMIIMPLICIT, Integrator.EXPLICIT, Integrator.IMPLICIT,

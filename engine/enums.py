@@ -221,6 +221,32 @@ class ObjType(IntEnum):
     MODEL = 102
 
 
+class State(IntEnum):
+    """Bits of a state specification (MuJoCo's mjtState): which fields get_state / set_state /
+    rollout pack, in the order of the bits (engine.rollout.state_size gives the length).
+    HISTORY, USERDATA, PLUGIN and PLASTIC have no counterpart in this engine: size 0."""
+    TIME = 1 << 0
+    QPOS = 1 << 1
+    QVEL = 1 << 2
+    ACT = 1 << 3
+    HISTORY = 1 << 4
+    WARMSTART = 1 << 5          # qacc_warmstart (the Newton solver's warm start)
+    CTRL = 1 << 6
+    QFRC_APPLIED = 1 << 7
+    XFRC_APPLIED = 1 << 8
+    EQ_ACTIVE = 1 << 9          # m.eq_active0: read-only here (no switching during a run)
+    MOCAP_POS = 1 << 10
+    MOCAP_QUAT = 1 << 11
+    USERDATA = 1 << 12
+    PLUGIN = 1 << 13
+    PLASTIC = 1 << 14
+    NSTATE = 15                 # number of bits
+    PHYSICS = QPOS | QVEL | ACT | HISTORY | PLASTIC
+    FULLPHYSICS = TIME | PHYSICS | PLUGIN
+    USER = CTRL | QFRC_APPLIED | XFRC_APPLIED | EQ_ACTIVE | MOCAP_POS | MOCAP_QUAT | USERDATA
+    INTEGRATION = FULLPHYSICS | USER | WARMSTART
+
+
 class SensorType(IntEnum):
     """Sensor kinds (m.sensor_type), as MuJoCo's mjtSensor."""
     TOUCH = 0

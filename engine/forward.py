@@ -221,6 +221,10 @@ def forward_skip(m, d, skipsensor):
     """The whole forward dynamics, with the sensors of each stage unless skipsensor
     (MuJoCo's mj_forwardSkip)."""
     fwd_position(m, d)
+    if d.nefc_overflow[0]:
+        # contacts or rows did not fit: the caller grows d and runs it again; stopping here
+        # leaves the warm start untouched, so a step does not depend on the capacities of d
+        return
     if not skipsensor:
         sensor.sensor_pos(m, d)
     fwd_velocity(m, d)
@@ -633,6 +637,17 @@ def check_state(m, d):
     if not math.isfinite(d.time[0]):
         warn(d, Warning.BADTIME, 0)
         reset_state(m, d)
+
+
+@jit
+def reset_history(d):
+    """Forget the earlier steps, as a fresh make_data: the warm start (warm_nefc, warm_ncon,
+    qacc_warmstart), the broadphase order (bp_order, bp_axis) and the warnings."""
+    solver.clear_warmstart(d)
+    d.bp_order[:] = 0
+    d.bp_axis[0] = 0
+    d.warning[:] = 0
+    d.warning_info[:] = 0
 
 
 @jit

@@ -468,6 +468,11 @@ def run_window(runner: Runner, args, error_message="", window=None) -> Runner:
                      getattr(args, "render_scale", None), error_message, window=window)
     if args.duration is not None:
         pyglet.clock.schedule_once(lambda dt: app.close(), args.duration)
+    if getattr(args, "frames", 0) > 0:
+        def quit_after_frames(dt):
+            if app.runner.frames >= args.frames:
+                app.close()
+        pyglet.clock.schedule_interval(quit_after_frames, 0.05)
     app.runner.start_time = app.runner.start = time.perf_counter()
     try:
         fps = getattr(args, "max_fps", 60.0) or 0.0
