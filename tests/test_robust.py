@@ -62,7 +62,10 @@ def test_a_data_of_another_model_is_refused_by_every_entry():
     calls = [lambda: engine.step(m, d2), lambda: engine.forward(m, d2),
              lambda: engine.inverse(m, d2), lambda: engine.energy(m, d2),
              lambda: engine.full_inertia(m, d2), lambda: engine.reset_data(m, d2),
-             lambda: engine.jac(m, d2, np.zeros(3), 1), lambda: engine.contact_force(m, d2, 0)]
+             lambda: engine.jac(m, d2, np.zeros(3), 1), lambda: engine.contact_force(m, d2, 0),
+             lambda: engine.get_state(m, d2, engine.State.PHYSICS),
+             lambda: engine.set_state(m, d2, np.zeros(engine.state_size(m, engine.State.PHYSICS)),
+                                      engine.State.PHYSICS)]
     for call in calls:
         with pytest.raises(ValueError, match="belongs to another model.*make_data"):
             call()

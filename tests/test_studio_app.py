@@ -512,7 +512,8 @@ def test_reload_keeps_the_state(app):
     from pyglet.window import key
     old = app.runner
     old.submit(lambda m, d: d.qvel.__setitem__(slice(0, 6), [0.2, 0.0, 0.0, 0.0, 1.0, 0.0]))
-    assert pump_until(app, lambda: old.snapshot.time > 0.1)
+    assert pump_until(app, lambda: old.snapshot.time > 0.1
+                      and np.any(old.snapshot.qpos != app.m.qpos0))    # the push moved it
     old.set_paused(True)
     assert pump_until(app, lambda: old.idle)
     before = old.snapshot
