@@ -168,6 +168,9 @@ def _parse(data, file):
     except expat.ExpatError as e:
         raise ModelError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
                          file=file, line=e.lineno) from None
+    except LookupError:
+        raise ModelError("the XML declaration names an unknown encoding", file=file,
+                         line=1) from None
     if not root:
         raise ModelError("empty XML document", file=file, line=1)
     return root[0]
@@ -182,6 +185,14 @@ class Source:
 
     def find(self, name, directories):
         """Return (bytes, resolved name) or None. Assets are looked up by exact and base name."""
+        found = self.locate(name, directories)
+        if found is None or found[0] is not None:
+            return found
+        with open(found[1], "rb") as f:
+            return f.read(), found[1]
+
+    def locate(self, name, directories):
+        """(bytes, name) of an asset, (None, path) of a file, or None; files are not read."""
         if name in self.assets:
             return _as_bytes(self.assets[name]), name
         if os.path.isabs(name):
@@ -193,8 +204,7 @@ class Source:
             if path in self.assets:
                 return _as_bytes(self.assets[path]), path
             if os.path.isfile(path):
-                with open(path, "rb") as f:
-                    return f.read(), path
+                return None, path
         base = os.path.basename(name)
         if base in self.assets:
             return _as_bytes(self.assets[base]), base
