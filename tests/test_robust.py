@@ -406,3 +406,63 @@ def test_load_errors_do_not_quote_the_files_they_read(name, content, element):
     msg = str(e.value)
     assert "SECRET" not in msg and "BytesIO" not in msg and " at 0x" not in msg
     assert e.value.element == element and e.value.attribute == "file" and name in msg
+
+
+# ---- strict MJCF reading, as MuJoCo reads ---------------------------------------------------
+_BODY = '<mujoco><worldbody><body><joint name="j" damping="{}"/><geom size=".1"/></body>' \
+        '</worldbody></mujoco>'
+_STRICT = {
+    "underscore": (_BODY.format("1_0"), {}),
+    "arabic_digit": (_BODY.format("\u0661"), {}),
+    "fullwidth_digit": (_BODY.format("\uff11"), {}),
+    "trailing_text": (_BODY.format("1abc"), {}),
+    "comma_list": ('<mujoco><worldbody><geom pos="1,2,3" size=".1"/></worldbody></mujoco>', {}),
+    "float_integer": ('<mujoco><option iterations="2.5"/><worldbody/></mujoco>', {}),
+    "repeated_default": ('<mujoco><default><joint damping="1"/><joint damping="2"/></default>'
+                         '<worldbody/></mujoco>', {}),
+    "tendon_repeat": ('<mujoco><worldbody><body><joint name="j"/><geom size=".1"/></body>'
+                      '</worldbody><tendon><fixed><joint joint="j" coef="1"/>'
+                      '<joint joint="j" coef="1"/></fixed></tendon></mujoco>', {}),
+    "include_twice": ('<mujoco><include file="a.xml"/><worldbody><body><include file="a.xml"/>'
+                      '</body></worldbody></mujoco>',
+                      {"a.xml": b'<mujoco><geom size="1"/></mujoco>'}),
+    "include_cycle": ('<mujoco><include file="a.xml"/><worldbody/></mujoco>',
+                      {"a.xml": b'<mujoco><include file="b.xml"/></mujoco>',
+                       "b.xml": b'<mujoco><include file="a.xml"/></mujoco>'}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_STRICT))
+def test_mjcf_refused_where_mujoco_refuses_it(case):
+    xml, assets = _STRICT[case]
+    with pytest.raises(ValueError):          # mujoco's own error: the oracle refuses it too
+        mujoco.MjModel.from_xml_string(xml, assets)
+    with pytest.raises(engine.ModelError) as e:
+        engine.load_model_from_string(xml, assets)
+    assert e.value.line is not None, str(e.value)
+
+
+def test_numbers_mujoco_accepts_are_read_alike():
+    for text, value in (("+1.", 1.0), (".5", 0.5), ("2E-1", 0.2), ("0x10", 16.0)):
+        xml = _BODY.format(text)
+        assert engine.load_model_from_string(xml).dof_damping[0] == value
+        assert mujoco.MjModel.from_xml_string(xml).dof_damping[0] == value
+
+
+def test_includes_of_distinct_files_nest():
+    xml = ('<mujoco><include file="a.xml"/><worldbody><body><include file="b.xml"/></body>'
+           '</worldbody></mujoco>')
+    assets = {"a.xml": b'<mujoco><option timestep="0.01"/></mujoco>',
+              "b.xml": b'<mujoco><geom size="1"/><body><include file="c.xml"/></body></mujoco>',
+              "c.xml": b'<mujoco><geom size="2"/></mujoco>'}
+    m = engine.load_model_from_string(xml, assets)
+    assert (m.nbody, m.ngeom, m.opt.timestep) == (3, 2, 0.01)
+
+
+def test_unknown_xml_encoding_and_deep_nesting_are_model_errors():
+    with pytest.raises(engine.ModelError, match="encoding"):
+        engine.load_model_from_string('<?xml version="1.0" encoding="klingon"?><mujoco/>')
+    n = 2000
+    deep = '<body><joint/><geom size=".1"/>' * n + '</body>' * n
+    with pytest.raises(engine.ModelError, match="nesting is too deep"):
+        engine.load_model_from_string(f"<mujoco><worldbody>{deep}</worldbody></mujoco>")
