@@ -411,6 +411,8 @@ def test_load_errors_do_not_quote_the_files_they_read(name, content, element):
 # ---- strict MJCF reading, as MuJoCo reads ---------------------------------------------------
 _BODY = '<mujoco><worldbody><body><joint name="j" damping="{}"/><geom size=".1"/></body>' \
         '</worldbody></mujoco>'
+_TEXTURE = '<mujoco><asset><texture name="t" type="2d" file="{}"/><material name="m" ' \
+           'texture="t"/></asset><worldbody><geom size="1" material="m"/></worldbody></mujoco>'
 _STRICT = {
     "underscore": (_BODY.format("1_0"), {}),
     "arabic_digit": (_BODY.format("\u0661"), {}),
@@ -426,6 +428,8 @@ _STRICT = {
     "include_twice": ('<mujoco><include file="a.xml"/><worldbody><body><include file="a.xml"/>'
                       '</body></worldbody></mujoco>',
                       {"a.xml": b'<mujoco><geom size="1"/></mujoco>'}),
+    "texture_not_png": (_TEXTURE.format("t.png"), {"t.png": b"plain text\n"}),
+    "texture_unknown_type": (_TEXTURE.format("t.txt"), {"t.txt": b"plain text\n"}),
     "include_cycle": ('<mujoco><include file="a.xml"/><worldbody/></mujoco>',
                       {"a.xml": b'<mujoco><include file="b.xml"/></mujoco>',
                        "b.xml": b'<mujoco><include file="a.xml"/></mujoco>'}),

@@ -202,6 +202,23 @@ def _inline_mesh(m):
     return vert, np.zeros((0, 3), dtype=np.int64)
 
 
+def check_texture_file(t, attribute, data, path):
+    """As mjCTexture::LoadFlip: a texture file is PNG or KTX (by content_type, else by its
+    extension), a PNG file starts with PNG's signature, a KTX file is not empty."""
+    kind = t.content_type or {".png": "image/png", ".ktx": "image/ktx"}.get(
+        os.path.splitext(path)[1].lower())
+    if kind not in ("image/png", "image/ktx"):
+        raise t.error(f"texture file '{os.path.basename(path)}': unsupported content type "
+                      "(PNG or KTX)", attribute)
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read(8)
+    if kind == "image/png" and data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise t.error(f"texture file '{os.path.basename(path)}' is not a PNG image", attribute)
+    if not data:
+        raise t.error(f"texture file '{os.path.basename(path)}' is empty", attribute)
+
+
 def compile_texture(c, t):
     """A texture as the renderer sees it: the attributes given, as MJCF text, and the files
     found on disk."""
@@ -213,7 +230,8 @@ def compile_texture(c, t):
             out[k] = text(S.TEXTURE[k], getattr(t, k)) if k in S.TEXTURE else getattr(t, k)
     for a in TEXTURE_FILES:
         if a in out:
-            out[a] = c.asset_file(t, a, read=False)[1]
+            data, out[a] = c.asset_file(t, a, read=False)
+            check_texture_file(t, a, data, out[a])
     if not out.get("name"):
         out["name"] = os.path.splitext(os.path.basename(t.file or ""))[0]
     out["_spec"] = t
