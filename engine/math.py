@@ -6,10 +6,8 @@ Spatial vectors are (rot, lin), MuJoCo's convention.
 """
 import math
 
+from .constants import MAXVAL, MINVAL  # noqa: F401 (re-exported: kernels import it from here)
 from .jit import jit
-
-MINVAL = 1e-15  # MuJoCo's mjMINVAL
-MAXVAL = 1e10   # MuJoCo's mjMAXVAL: larger magnitudes count as divergence
 
 
 @jit
@@ -22,7 +20,7 @@ def is_bad(x):
 def first_bad(x):
     """Index of the first bad entry of a 1-D array (is_bad), -1 if there is none."""
     for i in range(x.shape[0]):
-        if not abs(x[i]) <= MAXVAL:
+        if is_bad(x[i]):
             return i
     return -1
 

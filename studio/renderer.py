@@ -26,6 +26,8 @@ import threading
 import moderngl
 import numpy as np
 
+from engine.enums import LightType
+
 from . import SHADER_DIR, meshes
 from .camera import OrbitCamera, look_at, model_statistic, perspective
 from .hfield_mesh import hfield_meshes
@@ -47,7 +49,7 @@ ANISOTROPY = 8.0
 # unit meshes that are closed surfaces (studio.meshes: counter-clockwise seen from outside), drawn
 # with back faces culled; mesh assets and height fields may be open or wound either way
 CLOSED_SHAPES = ("sphere", "capsule", "cylinder", "box")
-SPOT, DIRECTIONAL, POINT = 0, 1, 2    # engine.enums.LightType
+SPOT, DIRECTIONAL, POINT = (int(LightType.SPOT), int(LightType.DIRECTIONAL), int(LightType.POINT))
 GL_CLIP_DISTANCE0 = 0x3000
 
 _INSTANCE_FORMAT = "3f 3f 3f 3f 3f 4f 4f 4f/i"
