@@ -4,13 +4,13 @@ Public API (see README): load_model, load_model_from_string, make_data, reset_da
 name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, jac, rollout,
 state_size, get_state, set_state, transition_fd, inverse_fd, transition_derivatives,
 inverse_derivatives, smooth_derivatives, rigid_inverse, lcp (LCP solvers), Recorder,
-load_trajectory, Model, Data, ModelError and the enums (ObjType, SensorType and State among
-them); Spec (models edited in code) and save_model_xml.
+load_trajectory, Model, Data, ModelError, CapacityError and the enums (ObjType, SensorType and
+State among them); Spec (models edited in code) and save_model_xml.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
                     Integrator, JointType, ObjType, SensorType, Solver, Stabilization, State,
                     TrnType, WrapType)
-from .types import Data, Model, ModelError
+from .types import CapacityError, Data, Model, ModelError
 from .views import id2name, name2id
 # imported after the submodule of the same name, so that engine.forward is the function
 from .forward import (energy, forward, full_inertia, make_data, reset_data,  # noqa: E402
@@ -34,7 +34,7 @@ warmup.start()     # on an empty numba cache: compile part of the engine in a se
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
     "Integrator", "JointType", "ObjType", "SensorType", "Solver", "Stabilization", "State",
-    "TrnType", "WrapType", "Data", "Model", "ModelError",
+    "TrnType", "WrapType", "Data", "Model", "ModelError", "CapacityError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
     "rollout", "state_size", "get_state", "set_state", "jac",

@@ -9,9 +9,9 @@ length and velocity normalised by the optimal length L0 = (lengthrange[1] - leng
 import math
 
 from .constraint import row_axpy
-from .enums import BiasType, ConstraintType, DisableBit, DynType, GainType, TrnType
+from .enums import BiasType, ConstraintType, DisableBit, DynType, GainType, TrnType, Warning
 from .jit import jit
-from .math import MINVAL, mat9, mulmatvec3, vec3
+from .math import MINVAL, is_bad, mat9, mulmatvec3, vec3, warn
 from .smooth import apply_ft
 
 
@@ -193,6 +193,18 @@ def muscle_dynamics(ctrl, act, prm):
 
 
 @jit
+def clamped_ctrl(m, d, i, clamp):
+    """ctrl of actuator i, clamped to its ctrlrange when limited and clamp (NaN stays NaN)."""
+    c = d.ctrl[i]
+    if clamp and m.actuator_ctrllimited[i]:
+        if c < m.actuator_ctrlrange[i, 0]:
+            c = m.actuator_ctrlrange[i, 0]
+        elif c > m.actuator_ctrlrange[i, 1]:
+            c = m.actuator_ctrlrange[i, 1]
+    return c
+
+
+@jit
 def fwd_actuation(m, d):
     """act_dot, actuator_force (gain * [ctrl or act] + bias), qfrc_actuator = moment' force
     (clamped per joint to jnt_actfrcrange)."""
@@ -208,15 +220,17 @@ def fwd_actuation(m, d):
         return
     if nu == 0:
         return
-    # controls are clamped in a local copy; a non-finite control zeroes them all
+    # controls are clamped in a local copy; a bad one after clamping (NaN, inf or beyond
+    # MAXVAL) counts BADCTRL and zeroes them all, d.ctrl untouched (MuJoCo's mj_fwdActuation)
+    clamp = not flags & DisableBit.CLAMPCTRL
     bad = False
     for i in range(nu):
-        if not math.isfinite(d.ctrl[i]):
+        if is_bad(clamped_ctrl(m, d, i, clamp)):
+            warn(d, Warning.BADCTRL, i)
             bad = True
+            break
     for i in range(nu):
-        ctrl = 0.0 if bad else d.ctrl[i]
-        if m.actuator_ctrllimited[i] and not flags & DisableBit.CLAMPCTRL:
-            ctrl = min(max(ctrl, m.actuator_ctrlrange[i, 0]), m.actuator_ctrlrange[i, 1])
+        ctrl = 0.0 if bad else clamped_ctrl(m, d, i, clamp)
         adr = m.actuator_actadr[i]
         last = adr + m.actuator_actnum[i] - 1
         dyn = m.actuator_dyntype[i]

@@ -7,8 +7,9 @@ One recording: loads it, the model it names (or MODEL; its hash must match the r
 the inverse dynamics over every step (engine.analysis) and writes into DIR (default: TRAJ without
 its extension + "_analysis"): controls.csv, qfrc.csv, impulses.csv, summary.json, and the figures
 controls.png, impulses.png with their SVG twins (engine.figures). Prints one line per signal
-family (max and RMS error) on stdout and a progress bar on stderr. Exit code 2 on a bad
-recording, a missing model, a model mismatch or a model that cannot be inverted (hard equality
+family (max and RMS error) on stdout and a progress bar on stderr. Exit code 2, with one line on
+stderr, on a bad recording (any engine.trajectory.TrajectoryError, or a file that cannot be
+read), a missing model, a model mismatch or a model that cannot be inverted (hard equality
 constraints); exit code 1 when no step could be analysed (every step skipped, e.g. a recording
 made with a multi-stage integrator such as RK4): the outputs are written, and the reasons printed.
 
@@ -38,7 +39,7 @@ from .trajectory import TrajectoryError, TrajectoryModelMismatch, load_trajector
 from .types import ModelError
 
 SUMMARY = "analysis_summary"
-ERRORS = (TrajectoryError, TrajectoryModelMismatch, ModelError, FileNotFoundError, AnalysisError)
+ERRORS = (TrajectoryError, TrajectoryModelMismatch, ModelError, OSError, AnalysisError)
 
 
 def _analyse_file(path, model=None, out=None, inverse="soft", progress=False):

@@ -2,5 +2,6 @@
 import math
 
 MINVAL = 1e-15      # MuJoCo's mjMINVAL: smallest value treated as non-zero
+MAXVAL = 1e10       # MuJoCo's mjMAXVAL: larger magnitudes count as divergence
 EPS = 1e-14         # MuJoCo's mjEPS (compiler tolerance for norms and volumes)
 PI = math.pi

@@ -569,6 +569,8 @@ def contact_force(m, d, c):
     rolling 2), as MuJoCo's mj_contactForce: the efc_force rows of an elliptic or frictionless
     contact, or for a pyramidal one f_n = sum of the edge forces and
     f_j = mu_j (f_edge+ - f_edge-). Zero for a contact without rows."""
+    from .types import check_data
+    check_data(m, d)
     out = np.zeros(6)
     if not 0 <= c < d.ncon:
         raise IndexError(f"contact {c} out of range: d.ncon is {d.ncon}")

@@ -31,7 +31,7 @@ from .math import (MINVAL, add6, cross_force, cross_motion, dot6, mat9, mul_iner
                    mulmattvec3, row6, row10, vec3)
 from .passive import ellipsoid_max_moment, ellipsoid_semiaxes, inertia_box
 from .smooth import jac_kernel, last_dof, object_velocity_local
-from .types import Data, Model
+from .types import Data, Model, check_data
 
 FREE = int(JointType.FREE)
 BALL = int(JointType.BALL)
@@ -605,4 +605,5 @@ def solve_lu(m, LU, x):
 def mjd_smooth_vel(m: Model, d: Data, flg_bias: bool = True) -> None:
     """d.qDeriv = d (qfrc_actuator + qfrc_passive - qfrc_bias) / d qvel (the bias term only with
     flg_bias) at the state of the last forward pass, in the D layout (dense_D for a matrix)."""
+    check_data(m, d)
     smooth_vel(m._struct, d._struct, bool(flg_bias))

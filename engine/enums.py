@@ -154,11 +154,25 @@ class LightType(IntEnum):
 
 
 class Warning(IntEnum):
-    """Indices into d.warning (counts), as MuJoCo's mjtWarning."""
-    BADQACC = 0
-    BADQPOS = 1
-    BADQVEL = 2
-    NWARNING = 3
+    """Indices into d.warning (counts) and d.warning_info (the index at fault when last
+    counted), with MuJoCo's mjtWarning names and values; BADACT, BADMOCAP and BADTIME are this
+    engine's own. A step that finds a bad state (qpos, qvel, act, time) or a bad qacc counts it
+    and resets the state, as MuJoCo's auto-reset; a bad input (ctrl, a mocap pose) is counted
+    at each forward and replaced by its default (zero controls, the mocap body's model pose)
+    while it stays bad. Unlike MuJoCo, the automatic reset keeps the counts (reset_data clears
+    them). INERTIA, CONTACTFULL and CNSTRFULL are never counted: the inertia factor clamps its
+    pivots, and the contact and row capacities grow."""
+    INERTIA = 0        # (near) singular inertia matrix
+    CONTACTFULL = 1    # too many contacts
+    CNSTRFULL = 2      # too many constraint rows
+    BADQPOS = 3        # NaN, inf or huge value in qpos (info: the qpos index)
+    BADQVEL = 4        # ... in qvel (info: the dof)
+    BADQACC = 5        # ... in qacc, qacc_smooth or the constraint forces (info: the dof)
+    BADCTRL = 6        # ... in ctrl after clamping (info: the actuator)
+    BADACT = 7         # ... in act (info: the activation index)
+    BADMOCAP = 8       # ... in mocap_pos or mocap_quat (info: the mocap index)
+    BADTIME = 9        # time is not finite
+    NWARNING = 10
 
 
 class ConstraintType(IntEnum):

@@ -13,7 +13,6 @@ The implicit integrators (MuJoCo's) instead solve the constraints with M and the
 (engine/derivative.py); d.qacc stays the forward's acceleration, as in MuJoCo.
 """
 import math
-import operator
 
 import numpy as np
 
@@ -21,12 +20,11 @@ from . import (actuator, collision_driver, constraint, derivative, passive, sens
                warmup)
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
-from .math import cross3, norm3, quat_integrate
-from .types import Data, Model
+from .math import cross3, first_bad, norm3, quat_integrate, warn
+from .types import Data, Model, check_data, positive_int
 
 FREE = int(JointType.FREE)
 BALL = int(JointType.BALL)
-MAXVAL = 1e10  # MuJoCo's mjMAXVAL: larger magnitudes count as divergence
 NO_DAMPER = int(DisableBit.PASSIVE | DisableBit.DAMPER | DisableBit.EULERDAMP)
 
 
@@ -128,8 +126,9 @@ def fwd_constraint(m, d):
     if m.opt_solver[0] == Solver.NEWTON:
         _dense_inertia(m, d, d.dense_M)
         if warm:
-            if (solver.primal_cost(d, vnext, vhat, d.dense_M, f)
-                    > solver.primal_cost(d, vhat, vhat, d.dense_M, f)):
+            # "not <=": a NaN cost (a bad warm start) falls back to the cold start too
+            if not (solver.primal_cost(d, vnext, vhat, d.dense_M, f)
+                    <= solver.primal_cost(d, vhat, vhat, d.dense_M, f)):
                 vnext[:] = vhat
         else:
             vnext[:] = vhat
@@ -152,7 +151,7 @@ def fwd_constraint(m, d):
         f[:nefc] = 0.0
         if warm:
             solver.load_warmstart(d, f)
-            if solver.dual_cost(d, f) > 0.0:
+            if not solver.dual_cost(d, f) <= 0.0:
                 f[:nefc] = 0.0
         niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
         if m.opt_noslip_iterations[0] > 0:
@@ -283,7 +282,16 @@ def advance(m, d, act_dot, qacc, qvel, h):
         d.qvel[i] += h * qacc[i]
     integrate_pos(m, d.qpos, qvel, h)
     d.time[0] += h
-    d.qacc_warmstart[:] = d.qacc
+    save_qacc_warmstart(d)
+
+
+@jit
+def save_qacc_warmstart(d):
+    """qacc_warmstart = qacc for the next step's solver; zero if qacc is bad (never kept)."""
+    if first_bad(d.qacc) >= 0:
+        d.qacc_warmstart[:] = 0.0
+    else:
+        d.qacc_warmstart[:] = d.qacc
 
 
 @jit
@@ -582,23 +590,16 @@ def interleave(m, d):
     integrate_pos(m, d.qpos, d.rk_qvel[1], 0.5 * h)
     d.act[:] = d.act_stage
     d.time[0] = time + h
-    d.qacc_warmstart[:] = d.qacc
+    save_qacc_warmstart(d)
 
 
 # ------------------------------------------------------------------------------------------------
 # divergence and reset
 # ------------------------------------------------------------------------------------------------
 @jit
-def _is_bad(x):
-    for i in range(x.shape[0]):
-        if not math.isfinite(x[i]) or abs(x[i]) > MAXVAL:
-            return True
-    return False
-
-
-@jit
 def reset_state(m, d):
-    """State and inputs to the model's defaults (qpos0, zero velocity, mocap bodies at rest)."""
+    """State and inputs to the model's defaults (qpos0, zero velocity, mocap bodies at rest);
+    the warm start forgotten."""
     d.time[0] = 0.0
     d.qpos[:] = m.qpos0
     d.qvel[:] = 0.0
@@ -613,52 +614,75 @@ def reset_state(m, d):
         if k >= 0:
             d.mocap_pos[k, :] = m.body_pos[b]
             d.mocap_quat[k, :] = m.body_quat[b]
+    solver.clear_warmstart(d)
+
+
+@jit
+def check_state(m, d):
+    """A bad qpos, qvel or act (NaN, inf or beyond MAXVAL) or a non-finite time is counted in
+    d.warning (BADQPOS, BADQVEL, BADACT, BADTIME, with the index at fault) and the state reset
+    (MuJoCo's mj_checkPos and mj_checkVel with auto-reset)."""
+    i = first_bad(d.qpos)
+    if i >= 0:
+        warn(d, Warning.BADQPOS, i)
+        reset_state(m, d)
+    i = first_bad(d.qvel)
+    if i >= 0:
+        warn(d, Warning.BADQVEL, i)
+        reset_state(m, d)
+    i = first_bad(d.act)
+    if i >= 0:
+        warn(d, Warning.BADACT, i)
+        reset_state(m, d)
+    if not math.isfinite(d.time[0]):
+        warn(d, Warning.BADTIME, 0)
+        reset_state(m, d)
 
 
 @jit
 def reset_history(d):
     """Forget the earlier steps, as a fresh make_data: the warm start (warm_nefc, warm_ncon,
-    qacc_warmstart), the broadphase order (bp_order, bp_axis) and the warning counters."""
-    d.warm_nefc[0] = 0
-    d.warm_ncon[0] = 0
-    d.qacc_warmstart[:] = 0.0
+    qacc_warmstart), the broadphase order (bp_order, bp_axis) and the warnings."""
+    solver.clear_warmstart(d)
     d.bp_order[:] = 0
     d.bp_axis[0] = 0
     d.warning[:] = 0
+    d.warning_info[:] = 0
 
 
 @jit
 def _bad_acceleration(d):
-    """qacc, the smooth acceleration or the constraint forces are not finite or run away (a
-    solver fed with NaN may return a finite qacc from its warm start)."""
-    return _is_bad(d.qacc) or _is_bad(d.qacc_smooth) or _is_bad(d.efc_force[:d.nefc[0]])
+    """The first dof whose qacc or qacc_smooth is bad, or 0 when a constraint force is bad (a
+    solver fed with NaN may return a finite qacc from its warm start); -1 if all are good."""
+    i = first_bad(d.qacc)
+    if i < 0:
+        i = first_bad(d.qacc_smooth)
+    if i < 0 and first_bad(d.efc_force[:d.nefc[0]]) >= 0:
+        i = 0
+    return i
 
 
 @jit
 def step_kernel(m, d, n):
     """n steps: check the state, forward, check qacc, integrate. Bad values are counted in
-    d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset); if
-    the reset state is bad too (a NaN option), the step is not integrated and the state stays
-    at the reset. Stops when the contacts or constraint rows did not fit (d.nefc_overflow), in
-    the first forward or in a stage of a multi-stage integrator (the step is then undone);
-    returns the number of steps taken."""
+    d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset; also
+    BADACT and BADTIME); if the reset state is bad too (a NaN model parameter), the step is not
+    integrated and the state stays at the reset. Stops when the contacts or constraint rows
+    did not fit (d.nefc_overflow), in the first forward or in a stage of a multi-stage
+    integrator (the step is then undone); returns the number of steps taken."""
     for k in range(n):
-        if _is_bad(d.qpos):
-            d.warning[Warning.BADQPOS] += 1
-            reset_state(m, d)
-        if _is_bad(d.qvel):
-            d.warning[Warning.BADQVEL] += 1
-            reset_state(m, d)
+        check_state(m, d)
         forward_kernel(m, d)
         if d.nefc_overflow[0]:
             return k
-        if _bad_acceleration(d):
-            d.warning[Warning.BADQACC] += 1
+        bad = _bad_acceleration(d)
+        if bad >= 0:
+            warn(d, Warning.BADQACC, bad)
             reset_state(m, d)
             forward_kernel(m, d)
             if d.nefc_overflow[0]:
                 return k
-            if _bad_acceleration(d):
+            if _bad_acceleration(d) >= 0:
                 continue
         time = d.time[0]
         integ = m.opt_integrator[0]
@@ -698,9 +722,13 @@ def make_data(m: Model) -> Data:
 
 
 def reset_data(m: Model, d: Data) -> None:
-    """qpos = qpos0, qvel = 0, time = 0, inputs, warnings and the warm start cleared."""
+    """A clean Data, as make_data gives it: every array cleared (warm start, warnings and
+    scratch included), then qpos = qpos0, mocap bodies at their model pose (MuJoCo's
+    mj_resetData). The capacities keep their size."""
+    check_data(m, d)
+    for a in d._arrays.values():
+        a.fill(0)
     reset_state(m._struct, d._struct)
-    reset_history(d._struct)
 
 
 def reset_keyframe(m: Model, d: Data, key: int | str) -> None:
@@ -724,6 +752,7 @@ def _grow(m: Model, d: Data) -> None:
 
 def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
+    check_data(m, d)
     warmup.join()
     if m.opt_solver[0] == Solver.LCP:
         from . import hard_contact          # hard contact: a Python-level driver of the stages
@@ -735,10 +764,12 @@ def forward(m: Model, d: Data) -> None:
 
 
 def step(m: Model, d: Data, nstep: int = 1) -> None:
-    """Advance the simulation by nstep timesteps with m.opt.integrator, in one compiled call
-    (another only if the contacts outgrew the capacities of d, which then grow)."""
+    """Advance the simulation by nstep timesteps (a positive integer) with m.opt.integrator, in
+    one compiled call (another only if the contacts outgrew the capacities of d, which then
+    grow)."""
+    check_data(m, d)
+    n = positive_int(nstep, "nstep")
     warmup.join()
-    n = operator.index(nstep)
     if m.opt_solver[0] == Solver.LCP:
         from . import hard_contact
         return hard_contact.step(m, d, n)
@@ -752,12 +783,14 @@ def step(m: Model, d: Data, nstep: int = 1) -> None:
 def energy(m: Model, d: Data) -> np.ndarray:
     """(potential, kinetic) energy at the state of the last forward (which also stores it in
     d.energy); computed again, as a copy."""
+    check_data(m, d)
     energy_kernel(m._struct, d._struct)
     return d.energy.copy()
 
 
 def full_inertia(m: Model, d: Data) -> np.ndarray:
     """Dense (nv, nv) joint-space inertia including armature, from the last forward."""
+    check_data(m, d)
     nv = m.nv
     M = np.zeros((nv, nv))
     for i in range(nv):

@@ -35,7 +35,7 @@ from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDO
 from .enums import DisableBit, Integrator, Stabilization
 from .forward import _grow, factor_inertia, implicit_damping, implicit_mul
 from .jit import jit
-from .types import Data, Model
+from .types import Data, Model, check_data
 
 
 @jit
@@ -255,6 +255,7 @@ def inverse(m: Model, d: Data) -> None:
     SEMIIMPLICIT, EXPLICIT, IMPLICIT and IMPLICITFAST integrators (for the implicit ones ctrl
     and act are read too; qacc_continuous receives the forward's acceleration of the step).
     """
+    check_data(m, d)
     warmup.join()
     check_invertible(m)
     inverse_kernel(m._struct, d._struct)

@@ -6,8 +6,31 @@ Spatial vectors are (rot, lin), MuJoCo's convention.
 """
 import math
 
-from .constants import MINVAL  # noqa: F401 (re-exported: kernels import it from here)
+from .constants import MAXVAL, MINVAL  # noqa: F401 (re-exported: kernels import it from here)
 from .jit import jit
+
+
+@jit
+def is_bad(x):
+    """NaN, infinite or beyond MAXVAL (MuJoCo's mju_isBad)."""
+    return not abs(x) <= MAXVAL
+
+
+@jit
+def first_bad(x):
+    """Index of the first bad entry of a 1-D array (is_bad), -1 if there is none."""
+    for i in range(x.shape[0]):
+        if is_bad(x[i]):
+            return i
+    return -1
+
+
+@jit
+def warn(d, warning, info):
+    """Count a warning (enums.Warning) in d.warning and remember its info (MuJoCo's
+    mj_warning)."""
+    d.warning[warning] += 1
+    d.warning_info[warning] = info
 
 
 @jit

@@ -424,6 +424,8 @@ def ray(m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1, normal=
     Returns ``(geomid, distance)``, ``(-1, -1.0)`` when nothing is hit; with ``normal=True``
     ``(geomid, distance, normal)``, the outward surface normal at the hit (zero if none).
     """
+    from .types import check_data
+    check_data(m, d)
     pnt = np.ascontiguousarray(pnt, dtype=np.float64).reshape(3)
     vec = np.ascontiguousarray(vec, dtype=np.float64).reshape(3)
     if float(np.linalg.norm(vec)) < MINVAL:

@@ -25,7 +25,7 @@ from . import warmup
 from .enums import Integrator, Solver, State, Warning
 from .forward import _grow, make_data, reset_history, reset_state, step_kernel
 from .jit import jit
-from .types import Data, Model
+from .types import Data, Model, check_data
 
 TIME = int(State.TIME)
 QPOS = int(State.QPOS)
@@ -80,6 +80,7 @@ def _check_eq_active(m: Model, values, where: str) -> None:
 
 def get_state(m: Model, d: Data, spec: int, out: np.ndarray | None = None) -> np.ndarray:
     """The fields of spec packed into one vector (MuJoCo's mj_getState); into out if given."""
+    check_data(m, d)
     n = state_size(m, spec)
     if out is None:
         out = np.empty(n)
@@ -92,6 +93,7 @@ def get_state(m: Model, d: Data, spec: int, out: np.ndarray | None = None) -> np
 
 def set_state(m: Model, d: Data, state, spec: int) -> None:
     """Write a packed state vector into the fields of spec (MuJoCo's mj_setState)."""
+    check_data(m, d)
     n = state_size(m, spec)
     x = np.ascontiguousarray(state, dtype=np.float64)
     if x.shape != (n,):

@@ -18,7 +18,14 @@ from . import actuator, collision_driver, derivative, smooth
 
 
 def set_const(m: Model) -> Model:
-    """Fill the qpos0-dependent fields of m."""
+    """Fill the qpos0-dependent fields of m (the structural ones among them are writable only
+    here)."""
+    with m._unfrozen():
+        _set_const(m)
+    return m
+
+
+def _set_const(m: Model) -> None:
     collision_driver.set_const_collision(m)
     d = Data(m)
     d.qpos[:] = m.qpos0
@@ -68,7 +75,6 @@ def set_const(m: Model) -> Model:
     _set_trees(m)
     set_length_range(m)
     derivative.set_dof_dof_sparsity(m)
-    return m
 
 
 def set_length_range(m: Model) -> None:
@@ -81,7 +87,7 @@ def set_length_range(m: Model) -> None:
     the largest length over the last `interval` seconds. The limits are this engine's soft
     constraints (their epsilon and kappa, or solref and solimp as mapped by the compiler), so a
     simulated range can differ from MuJoCo's by the difference in the constraints' softness."""
-    from .forward import full_inertia, forward, make_data, reset_data, step
+    from .forward import forward, full_inertia, make_data, reset_data, step
     opt = getattr(m, "lengthrange_options", None)
     if opt is None or opt["mode"] == "none":
         return
@@ -126,7 +132,7 @@ def set_length_range(m: Model) -> None:
                     d.qvel[:] *= decay
                     forward(m, d)
                     moment = d.actuator_moment[i]
-                    nrm = np.linalg.norm(np.linalg.solve(full_inertia(m, d), moment))
+                    nrm = np.linalg.norm(_solve_inertia(m, d, full_inertia(m, d), moment))
                     d.qfrc_applied[:] = moment * (side * opt["accel"] / max(MINVAL, nrm))
                     nrm = np.linalg.norm(d.qfrc_applied)
                     if opt["maxforce"] > 0 and nrm > opt["maxforce"]:
@@ -200,7 +206,7 @@ def _set_invweight0(m: Model, d: Data) -> np.ndarray:
     from .forward import full_inertia
     M = full_inertia(m, d)
     m.dof_M0[:] = np.diag(M)
-    Minv = np.linalg.inv(M) if m.nv else np.zeros((0, 0))
+    Minv = _solve_inertia(m, d, M)
     for b in range(1, m.nbody):
         jacp = np.zeros((3, m.nv))
         jacr = np.zeros((3, m.nv))
@@ -225,6 +231,23 @@ def _set_invweight0(m: Model, d: Data) -> np.ndarray:
         J = d.ten_J[t]
         m.tendon_invweight0[t] = J @ Minv @ J
     return Minv
+
+
+def _solve_inertia(m: Model, d: Data, M: np.ndarray, x: np.ndarray | None = None):
+    """M^-1 x, or M^-1 without x, for the dense M = full_inertia(m, d). A singular M (two
+    identical hinges, a degenerate axis, a vanishing mass) is solved through the engine's sparse
+    factor of d.qM, whose pivots have MuJoCo's floor (mj_factorM): large finite values, as
+    MuJoCo gives, where the dense solve fails."""
+    try:
+        return np.linalg.inv(M) if x is None else np.linalg.solve(M, x)
+    except np.linalg.LinAlgError:
+        pass
+    qLD, diag_inv = d.qM.copy(), np.empty(m.nv)
+    smooth.factor_m(m._struct, qLD, diag_inv)
+    X = np.eye(m.nv) if x is None else x.copy()
+    for row in np.atleast_2d(X):      # M^-1 is symmetric: row k of it solves M y = e_k
+        smooth.solve_m(m._struct, qLD, diag_inv, row)
+    return X
 
 
 def _fixed_frame(d, b, pos, quat):

@@ -5,13 +5,13 @@ named fields of ``d``; the order in forward.py is MuJoCo's (mj_fwdPosition, mj_f
 Spatial vectors are (rot, lin) about the centre of mass of each kinematic tree
 (``subtree_com[body_rootid]``), as in MuJoCo.
 """
-from .enums import CamLight, JointType, SameFrame, WrapType
+from .enums import CamLight, JointType, SameFrame, Warning, WrapType
 from .jit import jit
 from .wrap import wrap
 from .math import (MINVAL, add3, add6, axis_angle2quat, cross3, cross_force, cross_motion, dot3,
-                   dot6, mat9, mul_inert_vec, mulmattvec3, mulmatvec3, norm3,
+                   dot6, is_bad, mat9, mul_inert_vec, mulmattvec3, mulmatvec3, norm3,
                    quat2mat, quat4, quat_mul, quat_normalize, quat_rotate, row6, row10, scl3,
-                   set3, set4, set9, sub3, vec3)
+                   set3, set4, set9, sub3, vec3, warn)
 
 FREE = int(JointType.FREE)
 BALL = int(JointType.BALL)
@@ -53,7 +53,8 @@ def local2global_same(d, bodyid, pos, quat, sameframe):
 
 @jit
 def kinematics(m, d):
-    """Body, joint, geom and site frames: xpos xquat xmat xipos ximat xanchor xaxis geom_x* site_x*."""
+    """Body, joint, geom and site frames: xpos xquat xmat xipos ximat xanchor xaxis geom_x* site_x*
+    (a bad mocap pose counts BADMOCAP)."""
     d.xpos[0, :] = 0.0
     d.xquat[0, :] = 0.0
     d.xquat[0, 0] = 1.0
@@ -68,7 +69,14 @@ def kinematics(m, d):
         jntnum = m.body_jntnum[i]
         if mocap >= 0:
             xpos = vec3(d.mocap_pos, mocap)
-            xquat = quat_normalize(quat4(d.mocap_quat, mocap))
+            xquat = quat4(d.mocap_quat, mocap)
+            if (is_bad(xpos[0]) or is_bad(xpos[1]) or is_bad(xpos[2]) or is_bad(xquat[0])
+                    or is_bad(xquat[1]) or is_bad(xquat[2]) or is_bad(xquat[3])):
+                # a bad mocap pose is counted and the body's model pose used instead
+                warn(d, Warning.BADMOCAP, mocap)
+                xpos = vec3(m.body_pos, i)
+                xquat = quat4(m.body_quat, i)
+            xquat = quat_normalize(xquat)
         elif jntnum == 1 and m.jnt_type[jntadr] == FREE:
             # free joint: the body frame is the joint's position and orientation
             a = m.jnt_qposadr[jntadr]
@@ -304,6 +312,8 @@ def jac(m, d, point, body):
     ``body`` (MuJoCo's mj_jac), from cdof and subtree_com of the last forward (or kinematics
     and com_pos): the point's velocity is jacp @ qvel, the body's angular velocity jacr @ qvel."""
     import numpy as np
+    from .types import check_data
+    check_data(m, d)
     if not 0 <= int(body) < m.nbody:
         raise IndexError(f"body {body} out of range: the model has {m.nbody}")
     jacp = np.empty((3, m.nv))

@@ -39,7 +39,7 @@ import numpy as np
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_dot)
 from .jit import jit
-from .math import MINVAL
+from .math import MINVAL, first_bad
 
 
 # ------------------------------------------------------------------------------------------------
@@ -115,9 +115,22 @@ def project_scalar(t, eta, z):
 # warm start
 # ------------------------------------------------------------------------------------------------
 @jit
+def clear_warmstart(d):
+    """Forget the previous step: no rows, contacts or acceleration to warm-start from."""
+    d.warm_nefc[0] = 0
+    d.warm_ncon[0] = 0
+    d.qacc_warmstart[:] = 0.0
+
+
+@jit
 def save_warmstart(d, f):
-    """Remember this step's rows, contacts and impulses for the next step's warm start."""
+    """Remember this step's rows, contacts and impulses for the next step's warm start; a bad
+    impulse (NaN, inf, beyond MAXVAL) is never kept: the next step then starts cold."""
     n = d.nefc[0]
+    if first_bad(f[:n]) >= 0:
+        d.warm_nefc[0] = 0
+        d.warm_ncon[0] = 0
+        return
     d.warm_nefc[0] = n
     for i in range(n):
         d.warm_type[i] = d.efc_type[i]
@@ -142,7 +155,9 @@ def load_warmstart(d, f):
     """f = the previous step's impulses of the same rows: the same (type, id) for joint,
     tendon and equality rows, the same geom pair at (nearly) the same point for contacts."""
     n = d.nefc[0]
-    prev = d.warm_nefc[0]
+    # the previous step's counts, within the capacities (they persist between calls)
+    prev = min(max(d.warm_nefc[0], 0), d.warm_type.shape[0])
+    prevcon = min(max(d.warm_ncon[0], 0), d.warm_contact_adr.shape[0])
     j = 0
     for i in range(n):
         f[i] = 0.0
@@ -163,7 +178,7 @@ def load_warmstart(d, f):
             continue
         best = -1
         bestd = WARM_DISTANCE
-        for q in range(max(0, c - WARM_WINDOW), min(d.warm_ncon[0], c + WARM_WINDOW + 1)):
+        for q in range(max(0, c - WARM_WINDOW), min(prevcon, c + WARM_WINDOW + 1)):
             if (d.warm_contact_geom[q, 0] != d.contact_geom1[c]
                     or d.warm_contact_geom[q, 1] != d.contact_geom2[c]
                     or d.warm_contact_adr[q] < 0):
@@ -176,7 +191,7 @@ def load_warmstart(d, f):
         if best >= 0:
             qa = d.warm_contact_adr[best]
             for k in range(contact_nrows(d, c)):
-                if qa + k < prev and d.warm_type[qa + k] == d.efc_type[adr + k]:
+                if 0 <= qa + k < prev and d.warm_type[qa + k] == d.efc_type[adr + k]:
                     f[adr + k] = d.efc_warm[qa + k]
 
 

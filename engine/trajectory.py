@@ -16,7 +16,9 @@ File layout (all integers little-endian; every payload is a multiple of 8 bytes)
 
 The first frame is the header (JSON): format version, model path, model hashes (see
 ``model_hash``), sizes, the options at creation, names and the per-record field layout. A step body
-holds ``int64[6] = ncon, nefc, solver_niter, warning[3]`` (d.warning's counters) and then
+holds ``int64[3 + NWARNING] = ncon, nefc, solver_niter, warning[NWARNING]`` (d.warning's
+counters, named in the header's ``warnings``; recordings without that list hold the three
+counters BADQACC, BADQPOS, BADQVEL) and then
 float64 words: the fixed fields of STATE_FIELDS, the contacts field by field (CONTACT_FIELDS,
 ncon values each; ints stored as int64) and the constraint rows (EFC_FIELDS, nefc values each).
 The header's layout lists the fields, so the loader reads what each file holds: version 1 files
@@ -44,7 +46,8 @@ import zlib
 
 import numpy as np
 
-from .types import MODEL_SIZES, MODEL_SPEC
+from .enums import Warning
+from .types import MODEL_SIZES, MODEL_SPEC, check_data, check_option
 
 MAGIC = b"ENGTRAJ\0"
 VERSION = 2
@@ -73,7 +76,9 @@ CONTACT_FIELDS = (
 # per-row fields, nefc values each
 EFC_FIELDS = (("type", (), "i"), ("id", (), "i"), ("force", (), "f"))
 # int64 words at the start of a step body: (name, count)
-_COUNTS = (("ncon", 1), ("nefc", 1), ("solver_niter", 1), ("warning", 3))
+_COUNTS = (("ncon", 1), ("nefc", 1), ("solver_niter", 1), ("warning", int(Warning.NWARNING)))
+WARNING_NAMES = [w.name for w in Warning if w != Warning.NWARNING]     # d.warning's counters
+_OLD_WARNING_NAMES = ["BADQACC", "BADQPOS", "BADQVEL"]       # recordings before the list
 _COUNT_PACK = struct.Struct("<qqq")
 _DT = {"f": np.float64, "i": np.int64}
 _FLUSH_BYTES = 1 << 20
@@ -172,9 +177,10 @@ def options_dict(m) -> dict:
 
 
 def apply_options(m, options: dict) -> None:
-    """Write recorded options (``options_dict`` form) into the model's option arrays."""
+    """Set recorded options (``options_dict`` form) through m.opt (ValueError for a value
+    m.opt refuses)."""
     for k, v in options.items():
-        getattr(m, "opt_" + k)[...] = v
+        setattr(m.opt, k, v[0] if isinstance(v, list) and len(v) == 1 else v)
 
 
 def _sizes(m):
@@ -283,6 +289,8 @@ class Recorder:
     """
 
     def __init__(self, m, path, d=None, model_path=None, sync_interval=0.5):
+        if d is not None:
+            check_data(m, d)
         self.m = m
         self.path = os.fspath(path)
         self.nrecords = 0
@@ -304,7 +312,7 @@ class Recorder:
                                                                "tendon", "equality", "sensor")},
             "sensor_adr": m.sensor_adr.tolist(), "sensor_dim": m.sensor_dim.tolist(),
             "jnt_type": m.jnt_type.tolist(), "jnt_qposadr": m.jnt_qposadr.tolist(),
-            "jnt_dofadr": m.jnt_dofadr.tolist(),
+            "jnt_dofadr": m.jnt_dofadr.tolist(), "warnings": WARNING_NAMES,
             "layout": {
                 "counts": [[n, k] for n, k in _COUNTS],
                 "state": [[n, list(_shape(sh, s))] for n, sh in STATE_FIELDS],
@@ -334,7 +342,9 @@ class Recorder:
         return b"".join(self._opt_views)
 
     def _bind(self, d):
-        """Cache byte views of the arrays of d that every record reads (again when d grows)."""
+        """Cache byte views of the arrays of d that every record reads (again when d grows);
+        d must be a Data of the recorder's model."""
+        check_data(self.m, d)
         self._d_id = (id(d), d.nconmax, d.njmax)
 
         def view(a):
@@ -401,8 +411,8 @@ class Trajectory:
 
     Per step k (``len(traj)`` steps): ``time qpos qvel act ctrl qfrc_applied xfrc_applied
     mocap_pos mocap_quat qacc actuator_force solver_residual sensordata solver_niter ncon nefc``
-    and ``warning`` (n, 3): d.warning's cumulative counters (BADQACC BADQPOS BADQVEL) after the
-    step.
+    and ``warning`` (n, NWARNING): d.warning's cumulative counters after the step, columns in
+    the order of engine.enums.Warning (counters a recording does not hold are zero).
     Contacts of step k are rows ``contact_offset[k]:contact_offset[k+1]`` of ``contact_dist
     contact_pos contact_frame contact_friction contact_geom1 contact_geom2 contact_dim
     contact_efc_address``; constraint rows are ``efc_offset[k]:efc_offset[k+1]`` of ``efc_type
@@ -541,8 +551,8 @@ class Trajectory:
             a = np.concatenate([self.mocap_pos.reshape(n, -1), self.mocap_quat.reshape(n, -1)], 1)
             write("mocap.csv", ["step", "time"] + self._columns("mocap_pos")
                   + self._columns("mocap_quat"), [step, self.time] + list(a.T))
-        write("solver.csv", ["step", "time", "ncon", "nefc", "solver_niter", "solver_residual",
-                             "warning_badqacc", "warning_badqpos", "warning_badqvel"],
+        write("solver.csv", ["step", "time", "ncon", "nefc", "solver_niter", "solver_residual"]
+              + [f"warning_{name.lower()}" for name in WARNING_NAMES],
               [step, self.time, self.ncon, self.nefc, self.solver_niter, self.solver_residual]
               + list(self.warning.T))
         cstep = np.repeat(step, self.ncon)
@@ -581,7 +591,7 @@ def _read_frames(data, path):
                     reason = "a frame with a bad checksum"
         if reason is not None:
             warnings.warn(f"{path}: dropped the last {end - pos} bytes ({reason}): the recording "
-                          "was interrupted or the file is damaged", RuntimeWarning, stacklevel=3)
+                          "was interrupted or the file is damaged", RuntimeWarning, stacklevel=4)
             return
         yield bytes(payload[:8]), payload[8:]
         pos += _FRAME.size + length
@@ -589,21 +599,112 @@ def _read_frames(data, path):
 
 def load_trajectory(path, model=None) -> Trajectory:
     """Load a trajectory file as numpy arrays (see Trajectory). A torn or corrupted tail is
-    dropped with a RuntimeWarning. With ``model`` given, check that it is the recording's model
-    (TrajectoryModelMismatch otherwise)."""
+    dropped with a RuntimeWarning. Any other bad file (not a trajectory, a directory, an
+    unsupported version, intact frames with inconsistent contents) raises TrajectoryError
+    naming the file and the fault; a missing file FileNotFoundError. With ``model`` given,
+    check that it is the recording's model (TrajectoryModelMismatch otherwise)."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise TrajectoryError(f"{path} is a directory, not a trajectory file")
     with open(path, "rb") as f:
         data = f.read()
     if data[:len(MAGIC)] != MAGIC:
         raise TrajectoryError(f"{path} is not a trajectory file (bad magic)")
+    try:
+        traj = _decode(data, path)
+    except TrajectoryError:
+        raise
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
+            struct.error) as e:
+        # intact frames whose contents do not fit together (the JSON or the layout)
+        raise TrajectoryError(f"{path}: malformed recording ({type(e).__name__}: {e})") from None
+    if model is not None:
+        traj.check_model(model)
+    return traj
+
+
+def _require(ok, path, message):
+    if not ok:
+        raise TrajectoryError(f"{path}: {message}")
+
+
+def _check_header(header, path):
+    """The header's keys and layout, against its sizes and this format's field tables."""
+    _require(isinstance(header, dict), path, "the header is not a JSON object")
+    for key in ("version", "layout", "sizes", "options", "names", "model_sha256"):
+        _require(key in header, path, f"the header has no {key!r}")
+    version = header["version"]
+    _require(version in (1, VERSION), path, f"unsupported trajectory version {version}")
+    sizes, lay = header["sizes"], header["layout"]
+    _require(isinstance(sizes, dict) and all(type(v) is int and v >= 0 for v in sizes.values()),
+             path, "the header's sizes are not non-negative integers")
+    _require(isinstance(lay, dict), path, "the header's layout is not a JSON object")
+    for key in ("counts", "state", "contact", "efc"):
+        _require(isinstance(lay.get(key), list), path, f"the header's layout has no {key!r} list")
+    want_counts = {n: k for n, k in _COUNTS}
+    for n, k in lay["counts"]:
+        _require(n in want_counts and type(k) is int and (k == want_counts[n] or n == "warning")
+                 and k >= 0, path, f"the header's layout has a bad count field {n!r}: {k!r}")
+    _require([n for n, _ in lay["counts"]][:2] == ["ncon", "nefc"], path,
+             "the header's layout does not start with ncon, nefc")
+    _require(any(n == "time" for n, _ in lay["state"]), path, "the header's layout has no time")
+    known = dict(STATE_FIELDS)
+    for key in ("state", "initial"):
+        for n, sh in lay.get(key, []):
+            if n in known and all(s in sizes for s in known[n] if isinstance(s, str)):
+                want = list(_shape(known[n], sizes))
+                _require(list(sh) == want, path, f"the header's layout gives {key} field {n!r} "
+                         f"the shape {sh}, its sizes {want}")
+            _require(all(type(s) is int and s >= 0 for s in sh), path,
+                     f"the header's layout gives {key} field {n!r} the shape {sh}")
+    for key, table in (("contact", CONTACT_FIELDS), ("efc", EFC_FIELDS)):
+        fields = {n: (list(sh), t) for n, sh, t in table}
+        for n, sh, t in lay[key]:
+            _require(fields.get(n) == (list(sh), t), path,
+                     f"the header's layout has an unknown {key} field {n!r} {sh} {t!r}")
+    _check_options(header["options"], path, "the header")
+
+
+def _check_options(options, path, where):
+    """Recorded options: known names with values m.opt would accept."""
+    _require(isinstance(options, dict), path, f"{where}'s options are not a JSON object")
+    for k, v in options.items():
+        try:
+            check_option(k, v[0] if isinstance(v, list) and len(v) == 1 else v)
+        except ValueError as e:
+            raise TrajectoryError(f"{path}: {where} records a bad option: {e}") from None
+
+
+def _check_indices(arrays, sizes, path):
+    """The recorded ids and addresses within the recorded model's sizes."""
+    def within(name, lo, hi):
+        a = arrays[name]
+        bad = np.flatnonzero((a < lo) | (a >= hi))
+        _require(bad.size == 0, path, f"{name} {int(a[bad[0]]) if bad.size else 0} at row "
+                 f"{int(bad[0]) if bad.size else 0} is outside [{lo}, {hi})")
+    ngeom = sizes.get("ngeom", 0)
+    if "contact_geom1" in arrays:
+        within("contact_geom1", 0, ngeom)
+        within("contact_geom2", 0, ngeom)
+        dims = arrays["contact_dim"]
+        _require(np.isin(dims, (1, 3, 4, 6)).all(), path, "a contact_dim is not 1, 3, 4 or 6")
+    if "efc_type" in arrays:
+        from .enums import ConstraintType
+        within("efc_type", 0, max(int(t) for t in ConstraintType) + 1)
+
+
+def _decode(data, path) -> Trajectory:
+    """The Trajectory of a file's bytes (after the magic); errors as load_trajectory's."""
     frames = _read_frames(data, path)
     first = next(frames, None)
     if first is None or first[0] != _KIND_HEADER:
         raise TrajectoryError(f"{path}: the header frame is missing or damaged")
-    header = json.loads(bytes(first[1]))
-    version = header.get("version")
-    if version not in (1, VERSION):
-        raise TrajectoryError(f"{path}: unsupported trajectory version {version}")
+    try:
+        header = json.loads(bytes(first[1]))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise TrajectoryError(f"{path}: the header is not valid JSON ({e})") from None
+    _check_header(header, path)
+    version = header["version"]
     lay = header["layout"]
     state = [(n, tuple(sh)) for n, sh in lay["state"]]
     nstate = sum(int(np.prod(sh)) for _, sh in state)
@@ -616,19 +717,31 @@ def load_trajectory(path, model=None) -> Trajectory:
     counts, fixed, cblocks, eblocks = [], [], [], []
     for kind, body in frames:
         if kind == _KIND_STEP:
+            k = len(counts)
             words = np.frombuffer(body, dtype=np.float64)
+            _require(len(words) >= ncount + nstate, path, f"step {k} holds {len(words)} words, "
+                     f"fewer than the {ncount + nstate} of its fixed fields")
             c = words[:ncount].view(np.int64)
-            counts.append(c)
-            fixed.append(words[ncount:ncount + nstate])
             nc, ne = int(c[0]), int(c[1])
             o = ncount + nstate
+            _require(nc >= 0 and ne >= 0 and len(words) == o + nc * sum(cwidth)
+                     + ne * len(efields), path, f"step {k} holds {len(words)} words, not the "
+                     f"{ncount + nstate} + contacts and rows its counts ncon={nc}, nefc={ne} ask")
+            counts.append(c)
+            fixed.append(words[ncount:o])
             cblocks.append(words[o:o + nc * sum(cwidth)])
-            eblocks.append(words[o + nc * sum(cwidth):o + nc * sum(cwidth) + ne * len(efields)])
+            eblocks.append(words[o + nc * sum(cwidth):])
         elif kind == _KIND_OPTIONS:
             rec = json.loads(bytes(body))
-            options.append((int(rec["step"]), rec["options"]))
+            _require(isinstance(rec, dict) and type(rec.get("step")) is int, path,
+                     f"an options record has no step: {str(rec)[:80]!r}")
+            _check_options(rec.get("options"), path, f"the options record of step {rec['step']}")
+            options.append((rec["step"], rec["options"]))
         elif kind == _KIND_INITIAL:
             words = np.frombuffer(body, dtype=np.float64)
+            want = sum(int(np.prod(sh)) for _, sh in lay.get("initial", []))
+            _require(len(words) == want, path, f"the initial state holds {len(words)} words, "
+                     f"not the {want} of its layout")
             initial, o = {}, 0
             for n, sh in lay["initial"]:
                 k = int(np.prod(sh))
@@ -637,7 +750,7 @@ def load_trajectory(path, model=None) -> Trajectory:
             initial["time"] = float(initial["time"])
         else:
             warnings.warn(f"{path}: skipped a record of unknown kind {kind!r}", RuntimeWarning,
-                          stacklevel=2)
+                          stacklevel=4)
     n = len(counts)
     arrays = {}
     counts = np.array(counts, dtype=np.int64).reshape(n, ncount)
@@ -645,6 +758,12 @@ def load_trajectory(path, model=None) -> Trajectory:
     for name, k in lay["counts"]:
         arrays[name] = (counts[:, o] if k == 1 else counts[:, o:o + k]).copy()
         o += k
+    # the warning counters in the order of engine.enums.Warning
+    recorded = arrays.get("warning", np.zeros((n, 0), dtype=np.int64)).reshape(n, -1)
+    arrays["warning"] = np.zeros((n, len(WARNING_NAMES)), dtype=np.int64)
+    for j, name in enumerate(header.get("warnings", _OLD_WARNING_NAMES)[:recorded.shape[1]]):
+        if name in WARNING_NAMES:
+            arrays["warning"][:, WARNING_NAMES.index(name)] = recorded[:, j]
     fixed = np.array(fixed).reshape(n, nstate)
     o = 0
     for name, sh in state:
@@ -675,7 +794,5 @@ def load_trajectory(path, model=None) -> Trajectory:
                 opt["integrator"] = [_V1_INTEGRATOR[int(v)] for v in opt["integrator"]]
     if "sensordata" not in arrays:       # version 1: no sensors recorded
         arrays["sensordata"] = np.zeros((n, 0))
-    traj = Trajectory(header, arrays, initial, options, path)
-    if model is not None:
-        traj.check_model(model)
-    return traj
+    _check_indices(arrays, header["sizes"], path)
+    return Trajectory(header, arrays, initial, options, path)

@@ -12,13 +12,17 @@ test checks that it is current.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import hashlib
+import operator
+import os
 
 import numpy as np
 from numba import types as nbtypes
 from numba.experimental import structref
 
-from .enums import Cone, Integrator, Solver, Stabilization
+from .enums import Cone, DisableBit, Integrator, Solver, Stabilization
 from .views import ContactView, accessor, unknown_attribute
 
 # --------------------------------------------------------------------------------------------
@@ -306,7 +310,8 @@ mocap_pos           f nmocap 3   # positions of mocap bodies
 mocap_quat          f nmocap 4   # orientations of mocap bodies
 qacc                f nv         # acceleration
 act_dot             f na         # time derivative of act
-warning             i 3          # warning counters (enums.Warning)
+warning             i 10         # warning counters (enums.Warning)
+warning_info        i 10         # index at fault when each warning was last counted
 # kinematics
 xpos                f nbody 3    # Cartesian position of the body frame
 xquat               f nbody 4    # Cartesian orientation of the body frame
@@ -551,6 +556,196 @@ class ModelError(Exception):
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
 
+class CapacityError(MemoryError):
+    """An allocation refused before it is made: the arrays asked for need more memory than the
+    machine has available. The message gives both numbers and what asked for them."""
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation (Linux's MemAvailable, else free pages)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _gib(nbytes):
+    return f"{nbytes / 2 ** 30:.3g} GiB"
+
+
+def check_memory(nbytes: int, what: str) -> None:
+    """Raise CapacityError if nbytes exceed the memory available; what names the request."""
+    avail = available_memory()
+    if nbytes > avail:
+        raise CapacityError(f"{what} needs {_gib(nbytes)} ({nbytes} bytes), more than the "
+                            f"{_gib(avail)} of memory available")
+
+
+def spec_nbytes(spec, sizes) -> int:
+    """Bytes of the arrays of a field table (MODEL_SPEC, DATA_SPEC) at the given sizes."""
+    return sum(8 * int(np.prod(_shape(shape, sizes), dtype=np.float64)) for _, _, shape in spec)
+
+
+# --------------------------------------------------------------------------------------------
+# structural Model fields: read-only
+# --------------------------------------------------------------------------------------------
+# Integer Model fields that are flags, bit masks or groups: any value is safe for the kernels,
+# so they stay editable like the float parameters. Every other integer field (ids, addresses,
+# counts, types, condim: what a kernel uses as an index or a loop bound) is structural and
+# read-only, and so are the option arrays opt_* (edited through m.opt, which checks them).
+EDITABLE_INTS = frozenset((
+    "jnt_group jnt_limited jnt_actfrclimited geom_contype geom_conaffinity geom_group "
+    "geom_priority site_group light_directional light_castshadow light_active tendon_limited "
+    "actuator_group actuator_ctrllimited actuator_forcelimited actuator_actlimited "
+    "actuator_actearly eq_active0 eq_hard").split())
+STRUCTURAL = frozenset(n for n, t, _ in MODEL_SPEC
+                       if t == "i" and not n.startswith("opt_") and n not in EDITABLE_INTS)
+
+
+def _readonly_message(name):
+    if name.startswith("opt_"):
+        return (f"Model.{name} is read-only: set the option through m.opt.{name[4:]}, which "
+                "checks the value")
+    return (f"Model.{name} is structural (an index, address, count, type or dimension that "
+            "the compiled kernels rely on) and read-only. Editable are the physical parameters "
+            "(every float field: body_mass, geom_size, geom_friction, dof_damping, "
+            "actuator_gainprm, ...), the integer flags and groups ("
+            + ", ".join(sorted(EDITABLE_INTS)) + ") and the options (m.opt). To change the "
+            "structure, edit the model (its MJCF, or its engine.Spec) and compile it again.")
+
+
+class GuardedArray(np.ndarray):
+    """A Model array whose indexed writes are checked (the kernels see a plain array): a
+    structural field, read-only, raises an error that says what may be edited instead; an
+    option vector (m.opt.gravity) refuses a value its option does not admit. Views keep the
+    check; copies are plain writable arrays."""
+
+    _field = None     # name of the read-only Model field (the message), or None
+    _check = None     # callable(value) raising ValueError for a refused value, or None
+
+    def __array_finalize__(self, obj):
+        if obj is not None and self.base is not None:     # a view: the same memory
+            self._field = getattr(obj, "_field", None)
+            self._check = getattr(obj, "_check", None)
+
+    def __setitem__(self, key, value):
+        if self._field is not None and not self.flags.writeable:
+            raise ValueError(_readonly_message(self._field))
+        if self._check is not None:
+            self._check(value)
+        super().__setitem__(key, value)
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))
+
+
+def _guard(a, field=None, check=None):
+    g = a.view(GuardedArray)
+    g._field, g._check = field, check
+    return g
+
+
+def check_option(name: str, value):
+    """The value to store for option ``name`` (a float, an int or a float vector), or
+    ValueError naming the option and what it admits: finite numbers; positive timestep, kappa,
+    rmin and impratio; non-negative epsilon, tolerance, iterations, density and viscosity;
+    integers for the integer options, the enum options among their members, disableflags
+    within DisableBit and enableflags 0 (no enable flag is implemented). The same check serves
+    m.opt and the MJCF <option> element."""
+    spec = _OPTION_SPEC.get(name)
+    if spec is None:
+        raise ValueError(f"unknown option {name!r}")
+    dtype, shape = spec
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"option {name} must be a number, got {value!r}")
+    if dtype == "i":
+        try:
+            v = operator.index(value.item() if isinstance(value, np.ndarray) and value.size == 1
+                               else value)
+        except TypeError:
+            raise ValueError(f"option {name} must be an integer, got {value!r}") from None
+        enum = Option._ENUMS.get(name)
+        if enum is not None and v not in set(enum):
+            members = ", ".join(f"{e.name} ({e.value})" for e in enum)
+            raise ValueError(f"option {name} must be one of engine.{enum.__name__}: "
+                             f"{members}; got {value!r}")
+        if name == "disableflags":
+            known = 0
+            for bit in DisableBit:
+                known |= int(bit)
+            if v < 0 or v & ~known:
+                raise ValueError(f"option disableflags must combine engine.DisableBit bits "
+                                 f"(0 to {known}), got {value!r}")
+        if name == "enableflags" and v != 0:
+            raise ValueError(f"option enableflags must be 0 (no enable flag is implemented), "
+                             f"got {value!r}")
+        x = float(v)
+    else:
+        try:
+            x = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"option {name} must be a number, got {value!r}") from None
+        want = int(np.prod(shape))
+        if x.size != want or (want == 1 and x.ndim > 1):
+            raise ValueError(f"option {name} takes {want} number{'s' * (want > 1)}, got "
+                             f"{value!r}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"option {name} must be finite, got {value!r}")
+        v = x.reshape(shape).copy() if want > 1 else float(x.reshape(()))
+        x = x.min()
+    if name in Option._POSITIVE and not x > 0:
+        raise ValueError(f"option {name} must be positive, got {value!r}")
+    if name in Option._NONNEGATIVE and not x >= 0:
+        raise ValueError(f"option {name} must be non-negative, got {value!r}")
+    return v
+
+
+_OPTION_SPEC = {n[4:]: (t, s) for n, t, s in MODEL_SPEC if n.startswith("opt_")}
+
+
+def check_parameter(label: str, value) -> None:
+    """A value assigned to a float Model field (m.body_mass = ..., m.body("b").mass = ...):
+    finite numbers, else ValueError. (A bad value written in place into the array is not
+    seen here: the step reports what it does, as a bad qacc.)"""
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{label} takes numbers, got {value!r}")
+    try:
+        x = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{label} takes numbers, got {value!r}") from None
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{label} must be finite, got {value!r}")
+
+
+def _option_check(name):
+    """The element check of the option vector ``name`` (GuardedArray._check): finite numbers."""
+    return lambda value: check_parameter(f"option {name}", value)
+
+
+def _assign(label, a, value):
+    """a[...] = value, or ValueError naming the field: numbers only (integers for an integer
+    field), in a shape that fills a (a scalar, a's shape, or one numpy broadcasts to it)."""
+    v = np.asarray(value)
+    if v.dtype.kind not in "biuf":
+        raise ValueError(f"{label} takes numbers, got {value!r:.80}")
+    if a.dtype.kind == "i" and v.dtype.kind == "f" and not np.all(v == np.round(v)):
+        raise ValueError(f"{label} takes integers, got {value!r:.80}")
+    try:
+        fits = np.broadcast_shapes(v.shape, a.shape) == a.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{label} has shape {a.shape}, got a value of shape {v.shape}")
+    a[...] = v
+
+
 class _ArrayHolder:
     """Attribute access to the arrays of a Model or Data. Assigning a field copies into the
     existing buffer (the jitted kernels hold it); reading or assigning a name that is not a
@@ -560,10 +755,10 @@ class _ArrayHolder:
 
     def __setattr__(self, name, value):
         arrays = self.__dict__.get("_arrays")
-        if arrays is not None and name in arrays:
-            arrays[name][...] = value
-        elif isinstance(getattr(type(self), name, None), property):
+        if isinstance(getattr(type(self), name, None), property):
             object.__setattr__(self, name, value)        # d.time, d.ncon, d.nefc
+        elif arrays is not None and name in arrays:
+            _assign(f"{type(self).__name__}.{name}", arrays[name], value)
         elif name in self._READONLY:
             raise AttributeError(f"{type(self).__name__}.{name} is read-only")
         elif name in self.__dict__:
@@ -583,7 +778,9 @@ class _ArrayHolder:
 
 
 class Option:
-    """Live view of the model options (``m.opt``); every edit is seen by the next step."""
+    """Live view of the model options (``m.opt``); every edit is seen by the next step and
+    checked first (check_option): scalars by value, enums by their members, vectors
+    (``m.opt.gravity[2] = x`` included) by element."""
 
     _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
                 "solver cone stabilization iterations noslip_iterations noslip_tolerance "
@@ -592,7 +789,11 @@ class Option:
               "stabilization": Stabilization}
 
     def __init__(self, arrays):
+        """arrays: writable views of the Model's opt_* arrays (which are read-only)."""
+        vectors = {k: _guard(a, check=_option_check(k[4:])) for k, a in arrays.items()
+                   if k[4:] not in self._SCALARS}
         object.__setattr__(self, "_arrays", arrays)
+        object.__setattr__(self, "_vectors", vectors)
 
     def __getattr__(self, name):
         arrays = self.__dict__.get("_arrays")
@@ -605,7 +806,7 @@ class Option:
             if name in self._ENUMS:
                 return self._ENUMS[name](int(v))
             return int(v) if a.dtype.kind == "i" else float(v)
-        return a
+        return self._vectors[key]
 
     # admissible values: the solvers divide by R >= rmin, kappa and impratio; NaN is refused
     _POSITIVE = ("timestep", "kappa", "rmin", "impratio")
@@ -616,16 +817,7 @@ class Option:
         key = "opt_" + name
         if key not in self._arrays:
             raise self._unknown(name)
-        v = np.asarray(value, dtype=float)
-        if name in self._POSITIVE and not np.all(v > 0):
-            raise ValueError(f"option {name} must be positive, got {value!r}")
-        if name in self._NONNEGATIVE and not np.all(v >= 0):
-            raise ValueError(f"option {name} must be non-negative, got {value!r}")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"option {name} must be finite, got {value!r}")
-        if name in self._ENUMS:
-            self._ENUMS[name](int(value))     # ValueError for a value the enum does not have
-        self._arrays[key][...] = value
+        self._arrays[key][...] = check_option(name, value)
 
     # MuJoCo's options that this engine does not have
     _MUJOCO_ONLY = ("ls_tolerance ccd_tolerance sleep_tolerance o_margin "
@@ -659,7 +851,7 @@ class Model(_ArrayHolder):
     when it is loaded). ``m.body("name")`` ... give named views (engine.views).
     """
 
-    _READONLY = tuple(MODEL_SIZES) + ("opt",)
+    _READONLY = tuple(MODEL_SIZES) + ("opt", "signature")
 
     def __init__(self, sizes: dict, arrays: dict, names: dict | None = None, **extras):
         arrays = dict(arrays)
@@ -676,6 +868,8 @@ class Model(_ArrayHolder):
             if name not in arrays:
                 raise ValueError(f"compiler did not produce Model.{name}")
             a = np.ascontiguousarray(np.asarray(arrays.pop(name), dtype=_DTYPES[dtype]))
+            if not a.flags.writeable:
+                a = a.copy()           # a read-only field of another Model
             if a.shape != want:
                 a = a.reshape(want) if a.size == int(np.prod(want)) else a
             if a.shape != want:
@@ -683,13 +877,18 @@ class Model(_ArrayHolder):
             out[name] = a
         if arrays:
             raise ValueError(f"unknown Model arrays: {sorted(arrays)}")
+        # structural fields and options: guarded views, frozen once the jitted bundle holds them
+        option_handles = {k: a.view(np.ndarray) for k, a in out.items() if k.startswith("opt_")}
+        for k, a in out.items():
+            if k in STRUCTURAL or k.startswith("opt_"):
+                out[k] = _guard(a, field=k)
         object.__setattr__(self, "_arrays", out)
         object.__setattr__(self, "_sizes", sizes)
         for k, v in sizes.items():
             object.__setattr__(self, k, v)
         for k, v in out.items():
             object.__setattr__(self, k, v)
-        object.__setattr__(self, "opt", Option(out))
+        object.__setattr__(self, "opt", Option(option_handles))
         names = names or {}
         object.__setattr__(self, "names", {k: list(names.get(k, [])) for k in NAME_KINDS})
         object.__setattr__(self, "_name_index",
@@ -699,6 +898,35 @@ class Model(_ArrayHolder):
             object.__setattr__(self, k, v)
         from ._structs import new_model_struct
         object.__setattr__(self, "_struct", new_model_struct(*[out[n] for n, _, _ in MODEL_SPEC]))
+        self._freeze()
+
+    def _freeze(self) -> None:
+        """Make the structural fields and option arrays read-only; compute the signature."""
+        for k, a in self._arrays.items():
+            if isinstance(a, GuardedArray):
+                a.flags.writeable = False
+        h = hashlib.blake2b(digest_size=8)
+        h.update(repr(sorted(self._sizes.items())).encode())
+        for k in sorted(STRUCTURAL):
+            h.update(k.encode())
+            h.update(self._arrays[k].tobytes())
+        object.__setattr__(self, "signature", int.from_bytes(h.digest(), "little"))
+
+    @contextlib.contextmanager
+    def _unfrozen(self):
+        """Structural fields writable within the block (set_const fills the derived ones)."""
+        for k in STRUCTURAL:
+            self._arrays[k].flags.writeable = True
+        try:
+            yield self
+        finally:
+            self._freeze()
+
+    def __setattr__(self, name, value):
+        a = self.__dict__["_arrays"].get(name)
+        if a is not None and a.dtype.kind == "f":
+            check_parameter(f"Model.{name}", value)
+        super().__setattr__(name, value)
 
     @property
     def nwrap2(self):
@@ -761,12 +989,13 @@ class Data(_ArrayHolder):
     _PROPERTIES = ("time", "ncon", "nefc")     # arrays exposed as Python numbers
 
     def __init__(self, m: Model, nconmax: int | None = None, njmax: int | None = None):
-        if nconmax is None:
-            nconmax = max(16, m.ngeom)
-        if njmax is None:
-            njmax = max(64, 4 * nconmax + m.nv)
-        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=int(nconmax), njmax=int(njmax),
-                     npairmax=max(64, 8 * m.ngeom))
+        nconmax = max(16, m.ngeom) if nconmax is None else positive_int(nconmax, "nconmax")
+        njmax = max(64, 4 * nconmax + m.nv) if njmax is None else positive_int(njmax, "njmax")
+        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=nconmax, npairmax=max(64, 8 * m.ngeom),
+                     njmax=njmax)
+        check_memory(spec_nbytes(DATA_SPEC, sizes),
+                     f"Data for this model ({m.nbody} bodies, nv={m.nv}; room for "
+                     f"{sizes['nconmax']} contacts and {sizes['njmax']} constraint rows)")
         out = {name: np.zeros(_shape(shape, sizes), dtype=_DTYPES[dtype])
                for name, dtype, shape in DATA_SPEC}
         self._adopt(m, out)
@@ -791,7 +1020,14 @@ class Data(_ArrayHolder):
         leading rows are copied, every other array (the state included) is kept as it is.
         The jitted bundle ``_struct`` is rebuilt, so pass ``d._struct`` afresh after growing.
         """
-        cap = {"nconmax": max(int(nconmax), self.nconmax), "njmax": max(int(njmax), self.njmax)}
+        cap = {"nconmax": max(positive_int(nconmax, "nconmax"), self.nconmax),
+               "njmax": max(positive_int(njmax, "njmax"), self.njmax)}
+        grown = [(name, dtype, shape) for name, dtype, shape in DATA_SPEC
+                 if "nconmax" in shape or "njmax" in shape]
+        sizes = dict(self.model._sizes, nwrap2=self.model.nwrap2, **cap)
+        check_memory(spec_nbytes(grown, sizes),
+                     f"growing the Data to room for {cap['nconmax']} contacts and "
+                     f"{cap['njmax']} constraint rows (nv={self.model.nv})")
         out = dict(self._arrays)
         for name, dtype, shape in DATA_SPEC:
             if "nconmax" not in shape and "njmax" not in shape:
@@ -847,7 +1083,10 @@ class Data(_ArrayHolder):
 
     @time.setter
     def time(self, value):
-        self._arrays["time"][0] = value
+        t = float(value)
+        if not np.isfinite(t):
+            raise ValueError(f"d.time must be finite, got {value!r}")
+        self._arrays["time"][0] = t
 
     @property
     def ncon(self) -> int:
@@ -856,7 +1095,7 @@ class Data(_ArrayHolder):
 
     @ncon.setter
     def ncon(self, value):
-        self._arrays["ncon"][0] = value
+        self._arrays["ncon"][0] = _count(value, self.nconmax, "ncon", "nconmax")
 
     @property
     def nefc(self) -> int:
@@ -865,7 +1104,46 @@ class Data(_ArrayHolder):
 
     @nefc.setter
     def nefc(self, value):
-        self._arrays["nefc"][0] = value
+        self._arrays["nefc"][0] = _count(value, self.njmax, "nefc", "njmax")
+
+
+def positive_int(value, name) -> int:
+    """value as an int, or ValueError unless it is a positive integer (not a bool or a float)."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        n = None
+    if n is None or isinstance(value, bool) or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return n
+
+
+def _count(value, capacity, name, cap_name) -> int:
+    """A count of valid entries (d.ncon, d.nefc): an integer from 0 to the capacity."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise ValueError(f"d.{name} must be an integer, got {value!r}") from None
+    if not 0 <= n <= capacity:
+        raise ValueError(f"d.{name} must be within 0 and d.{cap_name} = {capacity}, got {n}")
+    return n
+
+
+def check_data(m, d) -> None:
+    """Raise unless d is a Data of m: made for m, for a copy of m, or for a model of the same
+    structure (equal signatures). One identity test when d was made for m itself."""
+    dm = getattr(d, "model", None)
+    if dm is m:
+        return
+    if not isinstance(m, Model):
+        raise TypeError(f"expected an engine.Model, got {type(m).__name__}")
+    if not isinstance(d, Data):
+        raise TypeError(f"expected an engine.Data, got {type(d).__name__}")
+    if dm.signature != m.signature:
+        raise ValueError(
+            f"this Data belongs to another model ({dm!r}, signature {dm.signature:#018x}) than "
+            f"the one given ({m!r}, signature {m.signature:#018x}): make one for the model "
+            "with engine.make_data(m)")
 
 
 def _data_from_state(m, arrays):

@@ -227,7 +227,11 @@ class ObjectView:
     def __setattr__(self, attr, value):
         if attr in ("id", "name"):
             raise AttributeError(f"{attr} of a {self._kind.name} view is read-only")
-        getattr(self, attr)[...] = value
+        part = getattr(self, attr)
+        if type(self._owner).__name__ == "Model" and part.dtype.kind == "f":
+            from .types import check_parameter
+            check_parameter(f"Model.{self._kind.name}({self.name or self.id!r}).{attr}", value)
+        part[...] = value           # a structural Model field refuses (types.GuardedArray)
 
     def __dir__(self):
         return ["id", "name", *self._available()]

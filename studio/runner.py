@@ -38,11 +38,17 @@ from collections import deque
 import numpy as np
 
 import engine
+from engine.enums import Warning
 
 from . import keyframes
 from .consistency import InverseCheck
 
-WARNING_NAMES = ("BADQACC: bad acceleration", "BADQPOS: bad position", "BADQVEL: bad velocity")
+WARNING_NAMES = {Warning.BADQACC: "BADQACC: bad acceleration",
+                 Warning.BADQPOS: "BADQPOS: bad position", Warning.BADQVEL: "BADQVEL: bad velocity",
+                 Warning.BADACT: "BADACT: bad activation", Warning.BADTIME: "BADTIME: bad time",
+                 Warning.BADCTRL: "BADCTRL: bad control, zeros used",
+                 Warning.BADMOCAP: "BADMOCAP: bad mocap pose, the model's used"}
+RESETTING = (Warning.BADQACC, Warning.BADQPOS, Warning.BADQVEL, Warning.BADACT, Warning.BADTIME)
 
 # fields copied into a Snapshot after every chunk of steps (first ncon / nefc rows only where noted)
 SNAPSHOT_FIELDS = (
@@ -394,11 +400,16 @@ class Runner:
         state (time 0), so the divergence happened ``d.time`` before the chunk's end."""
         w = self.d.warning
         if np.any(w > self._warnings_seen):
-            names = [WARNING_NAMES[i] for i in range(len(w)) if w[i] > self._warnings_seen[i]]
-            t = self._chunk_end - self.d.time
-            self.warning_message = (f"simulation diverged at t={t:.4f} ("
-                                    + ", ".join(names) + "); the state was reset and the "
-                                    "simulation paused")
+            new = [i for i in range(len(w)) if w[i] > self._warnings_seen[i]]
+            names = [WARNING_NAMES.get(i, Warning(i).name) for i in new]
+            if any(i in RESETTING for i in new):
+                t = self._chunk_end - self.d.time
+                self.warning_message = (f"simulation diverged at t={t:.4f} ("
+                                        + ", ".join(names) + "); the state was reset and the "
+                                        "simulation paused")
+            else:
+                self.warning_message = ("bad input (" + ", ".join(names) + "); the simulation "
+                                        "paused")
             self._warnings_seen[:] = w
             self.paused = True
 

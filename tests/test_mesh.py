@@ -388,8 +388,9 @@ def test_bad_obj():
     with pytest.raises(ModelError) as e:
         load_mesh(b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n", "bad.obj")
     assert e.value.line == 4 and e.value.file == "bad.obj"
-    with pytest.raises(ModelError, match="bad vertex"):
+    with pytest.raises(ModelError, match="a vertex coordinate is not a number") as e:
         load_mesh(b"v 0 zero 0\n", "bad.obj")
+    assert e.value.line == 1 and "zero" not in str(e.value)      # the file is not quoted
 
 
 def test_degenerate_mesh():

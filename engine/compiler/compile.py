@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 from enum import IntEnum
 
 from ..constants import EPS
 from ..enums import Cone, DisableBit, Integrator, Solver
-from ..types import ModelError
+from ..types import ModelError, check_option
 from . import frames as F
 from .elements import ORIENT, TFAuto
 from .xmltree import Source
@@ -69,7 +70,9 @@ def compile_spec(spec):
     except ModelError:
         raise
     except RecursionError:
-        raise ModelError("model nesting is too deep", file=c.file) from None
+        raise ModelError("model nesting is too deep (about "
+                         f"{sys.getrecursionlimit() // 2} nested bodies at most)",
+                         file=c.file) from None
     except Exception as e:  # never let a Python traceback reach the user
         src = getattr(c.current, "_src", None)
         raise ModelError(f"internal compiler error: {type(e).__name__}: {e}",
@@ -328,6 +331,11 @@ def compile_option(c, o):
         raise c.unsupported(src("actuatorgroupdisable", o), "disabling actuator groups "
                             "(actuatorgroupdisable)", "actuatorgroupdisable")
     out["disableflags"], out["enableflags"] = compile_flags(c, o), 0
+    for a in out:      # the values m.opt would refuse are refused here too
+        try:
+            out[a] = check_option(a, out[a])
+        except ValueError as e:
+            raise src(a, o).error(str(e), a) from None
     return out
 
 

@@ -161,7 +161,8 @@ def compile_mesh(c, m):
         try:
             vert, face = meshmod.load_mesh(data, path)
         except ModelError as e:
-            raise m.error(e.reason, "file") from None
+            where = f", line {e.line}" if e.line is not None else ""
+            raise m.error(f"mesh file '{m.file}'{where}: {e.reason}", "file") from None
     else:
         vert, face = _inline_mesh(m)
         path = key = None
@@ -201,6 +202,23 @@ def _inline_mesh(m):
     return vert, np.zeros((0, 3), dtype=np.int64)
 
 
+def check_texture_file(t, attribute, data, path):
+    """As mjCTexture::LoadFlip: a texture file is PNG or KTX (by content_type, else by its
+    extension), a PNG file starts with PNG's signature, a KTX file is not empty."""
+    kind = t.content_type or {".png": "image/png", ".ktx": "image/ktx"}.get(
+        os.path.splitext(path)[1].lower())
+    if kind not in ("image/png", "image/ktx"):
+        raise t.error(f"texture file '{os.path.basename(path)}': unsupported content type "
+                      "(PNG or KTX)", attribute)
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read(8)
+    if kind == "image/png" and data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise t.error(f"texture file '{os.path.basename(path)}' is not a PNG image", attribute)
+    if not data:
+        raise t.error(f"texture file '{os.path.basename(path)}' is empty", attribute)
+
+
 def compile_texture(c, t):
     """A texture as the renderer sees it: the attributes given, as MJCF text, and the files
     found on disk."""
@@ -212,7 +230,8 @@ def compile_texture(c, t):
             out[k] = text(S.TEXTURE[k], getattr(t, k)) if k in S.TEXTURE else getattr(t, k)
     for a in TEXTURE_FILES:
         if a in out:
-            out[a] = c.asset_file(t, a, read=False)[1]
+            data, out[a] = c.asset_file(t, a, read=False)
+            check_texture_file(t, a, data, out[a])
     if not out.get("name"):
         out["name"] = os.path.splitext(os.path.basename(t.file or ""))[0]
     out["_spec"] = t
@@ -270,7 +289,8 @@ def _png_rows(data, path, h):
         img = Image.open(io.BytesIO(data))
         img.load()
     except (UnidentifiedImageError, OSError, ValueError) as e:
-        raise h.error(f"cannot read hfield file '{path}' as a PNG image: {e}", "file") from None
+        raise h.error(f"cannot read hfield file '{path}' as a PNG image "
+                      f"({type(e).__name__})", "file") from None
     if img.format != "PNG":
         raise h.error(f"hfield file '{path}' is not a PNG image ({img.format})", "file")
     if img.mode == "P":
@@ -469,6 +489,11 @@ def compile_tendon(c, t):
         raise t.error(f"tendon '{name}': path cannot be empty")
     if t.kind == "spatial":
         check_spatial_path(c, t, path)
+    else:
+        joints = [p[1] for p in path]
+        for k, jid in enumerate(joints):
+            if jid in joints[:k]:
+                raise t.path[k].error(f"tendon '{name}': joint {k} is repeated", "joint")
     rng = list(t.range)
     check_autolimits(c, t, t.limited, rng, "range", "tendon has 'range' but not 'limited'; set "
                      "autolimits=\"true\" or give limited explicitly")

@@ -156,7 +156,7 @@ def _ascii_stl(data, filename):
             try:
                 xyz = [float(t) for t in tok[1:4]]
             except ValueError:
-                raise ModelError(f"bad vertex coordinates {' '.join(tok[1:])!r}",
+                raise ModelError("a vertex coordinate is not a number",
                                  file=filename, line=lineno) from None
             if len(xyz) != 3:
                 raise ModelError("a vertex needs three coordinates", file=filename, line=lineno)
@@ -174,8 +174,8 @@ def _ascii_stl(data, filename):
         elif key in ("solid", "endsolid", "facet", "endfacet"):
             continue
         else:
-            raise ModelError(f"unexpected keyword {tok[0]!r} in ASCII STL", file=filename,
-                             line=lineno)
+            raise ModelError("a line of the ASCII STL starts with an unknown keyword",
+                             file=filename, line=lineno)
     if not faces:
         raise ModelError("STL file has no faces", file=filename)
     vert = np.array(verts, dtype=np.float64).astype(np.float32)
@@ -208,7 +208,7 @@ def _load_obj(data, filename):
             try:
                 xyz = [float(t) for t in tok[1:4]]
             except ValueError:
-                raise ModelError(f"bad vertex coordinates {' '.join(tok[1:])!r}",
+                raise ModelError("a vertex coordinate is not a number",
                                  file=filename, line=lineno) from None
             if len(xyz) != 3:
                 raise ModelError("a vertex needs three coordinates", file=filename, line=lineno)
@@ -220,7 +220,7 @@ def _load_obj(data, filename):
                 try:
                     k = int(head)
                 except ValueError:
-                    raise ModelError(f"bad face index {t!r}", file=filename,
+                    raise ModelError("a face index is not an integer", file=filename,
                                      line=lineno) from None
                 if k > 0:
                     k -= 1

@@ -267,9 +267,13 @@ class _Reader:
         self.fill_default(n, d)
 
     def fill_default(self, n, d):
-        nested = []
+        nested, seen = [], set()
         for child in n.children:
             tag = child.tag
+            if tag != "default":
+                if tag in seen:       # as MuJoCo's schema: one element of each kind per class
+                    raise child.error(f"repeated <{tag}> in one <default>")
+                seen.add(tag)
             if tag == "default":
                 nested.append(child)
             elif tag in S.DEFAULT_KINDS:

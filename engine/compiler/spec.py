@@ -17,10 +17,12 @@ the compile step (compile.py) turns it into a Model, the writer (writer.py) into
 from __future__ import annotations
 
 import os
+import sys
 
 from .elements import (EQUALITY_TAGS, Actuator, Body, Camera, CompilerOptions, Equality, Exclude,
                        Frame, Geom, HField, Joint, Key, Light, Material, Mesh, Option, Pair,
                        Sensor, Site, Tendon, Texture, new_object)
+from ..types import ModelError
 from . import schema as S
 
 ASSET_LISTS = {"mesh": "meshes", "texture": "textures", "material": "materials",
@@ -69,6 +71,16 @@ class DefaultClass:
         return f"<DefaultClass {self.name!r}>"
 
 
+def _read(reader, *args, file=None):
+    """reader(*args); a tree nested deeper than Python's recursion allows is a ModelError."""
+    try:
+        return reader(*args)
+    except RecursionError:
+        raise ModelError("model nesting is too deep (about "
+                         f"{sys.getrecursionlimit() // 2} nested bodies at most)",
+                         file=file or "<string>") from None
+
+
 class Spec:
     """An editable model (see the module docstring)."""
 
@@ -98,16 +110,16 @@ class Spec:
         """Spec of an MJCF (.xml) or URDF (.urdf) file."""
         path = os.fspath(path)
         if os.path.splitext(path)[1].lower() == ".urdf":
-            from .urdf import read_urdf
-            return read_urdf(path)
-        from .reader import read_file
-        return read_file(path)
+            from .urdf import read_urdf as read
+        else:
+            from .reader import read_file as read
+        return _read(read, path, file=path)
 
     @classmethod
     def from_string(cls, xml, assets=None):
         """Spec of MJCF text; `assets` maps file names to bytes (meshes, included files)."""
         from .reader import read_string
-        return read_string(xml, assets)
+        return _read(read_string, xml, assets)
 
     def compile(self):
         """The Model of this spec (with set_const's derived quantities, as engine.load_model)."""

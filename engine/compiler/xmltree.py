@@ -46,11 +46,12 @@ class Node:
     def _numbers(self, name, conv, kind):
         raw = self.attrib[name]
         out = []
-        for tok in raw.replace(",", " ").split():
+        for tok in raw.split():
             try:
                 v = conv(tok)
             except ValueError:
-                raise self.error(f"'{tok}' is not a valid {kind} in '{raw}'", name) from None
+                raise self.error(f"bad format: '{tok}' is not a valid {kind} in '{raw}'",
+                                 name) from None
             if kind == "number" and not math.isfinite(v):
                 raise self.error(f"'{tok}' is not a finite number", name)
             if kind == "integer" and not -2 ** 31 <= v < 2 ** 31:
@@ -63,7 +64,7 @@ class Node:
         """Numbers of attribute `name`: exactly n (exact), or between `minimum` and n."""
         if name not in self.attrib:
             return default
-        vals = self._numbers(name, float, "number")
+        vals = self._numbers(name, _float, "number")
         if n is not None:
             if exact and len(vals) != n:
                 raise self.error(f"expected {n} numbers, got {len(vals)}", name)
@@ -109,7 +110,22 @@ class Node:
                 raise self.error(f"unknown attribute '{a}' in <{self.tag}>", a)
 
 
+# numbers as MuJoCo reads them (strtod, strtol): ASCII digits, whitespace between them; no
+# commas, digit-group underscores or other scripts' digits, which Python's float() would take
+_FLOAT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|0[xX][0-9a-fA-F]+"
+                    r"|inf(?:inity)?|nan)", re.ASCII | re.IGNORECASE)
+_INT = re.compile(r"[+-]?\d+", re.ASCII)
+
+
+def _float(tok):
+    if not _FLOAT.fullmatch(tok):
+        raise ValueError(tok)
+    return float(int(tok, 16)) if "x" in tok.lower() else float(tok)
+
+
 def _int(tok):
+    if not _INT.fullmatch(tok):
+        raise ValueError(tok)
     return int(tok, 10)
 
 
@@ -168,6 +184,9 @@ def _parse(data, file):
     except expat.ExpatError as e:
         raise ModelError(f"malformed XML: {expat.ErrorString(e.code)} (column {e.offset + 1})",
                          file=file, line=e.lineno) from None
+    except LookupError:
+        raise ModelError("the XML declaration names an unknown encoding", file=file,
+                         line=1) from None
     if not root:
         raise ModelError("empty XML document", file=file, line=1)
     return root[0]
@@ -212,38 +231,44 @@ def _as_bytes(v):
     return v.encode("utf-8") if isinstance(v, str) else bytes(v)
 
 
-def expand_includes(node, source, directory, seen=(), warn=None):
+def expand_includes(node, source, directory, seen=None, warn=None):
     """Replace every <include file=...> below `node` by the children of the included file's root.
 
     As MuJoCo (xml.cc, IncludeXML): the file is looked up relative to the model file's directory
     first, then relative to the directory of the file that includes it; its root element may be
-    <mujoco> or <mujocoinclude> (MuJoCo does not look at its name) and must have children."""
-    new_children = []
-    for child in node.children:
-        if child.tag == "include":
+    <mujoco> or <mujocoinclude> (MuJoCo does not look at its name) and must have children; a
+    file is included once per model ("already included": this also refuses cycles)."""
+    seen = set() if seen is None else seen
+    stack = [(node, directory)]       # iterative: a nesting of any depth is no Python recursion
+    while stack:
+        parent, parent_dir = stack.pop()
+        todo = [(c, parent_dir) for c in reversed(parent.children)]
+        children = []
+        while todo:
+            child, child_dir = todo.pop()
+            if child.tag != "include":
+                child.parent = parent
+                children.append(child)
+                stack.append((child, child_dir))
+                continue
             child.check_attrs(("file",))
             name = child.text("file")
             if not name:
                 raise child.error("missing attribute 'file'", "file")
             if child.children:
                 raise child.error("<include> cannot have children")
-            found = source.find(name, [source.model_dir, directory])
+            found = source.find(name, [source.model_dir, child_dir])
             if found is None:
                 raise child.error(f"included file '{name}' not found", "file")
             data, path = found
             if path in seen:
-                raise child.error(f"recursive include of '{name}'", "file")
+                raise child.error(f"file '{name}' already included", "file")
+            seen.add(path)
             sub = parse_text(data, path, warn)
             if not sub.children:
                 raise child.error(f"included file '{name}' is empty (its root element "
                                   f"<{sub.tag}> has no children)", "file")
-            subdir = os.path.dirname(path) if os.path.isabs(path) or os.path.exists(path) \
-                else directory
-            expand_includes(sub, source, subdir, seen + (path,), warn)
-            for c in sub.children:
-                c.parent = node
-                new_children.append(c)
-        else:
-            expand_includes(child, source, directory, seen, warn)
-            new_children.append(child)
-    node.children = new_children
+            sub_dir = os.path.dirname(path) if os.path.isabs(path) or os.path.exists(path) \
+                else child_dir
+            todo.extend((c, sub_dir) for c in reversed(sub.children))
+        parent.children = children
