@@ -25,7 +25,7 @@ from .views import ContactView, accessor, unknown_attribute
 # Model
 # --------------------------------------------------------------------------------------------
 MODEL_SIZES = (
-    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nhfield "
+    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nmeshgraph nhfield "
     "nhfielddata ntendon nwrap "
     "neq nkey npair nexclude nM nmocap"
 ).split()
@@ -165,6 +165,8 @@ mesh_faceadr        i nmesh      # first face address
 mesh_facenum        i nmesh      # number of faces
 mesh_vert           f nmeshvert 3  # vertex positions
 mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
+mesh_graphadr       i nmesh      # address of the mesh's convex hull graph, -1 if none
+mesh_graph          i nmeshgraph # convex hull graphs (MuJoCo's layout: compiler.mesh.hull_graph)
 # height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),
 # y = -radius_y + 2 radius_y r / (nrow - 1): z = data * elevation_z; the solid reaches down to
 # z = -base_z; each grid cell is two triangles split along its (r, c)-(r+1, c+1) diagonal)
@@ -365,6 +367,7 @@ epa_fdata           f 512 4      # EPA face normal and distance to the origin
 epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
 hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
+geom_meshwarm       i ngeom      # hull vertex of a mesh geom's last support point (-1: none)
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data

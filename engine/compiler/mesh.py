@@ -331,7 +331,9 @@ def convex_hull(vert, maxhullvert=-1):
         return np.zeros((0, 3), dtype=np.int64)
     opts = "Qt"
     if maxhullvert is not None and maxhullvert > -1:
-        opts += f" TA{max(maxhullvert - 4, 0)}"
+        # as MuJoCo: Q9 adds the furthest of all furthest points first, TA stops after that
+        # many vertices beyond the initial simplex
+        opts += f" Q9 TA{max(maxhullvert - 4, 0)}"
     try:
         hull = ConvexHull(vert, qhull_options=opts)
     except (QhullError, ValueError):
@@ -341,6 +343,54 @@ def convex_hull(vert, maxhullvert=-1):
     flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
     tri[flip] = tri[flip][:, [0, 2, 1]]
     return tri
+
+
+def hull_graph(hull_face):
+    """MuJoCo's convex hull graph of a mesh (mesh_graph), from the hull's triangles:
+    numvert, numface, vert_edgeadr[numvert], vert_globalid[numvert],
+    edge_localid[numvert + 3 numface], face_globalid[3 numface]. The hull vertices are the
+    mesh vertices vert_globalid (in index order); the neighbours of hull vertex i, as hull
+    vertex indices, start at edge_localid[vert_edgeadr[i]] and end with -1 (support functions
+    climb them). None when there is no hull or its triangles do not close a surface."""
+    tri = np.asarray(hull_face, dtype=np.int64).reshape(-1, 3)
+    nface = len(tri)
+    if nface == 0:
+        return None
+    globalid = np.unique(tri)
+    nvert = len(globalid)
+    local = np.full(globalid[-1] + 1, -1, dtype=np.int64)
+    local[globalid] = np.arange(nvert)
+    edges = np.unique(np.concatenate([tri[:, [a, b]] for a in range(3) for b in range(3)
+                                      if a != b]), axis=0)
+    if len(edges) != 3 * nface:      # a closed triangulated surface has 3 F / 2 edges
+        return None
+    src, dst = local[edges[:, 0]], local[edges[:, 1]]
+    count = np.bincount(src, minlength=nvert)
+    edgeadr = np.concatenate([[0], np.cumsum(count + 1)[:-1]])
+    edge_local = np.full(nvert + 3 * nface, -1, dtype=np.int64)
+    # edges are sorted by source: the k-th edge of vertex i goes to edgeadr[i] + k
+    first = np.concatenate([[0], np.cumsum(count)[:-1]])
+    edge_local[edgeadr[src] + np.arange(len(src)) - first[src]] = dst
+    return np.concatenate([[nvert, nface], edgeadr, globalid, edge_local, tri.ravel()])
+
+
+def mesh_graphs(infos, geom_type, geom_dataid, geom_contype, geom_conaffinity, pair_geoms):
+    """(mesh_graphadr, mesh_graph) of the meshes that collide (as MuJoCo: used by a mesh geom
+    with a nonzero contype or conaffinity, or by one named in a <pair>); -1 for the others."""
+    need = np.zeros(len(infos), dtype=bool)
+    for g in range(len(geom_type)):
+        if geom_type[g] == GeomType.MESH and geom_dataid[g] >= 0 and (
+                geom_contype[g] or geom_conaffinity[g] or g in pair_geoms):
+            need[geom_dataid[g]] = True
+    adr = np.full(len(infos), -1, dtype=np.int64)
+    parts, size = [], 0
+    for k, info in enumerate(infos):
+        graph = hull_graph(info.hull_face) if need[k] else None
+        if graph is not None:
+            adr[k] = size
+            parts.append(graph)
+            size += len(graph)
+    return adr, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
 
 
 def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", *,

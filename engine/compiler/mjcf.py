@@ -2594,6 +2594,11 @@ class _Compiler:
         nexclude = len(self.excludes)
         arr("exclude_body1", nexclude, int)[:] = [e.b1 for e in self.excludes]
         arr("exclude_body2", nexclude, int)[:] = [e.b2 for e in self.excludes]
+        # convex hull graphs of the colliding meshes (support functions climb them)
+        from .mesh import mesh_graphs
+        A["mesh_graphadr"], A["mesh_graph"] = mesh_graphs(
+            [m.info for m in self.meshes], A["geom_type"], A["geom_dataid"], A["geom_contype"],
+            A["geom_conaffinity"], {g for p in self.pairs for g in (p.g1, p.g2)})
 
         # keyframes
         nkey_min = int(self.size.get("nkey", 0) or 0)
@@ -2657,7 +2662,7 @@ class _Compiler:
 
         sizes = dict(nq=nq, nv=nv, nu=nu, na=na, nbody=nbody, njnt=njnt, ngeom=ngeom,
                      nsite=nsite, ncam=ncam, nlight=nlight, nmesh=nmesh, nmeshvert=nmeshvert,
-                     nmeshface=nmeshface, nhfield=nhfield,
+                     nmeshface=nmeshface, nmeshgraph=len(A["mesh_graph"]), nhfield=nhfield,
                      nhfielddata=nhfielddata, ntendon=ntendon, nwrap=nwrap, neq=neq, nkey=nkey,
                      npair=npair, nexclude=nexclude, nM=nM, nmocap=nmocap)
         names = {"body": [b.name for b in bodies], "joint": [j.name for j in joints],
