@@ -1,4 +1,5 @@
-"""Smooth dynamics speed: our forward/step against MuJoCo's, constraints disabled in both.
+"""Smooth dynamics speed: our forward/step against MuJoCo's, constraints disabled in both;
+step(n) with each engine's default integrator (the model's), then with implicit and implicitfast.
 
     python benchmarks/smooth.py [--models humanoid cheetah] [--rounds 7] [--calls 2000]
 
@@ -55,6 +56,9 @@ def bench_model(name, rounds, calls):
         d.qvel[:] = qvel
 
     rows = {"forward": ([], []), "step": ([], []), f"step(n={calls})": ([], [])}
+    integrators = (engine.Integrator.IMPLICIT, engine.Integrator.IMPLICITFAST)
+    for integ in integrators:
+        rows[f"{integ.name.lower()}(n)"] = ([], [])
     engine.step(m, d)                      # compile outside the timing
     for _ in range(rounds):
         for label, ours, theirs in (
@@ -72,11 +76,24 @@ def bench_model(name, rounds, calls):
         t = time.perf_counter()
         mujoco.mj_step(mm, md, calls)
         rows[f"step(n={calls})"][1].append((time.perf_counter() - t) / calls)
+        # the implicit integrators (the same integer values in both engines)
+        integ0 = m.opt.integrator
+        for integ in integrators:
+            m.opt.integrator = mm.opt.integrator = int(integ)
+            reset()
+            t = time.perf_counter()
+            engine.step(m, d, calls)
+            rows[f"{integ.name.lower()}(n)"][0].append((time.perf_counter() - t) / calls)
+            reset()
+            t = time.perf_counter()
+            mujoco.mj_step(mm, md, calls)
+            rows[f"{integ.name.lower()}(n)"][1].append((time.perf_counter() - t) / calls)
+        m.opt.integrator = mm.opt.integrator = int(integ0)
     print(f"\n{name} (nq={m.nq} nv={m.nv} nbody={m.nbody} nu={m.nu}), constraints disabled")
-    print(f"  {'':14s} {'ours (us)':>10s} {'MuJoCo (us)':>12s} {'ratio':>7s}")
+    print(f"  {'':17s} {'ours (us)':>10s} {'MuJoCo (us)':>12s} {'ratio':>7s}")
     for label, (ours, theirs) in rows.items():
         a, b = np.median(ours) * 1e6, np.median(theirs) * 1e6
-        print(f"  {label:14s} {a:10.2f} {b:12.2f} {a / b:7.2f}")
+        print(f"  {label:17s} {a:10.2f} {b:12.2f} {a / b:7.2f}")
 
 
 STARTUP = """

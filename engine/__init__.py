@@ -1,11 +1,13 @@
 """A multi-joint dynamics engine with contact in the spirit of MuJoCo.
 
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
-name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, Recorder,
-load_trajectory, Model, Data, ModelError and the enums (ObjType among them).
+name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, rollout,
+state_size, get_state, set_state, Recorder, load_trajectory, Model, Data, ModelError and the
+enums (ObjType, SensorType and State among them).
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
-                    Integrator, JointType, ObjType, Solver, Stabilization, TrnType, WrapType)
+                    Integrator, JointType, ObjType, SensorType, Solver, Stabilization, State,
+                    TrnType, WrapType)
 from .types import Data, Model, ModelError
 from .views import id2name, name2id
 # imported after the submodule of the same name, so that engine.forward is the function
@@ -13,6 +15,7 @@ from .forward import (energy, forward, full_inertia, make_data, reset_data,  # n
                       reset_keyframe, step)
 from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
+from .rollout import get_state, rollout, set_state, state_size  # noqa: E402
 from .smooth import jac  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from . import warmup  # noqa: E402
@@ -21,11 +24,11 @@ warmup.start()     # on an empty numba cache: compile part of the engine in a se
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
-    "Integrator", "JointType", "ObjType", "Solver", "Stabilization", "TrnType", "WrapType", "Data",
-    "Model", "ModelError",
+    "Integrator", "JointType", "ObjType", "SensorType", "Solver", "Stabilization", "State",
+    "TrnType", "WrapType", "Data", "Model", "ModelError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
-    "jac",
+    "rollout", "state_size", "get_state", "set_state", "jac",
     "Recorder", "load_trajectory", "TrajectoryModelMismatch",
 ]
 

@@ -6,7 +6,7 @@ from .types import DATA_TYPE, MODEL_TYPE
 
 
 @njit(cache=True)
-def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_stabilization, opt_iterations, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
     s = structref.new(MODEL_TYPE)
     s.opt_timestep = opt_timestep
     s.opt_gravity = opt_gravity
@@ -24,6 +24,8 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.opt_cone = opt_cone
     s.opt_stabilization = opt_stabilization
     s.opt_iterations = opt_iterations
+    s.opt_noslip_iterations = opt_noslip_iterations
+    s.opt_noslip_tolerance = opt_noslip_tolerance
     s.opt_disableflags = opt_disableflags
     s.opt_enableflags = opt_enableflags
     s.body_parentid = body_parentid
@@ -107,6 +109,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.cam_pos0 = cam_pos0
     s.cam_mat0 = cam_mat0
     s.cam_fovy = cam_fovy
+    s.cam_projection = cam_projection
+    s.cam_resolution = cam_resolution
+    s.cam_sensorsize = cam_sensorsize
+    s.cam_intrinsic = cam_intrinsic
     s.light_mode = light_mode
     s.light_bodyid = light_bodyid
     s.light_targetbodyid = light_targetbodyid
@@ -132,6 +138,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.mesh_face = mesh_face
     s.mesh_graphadr = mesh_graphadr
     s.mesh_graph = mesh_graph
+    s.mat_rgba = mat_rgba
     s.hfield_size = hfield_size
     s.hfield_nrow = hfield_nrow
     s.hfield_ncol = hfield_ncol
@@ -198,6 +205,18 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.pair_rmin = pair_rmin
     s.exclude_body1 = exclude_body1
     s.exclude_body2 = exclude_body2
+    s.sensor_type = sensor_type
+    s.sensor_datatype = sensor_datatype
+    s.sensor_needstage = sensor_needstage
+    s.sensor_objtype = sensor_objtype
+    s.sensor_objid = sensor_objid
+    s.sensor_reftype = sensor_reftype
+    s.sensor_refid = sensor_refid
+    s.sensor_intprm = sensor_intprm
+    s.sensor_dim = sensor_dim
+    s.sensor_adr = sensor_adr
+    s.sensor_cutoff = sensor_cutoff
+    s.sensor_noise = sensor_noise
     s.key_time = key_time
     s.key_qpos = key_qpos
     s.key_qvel = key_qvel
@@ -210,6 +229,11 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.body_treedofnum = body_treedofnum
     s.dof_invweight0 = dof_invweight0
     s.dof_M0 = dof_M0
+    s.body_isfree = body_isfree
+    s.D_rownnz = D_rownnz
+    s.D_rowadr = D_rowadr
+    s.D_diag = D_diag
+    s.D_colind = D_colind
     s.tendon_invweight0 = tendon_invweight0
     s.actuator_acc0 = actuator_acc0
     s.geom_aabb = geom_aabb
@@ -219,7 +243,7 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
 
 
 @njit(cache=True)
-def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, cacc, cfrc_int, cfrc_ext, energy, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, newton_H, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_row, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, newton_H, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
     s = structref.new(DATA_TYPE)
     s.time = time
     s.qpos = qpos
@@ -268,6 +292,16 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.qM = qM
     s.qLD = qLD
     s.qLDiagInv = qLDiagInv
+    s.qDeriv = qDeriv
+    s.qLU = qLU
+    s.qH = qH
+    s.qHDiagInv = qHDiagInv
+    s.qacc_implicit = qacc_implicit
+    s.deriv_cvel = deriv_cvel
+    s.deriv_cacc = deriv_cacc
+    s.deriv_cfrc = deriv_cfrc
+    s.deriv_row = deriv_row
+    s.implicit_free = implicit_free
     s.qfrc_bias = qfrc_bias
     s.qfrc_spring = qfrc_spring
     s.qfrc_damper = qfrc_damper
@@ -278,10 +312,17 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.qacc_smooth = qacc_smooth
     s.qfrc_constraint = qfrc_constraint
     s.qfrc_inverse = qfrc_inverse
+    s.qacc_continuous = qacc_continuous
     s.cacc = cacc
     s.cfrc_int = cfrc_int
     s.cfrc_ext = cfrc_ext
     s.energy = energy
+    s.subtree_linvel = subtree_linvel
+    s.subtree_angmom = subtree_angmom
+    s.sensordata = sensordata
+    s.sensor_qacc = sensor_qacc
+    s.sensor_qLD = sensor_qLD
+    s.sensor_qLDiagInv = sensor_qLDiagInv
     s.ncon = ncon
     s.contact_dist = contact_dist
     s.contact_pos = contact_pos
@@ -297,6 +338,8 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.contact_dim = contact_dim
     s.contact_exclude = contact_exclude
     s.contact_efc_address = contact_efc_address
+    s.sensor_match = sensor_match
+    s.sensor_criterion = sensor_criterion
     s.geom_aabb_world = geom_aabb_world
     s.bp_order = bp_order
     s.bp_pairs = bp_pairs

@@ -3,8 +3,9 @@
 For every recorded step k the analysis rebuilds the state before the step (the state recorded
 after step k-1, or the recording's initial state for k = 0), sets the step's inputs (ctrl,
 qfrc_applied, xfrc_applied, mocap poses of record k) and the finite-difference acceleration
-``qacc = (qvel[k] - qvel[k-1]) / h`` (paper eq. 1 with the semi-implicit integrator), and runs
-``engine.inverse``. It then compares:
+``qacc = (qvel[k] - qvel[k-1]) / h`` (paper eq. 1), and runs ``engine.inverse``, whose discrete
+convention covers the one-stage integrators SEMIIMPLICIT, EXPLICIT, IMPLICIT and IMPLICITFAST.
+It then compares:
 
 * the inverse constraint forces (``efc_force``) with the forward forces recorded for step k, row
   by row, grouped into signals per object: each friction-loss dof or tendon, each limit, each
@@ -33,9 +34,11 @@ qfrc_applied, xfrc_applied, mocap poses of record k) and the finite-difference a
 
 Steps are skipped (and counted) when the state before them is unknown (no initial state), when
 time does not advance by one timestep from the previous record (a reset or a gap), when a
-bad-value warning fired (the step reset the state), when the integrator is not SEMIIMPLICIT (the
-discrete inverse matches that integrator only), when the state was edited between records (the
-recorded velocities and scalar positions do not follow from the previous record by one step), or
+bad-value warning fired (the step reset the state), when the integrator has several stages (RK4,
+MIDPOINT, INTERLEAVE: the inverse of a step is not defined), when the state was edited between
+records (the scalar positions do not follow from the previous record's by one step, or the
+forward acceleration the inverse recovers is not the recorded one), when noslip post-processed
+the step's friction rows (their forces are not the soft model's), or
 when the inverse finds other constraint rows than the forward recorded. A model with active hard
 equality constraints cannot be analysed at all (their impulses are not determined by the
 motion): ``analyse`` raises AnalysisError before the first step.
@@ -59,6 +62,7 @@ from .trajectory import Trajectory, apply_options, options_dict
 
 ROW_NAMES = ("normal", "tangent1", "tangent2", "spin", "roll1", "roll2")
 IMPULSE_PANELS = 16     # constraint objects drawn in impulses.png
+INVERSE_MODELS = ("soft", "noslip", "coulomb", "convex")     # analyse(inverse_model=...)
 FAMILIES = {CT.EQUALITY: "equality", CT.FRICTION_DOF: "friction", CT.FRICTION_TENDON: "friction",
             CT.LIMIT_JOINT: "limit", CT.LIMIT_TENDON: "limit"}
 
@@ -70,8 +74,9 @@ class AnalysisError(ValueError):
 class Progress:
     """A plain-text progress bar on stderr, redrawn at most every 0.25 s."""
 
-    def __init__(self, total, label="analyze", stream=None, enabled=True, width=30):
-        self.total, self.label, self.width = max(1, total), label, width
+    def __init__(self, total, label="analyze", stream=None, enabled=True, width=30,
+                 unit="steps"):
+        self.total, self.label, self.width, self.unit = max(1, total), label, width, unit
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.last = -1.0
@@ -87,7 +92,7 @@ class Progress:
         frac = done / self.total
         bar = "#" * int(frac * self.width)
         self.stream.write(f"\r{self.label}: [{bar:<{self.width}}] {100 * frac:5.1f}% "
-                          f"{done}/{self.total} steps {now - self.t0:6.1f} s")
+                          f"{done}/{self.total} {self.unit} {now - self.t0:6.1f} s")
         self.stream.flush()
 
     def close(self):
@@ -284,9 +289,12 @@ def _dof_names(header, nv):
     return out
 
 
-def analyse(traj: Trajectory, m, progress=False) -> Analysis:
+def analyse(traj: Trajectory, m, progress=False, inverse_model="soft") -> Analysis:
     """Inverse dynamics over every step of traj with model m (checked against the recording's
-    hash; TrajectoryModelMismatch otherwise). See the module docstring."""
+    hash; TrajectoryModelMismatch otherwise). See the module docstring. inverse_model: "soft"
+    (the engine's contacts, engine.inverse) or a rigid-contact model of INVERSE_MODELS."""
+    if inverse_model != "soft":
+        return _analyse_rigid(traj, m, inverse_model, progress)
     traj.check_model(m)
     hard = [_name(traj.names, "equality", i) for i in range(m.neq)
             if m.eq_hard[i] and m.eq_active0[i]]
@@ -329,10 +337,16 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
             if k > 0 and np.any(traj.warning[k] != traj.warning[k - 1]):
                 out.skip("a bad-value warning reset the state")
                 continue
-            if m.opt.integrator != Integrator.SEMIIMPLICIT:
-                out.skip("integrator is not SEMIIMPLICIT")
+            integrator = m.opt.integrator
+            if integrator not in ONE_STAGE:
+                out.skip(f"the {integrator.name} integrator has several stages (no inverse)")
                 continue
-            if not _continuous(m, qpos, qvel, traj.qpos[k], traj.qvel[k], traj.qacc[k], h):
+            if m.opt.noslip_iterations > 0 and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any():
+                out.skip("noslip changed the friction forces (no inverse)")
+                continue
+            explicit = integrator == Integrator.EXPLICIT
+            if not _positions_follow(m, qpos, traj.qpos[k], qvel if explicit else traj.qvel[k],
+                                     h):
                 out.skip("the state was edited between records")
                 continue
             d.time = t_prev
@@ -340,11 +354,14 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
             d.ctrl[:], d.qfrc_applied[:] = traj.ctrl[k], traj.qfrc_applied[k]
             d.xfrc_applied[:] = traj.xfrc_applied[k]
             d.mocap_pos[:], d.mocap_quat[:] = traj.mocap_pos[k], traj.mocap_quat[k]
-            # (1) with the semi-implicit integrator: v' = v + h qacc
+            # (1): v' = v + h qacc
             d.qacc[:] = (traj.qvel[k] - qvel) / h
             t0 = time.perf_counter()
             inverse(m, d)
             out.inverse_times.append(time.perf_counter() - t0)
+            if not _velocities_follow(qvel, traj.qvel[k], d.qacc_continuous, traj.qacc[k], h):
+                out.skip("the state was edited between records")
+                continue
             rows = traj.efc(k)
             ne = d.nefc
             if (ne != len(rows["type"]) or not np.array_equal(d.efc_type[:ne], rows["type"])
@@ -360,21 +377,46 @@ def analyse(traj: Trajectory, m, progress=False) -> Analysis:
     return out
 
 
-def _continuous(m, qpos0, qvel0, qpos1, qvel1, qacc, h, tol=1e-9):
-    """Did record k's state come from the previous one by one semi-implicit step? v1 = v0 + h a
-    with the recorded forward qacc, and scalar joint coordinates (and free-joint positions)
-    q1 = q0 + h v1; both up to rounding."""
-    if np.any(np.abs(qvel1 - qvel0 - h * qacc)
-              > tol * (np.abs(qvel0) + np.abs(qvel1) + h * np.abs(qacc) + 1e-12)):
-        return False
+def _analyse_rigid(traj, m, model, progress):
+    """The rigid-contact inverse models (no-slip, Coulomb, convex) plug in here:
+    engine.rigid_inverse.analyse_trajectory(traj, m, model=..., progress=...) -> Analysis."""
+    if model not in INVERSE_MODELS:
+        raise AnalysisError(f"unknown inverse model {model!r}; one of "
+                            f"{', '.join(INVERSE_MODELS)}")
+    try:
+        from .rigid_inverse import analyse_trajectory
+    except ImportError:
+        raise AnalysisError(f"the rigid inverse model {model!r} is not available in this engine "
+                            f"yet (engine.rigid_inverse.analyse_trajectory); use the soft "
+                            f"model") from None
+    return analyse_trajectory(traj, m, model=model, progress=progress)
+
+
+ONE_STAGE = (Integrator.SEMIIMPLICIT, Integrator.EXPLICIT, Integrator.IMPLICIT,
+             Integrator.IMPLICITFAST)
+FRICTION_ROWS = (CT.FRICTION_DOF, CT.FRICTION_TENDON, CT.CONTACT_ELLIPTIC, CT.CONTACT_PYRAMIDAL)
+
+
+def _positions_follow(m, qpos0, qpos1, v, h, tol=1e-9):
+    """Did record k's positions come from the previous ones by one step? Scalar joint
+    coordinates (and free-joint positions) q1 = q0 + h v, v the velocity the integrator moves
+    them with (the new one; the old one for EXPLICIT), up to rounding."""
     for j in range(m.njnt):
         pa, da, t = m.jnt_qposadr[j], m.jnt_dofadr[j], m.jnt_type[j]
         n = 3 if t == JointType.FREE else (0 if t == JointType.BALL else 1)
         for c in range(n):
-            q0, q1, v = qpos0[pa + c], qpos1[pa + c], qvel1[da + c]
-            if abs(q1 - q0 - h * v) > tol * (abs(q0) + abs(q1) + h * abs(v) + 1e-12):
+            q0, q1, vc = qpos0[pa + c], qpos1[pa + c], v[da + c]
+            if abs(q1 - q0 - h * vc) > tol * (abs(q0) + abs(q1) + h * abs(vc) + 1e-12):
                 return False
     return True
+
+
+def _velocities_follow(qvel0, qvel1, qacc_continuous, qacc, h, tol=1e-9):
+    """Did record k's velocities come from the previous ones by one step? The forward
+    acceleration the inverse recovered from them (d.qacc_continuous) is the recorded forward
+    qacc, up to rounding."""
+    return not np.any(np.abs(h * (qacc_continuous - qacc))
+                      > tol * (np.abs(qvel0) + np.abs(qvel1) + h * np.abs(qacc) + 1e-12))
 
 
 def _compare_rows(out, traj, m, d, k, rows, names, dof_names):

@@ -24,14 +24,26 @@ down to the base is a convex triangular prism (6 vertices). As MuJoCo:
 
 Prisms are solids, so a geom near a cell boundary also touches the neighbouring prism through
 its vertical walls: those contacts exist in MuJoCo as well and are kept, as MuJoCo does.
+
+One departure: a prism's vertical walls inside the field are not surfaces of the terrain (the
+neighbouring prism continues the solid there). When a geom has sunk so deep into a triangle
+that its least penetration is through such a wall (its core below the surface, near the cell
+edge or the diagonal), the contact normal would be horizontal, and the prisms on the two sides
+push in opposite directions while nothing holds the geom up: it falls through the field
+(Menagerie's Barkour on its height field, whose soft foot contacts sink that deep). So when a
+geom's centre lies inside the field's solid (below its surface), its contacts through inner
+walls are replaced by the contacts with those prisms' top faces (_top_face_contact): the face's
+normal, and the depth of the geom's lowest point along it. Walls on the field's outer boundary
+are surfaces and keep their contacts, and so do the inner-wall contacts of a geom whose centre
+is above the surface (a geom resting across a cell edge, as MuJoCo).
 """
 import math
 
 from .collision_convex import convex_contact, support
-from .collision_primitive import MAXCONPAIR, put
+from .collision_primitive import MAXCONPAIR, normalize3, put
 from .enums import GeomType
 from .jit import jit
-from .math import add3, dot3, mat9, scl3, sub3, vec3
+from .math import add3, cross3, dot3, mat9, scl3, sub3, vec3
 
 SPHERE = int(GeomType.SPHERE)
 CAPSULE = int(GeomType.CAPSULE)
@@ -89,6 +101,7 @@ def hfield_convex(m, d, g1, g2, margin):
     rad = m.geom_size[g2, 0] if t2 == SPHERE or t2 == CAPSULE else 0.0
     gc = g2 + m.geom_type.shape[0] if rad > 0.0 else g2
     data = m.hfield_data
+    sunk = _centre_below_surface(m, d, g2, hid, p1, r1)
     cnt = 0
     for r in range(rmin, rmax):
         y0 = dy * r - sy
@@ -116,8 +129,105 @@ def hfield_convex(m, d, g1, g2, margin):
                     # witness on the surface: the core's witness moved by -radius along normal
                     dist -= rad
                     pos = add3(pos, scl3(normal, -0.5 * rad))
+                if sunk and _through_inner_wall(r1, normal, r, c, t, nrow, ncol):
+                    found, dist, pos, normal = _top_face_contact(m, d, g2, margin)
+                    if not found:
+                        continue
                 put(d.col_dist, d.col_pos, d.col_frame, cnt, dist, pos, normal)
                 cnt += 1
                 if cnt >= MAXCONPAIR:
                     return cnt
     return cnt
+
+
+WALL_COS = 1.0 - 1e-6     # a contact normal this close to a wall's is through that wall
+
+
+@jit
+def _through_inner_wall(r1, normal, r, c, t, nrow, ncol):
+    """Does the contact normal (world) leave the prism of triangle t of cell (r, c) through one
+    of its vertical walls that lies inside the field? Walls: the cell edges x = x0 (-x), x = x1
+    (+x), y = y0 (-y), y = y1 (+y) and the diagonal (r, c)-(r+1, c+1), whose outward normal is
+    along (dy, -dx) for triangle 0 (above it in y) and (-dy, dx) for triangle 1; triangle 0 has
+    the edges x = x0 and y = y1, triangle 1 the edges y = y0 and x = x1. The direction is compared
+    in the height-field frame; the diagonal is always inside, a cell edge on the field's
+    border is not."""
+    nl = (r1[0] * normal[0] + r1[3] * normal[1] + r1[6] * normal[2],
+          r1[1] * normal[0] + r1[4] * normal[1] + r1[7] * normal[2],
+          r1[2] * normal[0] + r1[5] * normal[1] + r1[8] * normal[2])
+    if abs(nl[2]) > 1.0 - WALL_COS:
+        return False
+    # the edges: (outward direction x, y, is it inside the field)
+    if t == 0:
+        if -nl[0] > WALL_COS:
+            return c > 0                          # x = x0
+        if nl[1] > WALL_COS:
+            return r + 1 < nrow - 1               # y = y1
+    else:
+        if -nl[1] > WALL_COS:
+            return r > 0                          # y = y0
+        if nl[0] > WALL_COS:
+            return c + 1 < ncol - 1               # x = x1
+    # the diagonal: any other horizontal normal of a wall
+    return True
+
+
+@jit
+def _centre_below_surface(m, d, g, hid, p1, r1):
+    """Is geom g's centre inside the height field's solid: over the field and below its
+    surface (the triangle under it, split along the (r, c)-(r+1, c+1) diagonal)?"""
+    nrow = m.hfield_nrow[hid]
+    ncol = m.hfield_ncol[hid]
+    adr = m.hfield_adr[hid]
+    sx = m.hfield_size[hid, 0]
+    sy = m.hfield_size[hid, 1]
+    sz = m.hfield_size[hid, 2]
+    rel = sub3(vec3(d.geom_xpos, g), p1)
+    x = r1[0] * rel[0] + r1[3] * rel[1] + r1[6] * rel[2]
+    y = r1[1] * rel[0] + r1[4] * rel[1] + r1[7] * rel[2]
+    z = r1[2] * rel[0] + r1[5] * rel[1] + r1[8] * rel[2]
+    if abs(x) > sx or abs(y) > sy or z < -m.hfield_size[hid, 3]:
+        return False
+    # grid coordinates, the cell (r, c) and the position (u, v) in it
+    gx = min((x + sx) / (2.0 * sx) * (ncol - 1), ncol - 1 - 1e-9)
+    gy = min((y + sy) / (2.0 * sy) * (nrow - 1), nrow - 1 - 1e-9)
+    c = int(gx)
+    r = int(gy)
+    u = gx - c
+    v = gy - r
+    h00 = m.hfield_data[adr + r * ncol + c]
+    h01 = m.hfield_data[adr + r * ncol + c + 1]
+    h10 = m.hfield_data[adr + (r + 1) * ncol + c]
+    h11 = m.hfield_data[adr + (r + 1) * ncol + c + 1]
+    if v >= u:      # triangle (r+1, c), (r, c), (r+1, c+1)
+        h = h00 + v * (h10 - h00) + u * (h11 - h10)
+    else:           # triangle (r, c), (r+1, c+1), (r, c+1)
+        h = h00 + u * (h01 - h00) + v * (h11 - h01)
+    return z < h * sz
+
+
+@jit
+def _top_plane(d):
+    """Upward unit normal (away from the base) and a point of the top face of the prism in
+    d.hfield_prism (rows 3-5 on the surface, 0-2 at the base)."""
+    P = d.hfield_prism
+    a = (P[3, 0], P[3, 1], P[3, 2])
+    b = (P[4, 0], P[4, 1], P[4, 2])
+    e = (P[5, 0], P[5, 1], P[5, 2])
+    n, _ = normalize3(cross3(sub3(b, a), sub3(e, a)))
+    if dot3(n, sub3(a, (P[0, 0], P[0, 1], P[0, 2]))) < 0.0:
+        n = scl3(n, -1.0)
+    return n, a
+
+
+@jit
+def _top_face_contact(m, d, g2, margin):
+    """Contact of geom g2 with the top face of the prism in d.hfield_prism: the face's upward
+    normal n, the distance of g2's lowest point along n (its support point along -n) from the
+    face's plane, the point midway. (found, dist, pos, normal)."""
+    n, a = _top_plane(d)
+    s = support(m, d, g2, scl3(n, -1.0))
+    dist = dot3(n, sub3(s, a))
+    if dist > margin:
+        return False, 0.0, s, n
+    return True, dist, add3(s, scl3(n, -0.5 * dist)), n

@@ -39,12 +39,16 @@ class SameFrame(IntEnum):
 
 
 class Integrator(IntEnum):
-    """The manual's five integrators. SEMIIMPLICIT is MuJoCo's "Euler"."""
+    """MuJoCo's mjtIntegrator values (0-3), then the manual's other integrators (4-6).
+    SEMIIMPLICIT is MuJoCo's "Euler" (EULER is the same member)."""
     SEMIIMPLICIT = 0
+    EULER = 0
     RK4 = 1
-    EXPLICIT = 2
-    MIDPOINT = 3
-    INTERLEAVE = 4
+    IMPLICIT = 2
+    IMPLICITFAST = 3
+    EXPLICIT = 4
+    MIDPOINT = 5
+    INTERLEAVE = 6
 
 
 class Solver(IntEnum):
@@ -81,6 +85,7 @@ class DisableBit(IntEnum):
     EULERDAMP = 1 << 11
     SPRING = 1 << 12
     DAMPER = 1 << 13
+    SENSOR = 1 << 14       # sensors are not computed (sensordata keeps its values)
 
 
 class TrnType(IntEnum):
@@ -169,9 +174,10 @@ class ConstraintType(IntEnum):
 
 
 class ObjType(IntEnum):
-    """Kinds of model objects, with MuJoCo's mjtObj values (name2id, id2name, eq_objtype)."""
+    """Kinds of model objects, with MuJoCo's mjtObj values (name2id, id2name, eq_objtype,
+    sensor_objtype, sensor_reftype)."""
     UNKNOWN = 0
-    BODY = 1
+    BODY = 1           # a body's inertial frame (xipos, ximat) for sensors
     XBODY = 2          # the body frame (as opposed to the inertial frame): body names
     JOINT = 3
     DOF = 4
@@ -199,3 +205,145 @@ class ObjType(IntEnum):
     FRAME = 100
     DEFAULT = 101
     MODEL = 102
+
+
+class State(IntEnum):
+    """Bits of a state specification (MuJoCo's mjtState): which fields get_state / set_state /
+    rollout pack, in the order of the bits (engine.rollout.state_size gives the length).
+    HISTORY, USERDATA, PLUGIN and PLASTIC have no counterpart in this engine: size 0."""
+    TIME = 1 << 0
+    QPOS = 1 << 1
+    QVEL = 1 << 2
+    ACT = 1 << 3
+    HISTORY = 1 << 4
+    WARMSTART = 1 << 5          # qacc_warmstart (the Newton solver's warm start)
+    CTRL = 1 << 6
+    QFRC_APPLIED = 1 << 7
+    XFRC_APPLIED = 1 << 8
+    EQ_ACTIVE = 1 << 9          # m.eq_active0: read-only here (no switching during a run)
+    MOCAP_POS = 1 << 10
+    MOCAP_QUAT = 1 << 11
+    USERDATA = 1 << 12
+    PLUGIN = 1 << 13
+    PLASTIC = 1 << 14
+    NSTATE = 15                 # number of bits
+    PHYSICS = QPOS | QVEL | ACT | HISTORY | PLASTIC
+    FULLPHYSICS = TIME | PHYSICS | PLUGIN
+    USER = CTRL | QFRC_APPLIED | XFRC_APPLIED | EQ_ACTIVE | MOCAP_POS | MOCAP_QUAT | USERDATA
+    INTEGRATION = FULLPHYSICS | USER | WARMSTART
+
+
+class SensorType(IntEnum):
+    """Sensor kinds (m.sensor_type), as MuJoCo's mjtSensor."""
+    TOUCH = 0
+    ACCELEROMETER = 1
+    VELOCIMETER = 2
+    GYRO = 3
+    FORCE = 4
+    TORQUE = 5
+    MAGNETOMETER = 6
+    RANGEFINDER = 7
+    CAMPROJECTION = 8
+    JOINTPOS = 9
+    JOINTVEL = 10
+    TENDONPOS = 11
+    TENDONVEL = 12
+    ACTUATORPOS = 13
+    ACTUATORVEL = 14
+    ACTUATORFRC = 15
+    JOINTACTFRC = 16
+    TENDONACTFRC = 17
+    BALLQUAT = 18
+    BALLANGVEL = 19
+    JOINTLIMITPOS = 20
+    JOINTLIMITVEL = 21
+    JOINTLIMITFRC = 22
+    TENDONLIMITPOS = 23
+    TENDONLIMITVEL = 24
+    TENDONLIMITFRC = 25
+    FRAMEPOS = 26
+    FRAMEQUAT = 27
+    FRAMEXAXIS = 28
+    FRAMEYAXIS = 29
+    FRAMEZAXIS = 30
+    FRAMELINVEL = 31
+    FRAMEANGVEL = 32
+    FRAMELINACC = 33
+    FRAMEANGACC = 34
+    SUBTREECOM = 35
+    SUBTREELINVEL = 36
+    SUBTREEANGMOM = 37
+    INSIDESITE = 38
+    GEOMDIST = 39
+    GEOMNORMAL = 40
+    GEOMFROMTO = 41
+    CONTACT = 42
+    E_POTENTIAL = 43
+    E_KINETIC = 44
+    CLOCK = 45
+    TACTILE = 46
+    PLUGIN = 47
+    USER = 48
+
+
+class DataType(IntEnum):
+    """What a sensor's numbers are (m.sensor_datatype), as MuJoCo's mjtDataType: the cutoff
+    clips REAL values on both sides and POSITIVE ones from above only."""
+    REAL = 0
+    POSITIVE = 1
+    AXIS = 2
+    QUATERNION = 3
+
+
+class Stage(IntEnum):
+    """Pipeline stage a sensor needs (m.sensor_needstage), as MuJoCo's mjtStage."""
+    NONE = 0
+    POS = 1
+    VEL = 2
+    ACC = 3
+
+
+class ConDataField(IntEnum):
+    """Fields of a contact sensor (bits of sensor_intprm[:, 0]), as MuJoCo's mjtConDataField;
+    sizes in CONDATA_SIZE."""
+    FOUND = 0
+    FORCE = 1
+    TORQUE = 2
+    DIST = 3
+    POS = 4
+    NORMAL = 5
+    TANGENT = 6
+    LINVEL = 7
+    ANGVEL = 8
+
+
+CONDATA_SIZE = (1, 3, 3, 1, 3, 3, 3, 3, 3)
+
+
+class ConReduce(IntEnum):
+    """How a contact sensor picks its contacts (sensor_intprm[:, 1]): in contact order, the
+    nearest first, the strongest first, or one slot with the net wrench."""
+    NONE = 0
+    MINDIST = 1
+    MAXFORCE = 2
+    NETFORCE = 3
+
+
+class RayDataField(IntEnum):
+    """Fields of a rangefinder (bits of sensor_intprm[:, 0]), as MuJoCo's mjtRayDataField;
+    sizes in RAYDATA_SIZE."""
+    DIST = 0
+    DIR = 1
+    ORIGIN = 2
+    POINT = 3
+    NORMAL = 4
+    DEPTH = 5
+
+
+RAYDATA_SIZE = (1, 3, 3, 3, 3, 1)
+
+
+class Projection(IntEnum):
+    """Camera projection (m.cam_projection), as MuJoCo's mjtProjection."""
+    PERSPECTIVE = 0
+    ORTHOGRAPHIC = 1

@@ -7,16 +7,21 @@ Implicit damping (paper eq. 3): with the semi-implicit integrator the velocity u
 M (v' - v) = h (... - B v'), i.e. (M + h B) (v' - v) = h (... - B v). The stage factor_inertia
 therefore factors M + h B (D = armature + B h, armature already in qM) and qacc is
 (v' - v) / h of the step, which is also what inverse dynamics reads.
+
+The implicit integrators (MuJoCo's) instead solve the constraints with M and then take the step
+(M - h qDeriv) (v' - v) / h = qfrc_smooth + qfrc_constraint, qDeriv = d qfrc_smooth / d qvel
+(engine/derivative.py); d.qacc stays the forward's acceleration, as in MuJoCo.
 """
 import math
 import operator
 
 import numpy as np
 
-from . import actuator, collision_driver, constraint, passive, smooth, solver, warmup
+from . import (actuator, collision_driver, constraint, derivative, passive, sensor, smooth, solver,
+               warmup)
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
-from .math import cross3, norm3, quat_integrate, quat_sub
+from .math import cross3, norm3, quat_integrate
 from .types import Data, Model
 
 FREE = int(JointType.FREE)
@@ -131,6 +136,10 @@ def fwd_constraint(m, d):
         solver.primal_cost(d, vnext, vhat, d.dense_M, f)
         niter, residual = solver.newton(m, d, vnext, vhat, d.dense_M, f, m.opt_iterations[0],
                                         m.opt_tolerance[0])
+        if m.opt_noslip_iterations[0] > 0:
+            # the noslip sweeps work on impulses, as PGS: A's blocks, hard rows eliminated
+            solver.compute_A(m, d)
+            niter += _noslip(m, d, f, vhat, vnext)
     else:
         solver.compute_A(m, d)
         # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
@@ -146,11 +155,14 @@ def fwd_constraint(m, d):
             if solver.dual_cost(d, f) > 0.0:
                 f[:nefc] = 0.0
         niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
-        solver.impulse_velocity(d, f, vnext)
-        for k in range(nv):
-            vnext[k] += vhat[k]
-        if nhard > 0:
-            solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+        if m.opt_noslip_iterations[0] > 0:
+            niter += _noslip(m, d, f, vhat, vnext)
+        else:
+            solver.impulse_velocity(d, f, vnext)
+            for k in range(nv):
+                vnext[k] += vhat[k]
+            if nhard > 0:
+                solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
     d.solver_niter[0] = niter
     d.solver_residual[0] = residual
     solver.save_warmstart(d, f)
@@ -159,6 +171,33 @@ def fwd_constraint(m, d):
         constraint.row_axpy(d, i, d.efc_J, d.efc_force[i], d.qfrc_constraint)
     for k in range(nv):
         d.qacc[k] = (vnext[k] - d.qvel[k]) / h
+
+
+@jit
+def _noslip(m, d, f, vhat, vnext):
+    """MuJoCo's noslip post-processing (solver.noslip) of the solver's impulses f: efc_A and
+    efc_MinvJT must be current; hard rows are eliminated as PGS eliminates them (vhat is
+    condensed here if PGS did not already) and their impulses recovered after. Writes
+    vnext = vhat + M^-1 J' f; returns the number of sweeps (added to solver_niter, as MuJoCo)."""
+    nv = d.qvel.shape[0]
+    vsmooth = d.scratch_nv[2]
+    nhard = solver.hard_rows(d).shape[0]
+    if nhard > 0:
+        if m.opt_solver[0] == Solver.NEWTON:
+            _dense_inertia(m, d, d.dense_M)
+            vsmooth[:] = vhat
+            solver.condense_hard(m, d, vhat, d.dense_M)
+        for i in range(d.nefc[0]):
+            if d.efc_hard[i]:
+                f[i] = 0.0
+    w = d.solver_w
+    solver.impulse_velocity(d, f, w)
+    sweeps = solver.noslip(m, d, f, w, m.opt_noslip_iterations[0], m.opt_noslip_tolerance[0])
+    for k in range(nv):
+        vnext[k] = vhat[k] + w[k]
+    if nhard > 0:
+        solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+    return sweeps
 
 
 @jit
@@ -179,16 +218,33 @@ def _dense_inertia(m, d, M):
 
 
 @jit
-def forward_kernel(m, d):
-    """The whole forward dynamics (MuJoCo's mj_forward)."""
+def forward_skip(m, d, skipsensor):
+    """The whole forward dynamics, with the sensors of each stage unless skipsensor
+    (MuJoCo's mj_forwardSkip)."""
     fwd_position(m, d)
+    if d.nefc_overflow[0]:
+        # contacts or rows did not fit: the caller grows d and runs it again; stopping here
+        # leaves the warm start untouched, so a step does not depend on the capacities of d
+        return
+    if not skipsensor:
+        sensor.sensor_pos(m, d)
     fwd_velocity(m, d)
     # MuJoCo fills d.energy only with its ENERGY enable flag; here always, for it costs
     # O(nbody + nM), 1-2% of a forward (the humanoid lying down)
     energy_kernel(m, d)
+    if not skipsensor:
+        sensor.sensor_vel(m, d)
     actuator.fwd_actuation(m, d)
     fwd_acceleration(m, d)
     fwd_constraint(m, d)
+    if not skipsensor:
+        sensor.sensor_acc(m, d, d.qacc, implicit_damping(m))
+
+
+@jit
+def forward_kernel(m, d):
+    """The whole forward dynamics with the sensors (MuJoCo's mj_forward)."""
+    forward_skip(m, d, False)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -244,6 +300,121 @@ def explicit_euler(m, d):
 
 
 @jit
+def implicit(m, d):
+    """Implicit in velocity (MuJoCo's mj_implicit): (M - h qDeriv) qacc_implicit = qfrc_smooth +
+    qfrc_constraint, v' = v + h qacc_implicit, q' = q (+) h v'. IMPLICIT: qDeriv with the RNE
+    (Coriolis and centrifugal) derivative, a sparse LU of the non-symmetric matrix (qLU).
+    IMPLICITFAST: qDeriv without it, symmetric; its lower triangle makes qH, factored as M is,
+    except for standalone free bodies, whose 6 x 6 block keeps their gyroscopic derivative and
+    is solved by LU (MuJoCo's mjd_freeMhat)."""
+    h = m.opt_timestep[0]
+    nv = d.qvel.shape[0]
+    fast = m.opt_integrator[0] == Integrator.IMPLICITFAST
+    derivative.smooth_vel(m, d, not fast)
+    qacc = d.qacc_implicit
+    for i in range(nv):
+        qacc[i] = d.qfrc_smooth[i] + d.qfrc_constraint[i]
+    if not fast:
+        # qLU = M - h qDeriv: M(i, j) = M(j, i) is stored once, in the row of the descendant
+        for i in range(nv):
+            a = m.D_rowadr[i]
+            for adr in range(a, a + m.D_rownnz[i]):
+                d.qLU[adr] = _inertia(m, d, i, m.D_colind[adr]) - h * d.qDeriv[adr]
+        derivative.factor_lu(m, d.qLU)
+        derivative.solve_lu(m, d.qLU, qacc)
+    else:
+        # qH = M - h qDeriv in the layout of qM (row i: i, then its ancestors); free bodies: M
+        for i in range(nv):
+            free = m.body_isfree[m.dof_bodyid[i]]
+            adr = m.dof_Madr[i]
+            j = i
+            while j >= 0:
+                d.qH[adr] = d.qM[adr]
+                if not free:
+                    d.qH[adr] -= h * d.qDeriv[derivative.entry_adr(m, i, j)]
+                j = m.dof_parentid[j]
+                adr += 1
+        smooth.factor_m(m, d.qH, d.qHDiagInv)
+        smooth.solve_m(m, d.qH, d.qHDiagInv, qacc)
+        for b in range(1, m.body_parentid.shape[0]):
+            if m.body_isfree[b]:
+                _free_body_implicit(m, d, b, h)
+    advance(m, d, d.act_dot, qacc, d.qvel, h)
+
+
+@jit
+def _free_body_matrix(m, d, b, h):
+    """implicit_free[:, :6] = M - h qDeriv + h d qfrc_bias / d qvel over the dofs of
+    standalone free body b (qDeriv without the bias term: IMPLICITFAST)."""
+    adr = m.body_dofadr[b]
+    A = d.implicit_free
+    for r in range(6):
+        for c in range(6):
+            A[r, c] = _inertia(m, d, adr + r, adr + c)
+            A[r, c] -= h * d.qDeriv[derivative.entry_adr(m, adr + r, adr + c)]
+    derivative.rne_vel_block(m, d, adr, 6, A, h)
+
+
+@jit
+def _free_body_implicit(m, d, b, h):
+    """qacc_implicit of standalone free body b's dofs from its own 6 x 6 system
+    (_free_body_matrix) x = qfrc_smooth + qfrc_constraint (the block is decoupled from the
+    other trees); kept from the symmetric solve if the block is singular."""
+    adr = m.body_dofadr[b]
+    _free_body_matrix(m, d, b, h)
+    A = d.implicit_free
+    for r in range(6):
+        A[r, 6] = d.qfrc_smooth[adr + r] + d.qfrc_constraint[adr + r]
+    x = d.scratch_nv[0]
+    if solver.solve_small(A, 6, x):
+        for r in range(6):
+            d.qacc_implicit[adr + r] = x[r]
+
+
+@jit
+def _inertia(m, d, i, j):
+    """M(i, j) for dofs i, j on one kinematic chain (qM stores it in the descendant's row)."""
+    if j > i:
+        i, j = j, i
+    return d.qM[m.dof_Madr[i] + m.D_diag[i] - m.D_diag[j]]
+
+
+@jit
+def implicit_mul(m, d, x, out):
+    """out = (M - h qDeriv) x with the matrix of the implicit step (the integrator's: qDeriv of
+    smooth_vel for IMPLICIT; for IMPLICITFAST its lower triangle made symmetric, and the free
+    bodies' own blocks), from qM and qDeriv as they are (MuJoCo's mj_discreteAcc product)."""
+    h = m.opt_timestep[0]
+    nv = x.shape[0]
+    smooth.mul_m(m, d.qM, x, out)
+    if m.opt_integrator[0] == Integrator.IMPLICIT:
+        for i in range(nv):
+            a = m.D_rowadr[i]
+            for adr in range(a, a + m.D_rownnz[i]):
+                out[i] -= h * d.qDeriv[adr] * x[m.D_colind[adr]]
+        return
+    for i in range(nv):
+        if m.body_isfree[m.dof_bodyid[i]]:
+            continue
+        j = i
+        while j >= 0:
+            q = h * d.qDeriv[derivative.entry_adr(m, i, j)]
+            out[i] -= q * x[j]
+            if j != i:
+                out[j] -= q * x[i]
+            j = m.dof_parentid[j]
+    for b in range(1, m.body_parentid.shape[0]):
+        if m.body_isfree[b]:
+            adr = m.body_dofadr[b]
+            _free_body_matrix(m, d, b, h)
+            for r in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += d.implicit_free[r, c] * x[adr + c]
+                out[adr + r] = s
+
+
+@jit
 def _save_state(d):
     d.qpos_save[:] = d.qpos
     d.qvel_save[:] = d.qvel
@@ -271,7 +442,7 @@ def midpoint(m, d):
         d.rk_qvel[0, i] = d.qvel[i] + 0.5 * h * d.qacc[i]
     d.qvel[:] = d.rk_qvel[0]
     d.time[0] = time + 0.5 * h
-    forward_kernel(m, d)
+    forward_skip(m, d, True)
     overflow = d.nefc_overflow[0]
     _restore_state(d, time)
     advance(m, d, d.act_dot, d.qacc, d.rk_qvel[0], h)
@@ -347,7 +518,7 @@ def runge_kutta4(m, d):
                 s += RK4_A[(i - 1) * 3 + j] * d.rk_act_dot[j, k]
             d.act[k] = d.act_save[k] + h * s
         d.time[0] = time + c * h
-        forward_kernel(m, d)
+        forward_skip(m, d, True)
         overflow |= d.nefc_overflow[0]
         d.rk_qvel[i, :] = d.qvel
         _rotation_stage_rates(m, d.rk_qvel[i], dvel, h)
@@ -383,7 +554,7 @@ def interleave(m, d):
     # smooth step (the forward before this call already holds the start-of-step quantities,
     # but with constraints: redo it without)
     m.opt_disableflags[0] = flags | DisableBit.CONSTRAINT
-    forward_kernel(m, d)
+    forward_skip(m, d, True)
     runge_kutta4(m, d)
     m.opt_disableflags[0] = flags
     # remember the smooth result, go back to the start of the step (act keeps its RK4 value)
@@ -445,6 +616,18 @@ def reset_state(m, d):
 
 
 @jit
+def reset_history(d):
+    """Forget the earlier steps, as a fresh make_data: the warm start (warm_nefc, warm_ncon,
+    qacc_warmstart), the broadphase order (bp_order, bp_axis) and the warning counters."""
+    d.warm_nefc[0] = 0
+    d.warm_ncon[0] = 0
+    d.qacc_warmstart[:] = 0.0
+    d.bp_order[:] = 0
+    d.bp_axis[0] = 0
+    d.warning[:] = 0
+
+
+@jit
 def _bad_acceleration(d):
     """qacc, the smooth acceleration or the constraint forces are not finite or run away (a
     solver fed with NaN may return a finite qacc from its warm start)."""
@@ -487,6 +670,8 @@ def step_kernel(m, d, n):
             explicit_euler(m, d)
         elif integ == Integrator.MIDPOINT:
             midpoint(m, d)
+        elif integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST:
+            implicit(m, d)
         else:
             euler(m, d)
         if d.nefc_overflow[0]:
@@ -498,51 +683,8 @@ def step_kernel(m, d, n):
 @jit
 def energy_kernel(m, d):
     """Potential (gravity, joint and tendon springs) and kinetic energy 0.5 v' M v: energy."""
-    pot = 0.0
-    if not m.opt_disableflags[0] & DisableBit.GRAVITY:
-        for b in range(1, m.body_parentid.shape[0]):
-            for c in range(3):
-                pot -= m.body_mass[b] * m.opt_gravity[c] * d.xipos[b, c]
-    if not m.opt_disableflags[0] & (DisableBit.PASSIVE | DisableBit.SPRING):
-        for j in range(m.jnt_type.shape[0]):
-            k = m.jnt_stiffness[j]
-            if k == 0.0:
-                continue
-            pa = m.jnt_qposadr[j]
-            t = m.jnt_type[j]
-            if t == FREE:
-                for c in range(3):
-                    dq = d.qpos[pa + c] - m.qpos_spring[pa + c]
-                    pot += 0.5 * k * dq * dq
-                pa += 3
-            if t == FREE or t == BALL:
-                from_spring = _quat_dist(d.qpos, m.qpos_spring, pa)
-                pot += 0.5 * k * from_spring
-            else:
-                dq = d.qpos[pa] - m.qpos_spring[pa]
-                pot += 0.5 * k * dq * dq
-        for t in range(m.tendon_stiffness.shape[0]):
-            length = d.ten_length[t]
-            dl = 0.0
-            if length > m.tendon_lengthspring[t, 1]:
-                dl = length - m.tendon_lengthspring[t, 1]
-            elif length < m.tendon_lengthspring[t, 0]:
-                dl = length - m.tendon_lengthspring[t, 0]
-            pot += 0.5 * m.tendon_stiffness[t] * dl * dl
-    v = d.scratch_nv[2]
-    smooth.mul_m(m, d.qM, d.qvel, v)
-    kin = 0.0
-    for i in range(d.qvel.shape[0]):
-        kin += 0.5 * d.qvel[i] * v[i]
-    d.energy[0] = pot
-    d.energy[1] = kin
-
-
-@jit
-def _quat_dist(qpos, qspring, pa):
-    dif = quat_sub((qpos[pa], qpos[pa + 1], qpos[pa + 2], qpos[pa + 3]),
-                   (qspring[pa], qspring[pa + 1], qspring[pa + 2], qspring[pa + 3]))
-    return dif[0] * dif[0] + dif[1] * dif[1] + dif[2] * dif[2]
+    sensor.energy_pos(m, d)
+    sensor.energy_vel(m, d)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -556,9 +698,9 @@ def make_data(m: Model) -> Data:
 
 
 def reset_data(m: Model, d: Data) -> None:
-    """qpos = qpos0, qvel = 0, time = 0, inputs and warnings cleared."""
+    """qpos = qpos0, qvel = 0, time = 0, inputs, warnings and the warm start cleared."""
     reset_state(m._struct, d._struct)
-    d.warning[:] = 0
+    reset_history(d._struct)
 
 
 def reset_keyframe(m: Model, d: Data, key: int | str) -> None:

@@ -18,15 +18,22 @@ The cost is O(n + m) beyond collision detection: one RNE pass and one sparse pro
 One option departs from this: the exact-critical-damping stabilization
 (m.opt.stabilization = EXACT) defines v* through the full A = J M^-1 J', so with it the
 inverse, like the forward, builds and factors the inertia and solves a dense nefc x nefc system.
+
+The implicit integrators (forward.implicit) solve the constraints with M at the forward's
+acceleration a, then step with (M - h qDeriv) qacc = M a. Given the step's qacc = (v' - v) / h
+the inverse recovers a = M^-1 (M - h qDeriv) qacc (MuJoCo's mj_discreteAcc), finds the impulses
+at v + h a as above, and u = (M - h qDeriv) qacc + bias - passive - J' f / h. qDeriv depends on
+the actuators (their velocity gains times the control or activation, their saturation), so the
+inverse then reads ctrl and act as well, and it forms and factors M.
 """
 import math
 
 import numpy as np
 
-from . import actuator, collision_driver, constraint, passive, smooth, warmup
+from . import actuator, collision_driver, constraint, derivative, passive, sensor, smooth, warmup
 from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDON
-from .enums import DisableBit, Stabilization
-from .forward import _grow, factor_inertia, implicit_damping
+from .enums import DisableBit, Integrator, Stabilization
+from .forward import _grow, factor_inertia, implicit_damping, implicit_mul
 from .jit import jit
 from .types import Data, Model
 
@@ -147,7 +154,8 @@ def inverse_constraint(m, d, vnext):
 
 @jit
 def inverse_kernel(m, d):
-    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force."""
+    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force, and the
+    sensors of each stage (sensordata) as MuJoCo's inverse computes them."""
     nv = d.qvel.shape[0]
     h = m.opt_timestep[0]
     # position and velocity stages of the forward dynamics, without the inertia matrix
@@ -159,17 +167,41 @@ def inverse_kernel(m, d):
     actuator.transmission(m, d)
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
-    passive.passive(m, d)
-    if m.opt_stabilization[0] == Stabilization.EXACT:
-        smooth.crb(m, d)            # exact B, K need A = J M^-1 J' (constraint.py)
+    integ = m.opt_integrator[0]
+    implicit = integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST
+    # M is needed by exact B, K (A = J M^-1 J', constraint.py), kinetic-energy sensors and the
+    # implicit integrators
+    if m.opt_stabilization[0] == Stabilization.EXACT or implicit or m.sensor_type.shape[0] > 0:
+        smooth.crb(m, d)
         factor_inertia(m, d)
+    sensor.sensor_pos(m, d)
+    passive.passive(m, d)
+    if implicit:
+        actuator.fwd_actuation(m, d)   # qDeriv's actuator terms read the forces
     constraint.reference(m, d)
+    sensor.sensor_vel(m, d)
+    gravity_on = not m.opt_disableflags[0] & DisableBit.GRAVITY
+    a = d.qacc_continuous
+    if implicit:
+        # a = M^-1 (M - h qDeriv) qacc; the step's matrix times qacc kept in qfrc_inverse
+        derivative.smooth_vel(m, d, integ == Integrator.IMPLICIT)
+        implicit_mul(m, d, d.qacc, d.qfrc_inverse)
+        a[:] = d.qfrc_inverse
+        smooth.solve_m(m, d.qLD, d.qLDiagInv, a)
+    else:
+        a[:] = d.qacc
     vnext = d.scratch_nv[4]
     for k in range(nv):
-        vnext[k] = d.qvel[k] + h * d.qacc[k]
+        vnext[k] = d.qvel[k] + h * a[k]
     inverse_constraint(m, d, vnext)
+    if implicit:
+        # u = (M - h qDeriv) qacc + bias - passive - J' f / h
+        smooth.rne(m, d, gravity_on, False, d.qfrc_bias)
+        for k in range(nv):
+            d.qfrc_inverse[k] += d.qfrc_bias[k] - d.qfrc_passive[k] - d.qfrc_constraint[k]
+        sensor.sensor_acc(m, d, a, False)
+        return
     # (12): u = RNE(q, v, qacc) + D qacc - passive - J' f / h
-    gravity_on = not m.opt_disableflags[0] & DisableBit.GRAVITY
     smooth.rne(m, d, gravity_on, True, d.qfrc_inverse)
     damped = implicit_damping(m)
     for k in range(nv):
@@ -177,6 +209,7 @@ def inverse_kernel(m, d):
         if damped:
             dk += h * m.dof_damping[k]
         d.qfrc_inverse[k] += dk * d.qacc[k] - d.qfrc_passive[k] - d.qfrc_constraint[k]
+    sensor.sensor_acc(m, d, d.qacc, damped)
 
 
 def inverse(m: Model, d: Data) -> None:
@@ -184,7 +217,9 @@ def inverse(m: Model, d: Data) -> None:
     qfrc_constraint, efc_impulse, the contacts and constraint rows).
 
     qfrc_inverse is the applied force of the step, qfrc_applied + qfrc_actuator + J' xfrc_applied,
-    when qacc = (qvel_next - qvel) / timestep of a forward step (see API.md).
+    when qacc = (qvel_next - qvel) / timestep of a forward step (see API.md), with the
+    SEMIIMPLICIT, EXPLICIT, IMPLICIT and IMPLICITFAST integrators (for the implicit ones ctrl
+    and act are read too; qacc_continuous receives the forward's acceleration of the step).
     """
     warmup.join()
     flags = int(m.opt.disableflags)

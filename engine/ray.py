@@ -1,13 +1,16 @@
-"""Ray casting against the geoms of a model at the current pose (MuJoCo's mj_ray).
+"""Ray casting against the geoms of a model at the current pose (MuJoCo's mj_ray, mju_rayGeom).
 
 ``ray(m, d, pnt, vec)`` intersects the ray ``pnt + x * vec`` (x >= 0) with every visible geom and
-returns ``(geomid, x)`` of the nearest hit, or ``(-1, -1.0)``. ``x`` is in units of ``|vec|`` as in
-MuJoCo. Reads ``d.geom_xpos`` and ``d.geom_xmat`` (call ``forward`` or ``kinematics`` first).
+returns ``(geomid, x)`` of the nearest hit, or ``(-1, -1.0)``; ``normal=True`` adds the outward
+surface normal at the hit (world frame). ``x`` is in units of ``|vec|`` as in MuJoCo. Reads
+``d.geom_xpos`` and ``d.geom_xmat`` (call ``forward`` or ``kinematics`` first).
 
-Each geom type has its own intersection routine in the geom's local frame (the same equations as
-MuJoCo's engine_ray.c, so that the results match ``mujoco.mj_ray``). A height field is hit on its
-base box, on the triangles of its surface (each cell split along its (r, c)-(r+1, c+1) diagonal, as
-in collision) and on its four side walls below the boundary elevation profile.
+Each geom type has its own intersection routine in the geom's local frame, returning the
+distance and the local normal (the same equations as MuJoCo's engine_ray.c, so that the results
+match ``mujoco.mj_ray``). A height field is hit on its base box, on the triangles of its surface
+(each cell split along its (r, c)-(r+1, c+1) diagonal, as in collision) and on its four side
+walls below the boundary elevation profile. ``ray_kernel`` and ``ray_shape`` are the compiled
+entry points the rangefinder and touch sensors use.
 """
 from __future__ import annotations
 
@@ -16,18 +19,31 @@ import math
 import numpy as np
 
 from .jit import jit
-from .math import cross3, dot3, sub3
+from .math import cross3, dot3, mat9, mulmatvec3, sub3, vec3
 
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 MINVAL = 1e-15            # mjMINVAL
 NGROUP = 6                # mjNGROUP
+ALL_GROUPS = (1 << NGROUP) - 1
+ZERO3 = (0.0, 0.0, 0.0)
+
+
+@jit
+def _unit(v):
+    """v / |v| (MuJoCo's mju_normalize3: (1, 0, 0) for a vanishing vector)."""
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if n < MINVAL:
+        return (1.0, 0.0, 0.0)
+    s = 1.0 / n
+    return (v[0] * s, v[1] * s, v[2] * s)
 
 
 @jit
 def _quad(a, b, c):
-    """Smallest non-negative root of a x^2 + 2 b x + c = 0 and both roots; -1 where none."""
+    """Smallest non-negative root of a x^2 + 2 b x + c = 0 and both roots; -1 where none
+    (MuJoCo's ray_quad)."""
     det = b * b - a * c
-    if det < MINVAL:
+    if det < 0.0 or a < MINVAL:
         return -1.0, -1.0, -1.0
     det = math.sqrt(det)
     x0 = (-b - det) / a
@@ -42,38 +58,38 @@ def _quad(a, b, c):
 @jit
 def _sphere_world(pos, dist_sqr, pnt, vec):
     """Ray against a sphere of squared radius ``dist_sqr`` centred at ``pos`` (world frame)."""
+    d0 = pnt[0] - pos[0]
+    d1 = pnt[1] - pos[1]
+    d2 = pnt[2] - pos[2]
     a = vec[0] * vec[0] + vec[1] * vec[1] + vec[2] * vec[2]
-    if a < MINVAL:
-        return -1.0
-    b = 0.0
-    c = -dist_sqr
-    for i in range(3):
-        dif = pnt[i] - pos[i]
-        b += vec[i] * dif
-        c += dif * dif
+    b = vec[0] * d0 + vec[1] * d1 + vec[2] * d2
+    c = d0 * d0 + d1 * d1 + d2 * d2 - dist_sqr
     x, _, _ = _quad(a, b, c)
     return x
 
 
+# Each routine below takes the ray in the geom's frame (lp + x lv) and returns (x, local normal);
+# x = -1 and a zero normal when the ray misses.
 @jit
 def _plane(lp, lv, size):
     # z of the direction must point against the front face
     if lv[2] > -MINVAL:
-        return -1.0
+        return -1.0, ZERO3
     x = -lp[2] / lv[2]
     if x < 0.0:
-        return -1.0
+        return -1.0, ZERO3
     p0 = lp[0] + x * lv[0]
     p1 = lp[1] + x * lv[1]
     # only within the rendered rectangle (size 0: infinite)
     if (size[0] <= 0.0 or abs(p0) <= size[0]) and (size[1] <= 0.0 or abs(p1) <= size[1]):
-        return x
-    return -1.0
+        return x, (0.0, 0.0, 1.0)
+    return -1.0, ZERO3
 
 
 @jit
 def _capsule(lp, lv, size):
     x = -1.0
+    kind = 0.0          # -1: bottom cap, 0: round side, 1: top cap
     # round side: (x lv + lp)_xy . (x lv + lp)_xy = r^2, between the flat ends
     a = lv[0] * lv[0] + lv[1] * lv[1]
     b = lv[0] * lp[0] + lv[1] * lp[1]
@@ -83,7 +99,7 @@ def _capsule(lp, lv, size):
         x = sol
     # the two hemispherical caps
     a = lv[0] * lv[0] + lv[1] * lv[1] + lv[2] * lv[2]
-    for side in (-1.0, 1.0):
+    for side in (1.0, -1.0):
         d0, d1, d2 = lp[0], lp[1], lp[2] - side * size[1]
         b = lv[0] * d0 + lv[1] * d1 + lv[2] * d2
         c = d0 * d0 + d1 * d1 + d2 * d2 - size[0] * size[0]
@@ -92,27 +108,36 @@ def _capsule(lp, lv, size):
             z = lp[2] + s * lv[2]
             if s >= 0.0 and side * z >= size[1] and (x < 0.0 or s < x):
                 x = s
-    return x
+                kind = side
+    if x < 0.0:
+        return -1.0, ZERO3
+    return x, _unit((lp[0] + x * lv[0], lp[1] + x * lv[1],
+                     0.0 if kind == 0.0 else lp[2] + x * lv[2] - size[1] * kind))
 
 
 @jit
 def _ellipsoid(lp, lv, size):
     # (x lv + lp)' diag(1/size^2) (x lv + lp) = 1
+    s = (1.0 / (size[0] * size[0]), 1.0 / (size[1] * size[1]), 1.0 / (size[2] * size[2]))
     a = 0.0
     b = 0.0
     c = -1.0
     for i in range(3):
-        s = 1.0 / (size[i] * size[i])
-        a += s * lv[i] * lv[i]
-        b += s * lv[i] * lp[i]
-        c += s * lp[i] * lp[i]
+        a += s[i] * lv[i] * lv[i]
+        b += s[i] * lv[i] * lp[i]
+        c += s[i] * lp[i] * lp[i]
     x, _, _ = _quad(a, b, c)
-    return x
+    if x < 0.0:
+        return -1.0, ZERO3
+    # the gradient of the ellipsoid's equation
+    return x, _unit((s[0] * (lp[0] + x * lv[0]), s[1] * (lp[1] + x * lv[1]),
+                     s[2] * (lp[2] + x * lv[2])))
 
 
 @jit
 def _cylinder(lp, lv, size):
     x = -1.0
+    kind = 0.0          # -1: bottom, 0: round side, 1: top
     # flat caps: lp_z + x lv_z = +-h inside the disc
     if abs(lv[2]) > MINVAL:
         for side in (-1.0, 1.0):
@@ -122,20 +147,27 @@ def _cylinder(lp, lv, size):
                 p1 = lp[1] + sol * lv[1]
                 if p0 * p0 + p1 * p1 <= size[0] * size[0] and (x < 0.0 or sol < x):
                     x = sol
+                    kind = side
     # side
     a = lv[0] * lv[0] + lv[1] * lv[1]
     b = lv[0] * lp[0] + lv[1] * lp[1]
     c = lp[0] * lp[0] + lp[1] * lp[1] - size[0] * size[0]
-    _, x0, x1 = _quad(a, b, c)
-    for s in (x0, x1):
-        if s >= 0.0 and abs(lp[2] + s * lv[2]) <= size[1] and (x < 0.0 or s < x):
-            x = s
-    return x
+    sol, _, _ = _quad(a, b, c)
+    if sol >= 0.0 and abs(lp[2] + sol * lv[2]) <= size[1] and (x < 0.0 or sol < x):
+        x = sol
+        kind = 0.0
+    if x < 0.0:
+        return -1.0, ZERO3
+    if kind != 0.0:
+        return x, (0.0, 0.0, kind)
+    return x, _unit((lp[0] + x * lv[0], lp[1] + x * lv[1], 0.0))
 
 
 @jit
 def _box(lp, lv, size):
     x = -1.0
+    axis = 0
+    sgn = 0.0
     for i in range(3):
         if abs(lv[i]) > MINVAL:
             j = (i + 1) % 3
@@ -148,70 +180,50 @@ def _box(lp, lv, size):
                     pk = lp[k] + sol * lv[k]
                     if abs(pj) <= size[j] and abs(pk) <= size[k] and (x < 0.0 or sol < x):
                         x = sol
-    return x
-
-
-@jit
-def _triangle(v0, v1, v2, lp, lv):
-    """Moller-Trumbore: distance along lv to the triangle (either side), -1 if missed."""
-    e1 = v1 - v0
-    e2 = v2 - v0
-    p = np.cross(lv, e2)
-    det = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2]
-    if abs(det) < MINVAL:
-        return -1.0
-    inv = 1.0 / det
-    t = lp - v0
-    u = (t[0] * p[0] + t[1] * p[1] + t[2] * p[2]) * inv
-    if u < 0.0 or u > 1.0:
-        return -1.0
-    q = np.cross(t, e1)
-    v = (lv[0] * q[0] + lv[1] * q[1] + lv[2] * q[2]) * inv
-    if v < 0.0 or u + v > 1.0:
-        return -1.0
-    x = (e2[0] * q[0] + e2[1] * q[1] + e2[2] * q[2]) * inv
-    return x if x >= 0.0 else -1.0
-
-
-@jit
-def _mesh(m, meshid, lp, lv):
-    x = -1.0
-    va = m.mesh_vertadr[meshid]
-    fa = m.mesh_faceadr[meshid]
-    for f in range(fa, fa + m.mesh_facenum[meshid]):
-        v0 = m.mesh_vert[va + m.mesh_face[f, 0]]
-        v1 = m.mesh_vert[va + m.mesh_face[f, 1]]
-        v2 = m.mesh_vert[va + m.mesh_face[f, 2]]
-        s = _triangle(v0, v1, v2, lp, lv)
-        if s >= 0.0 and (x < 0.0 or s < x):
-            x = s
-    return x
+                        axis = i
+                        sgn = side
+    if x < 0.0:
+        return -1.0, ZERO3
+    return x, (sgn if axis == 0 else 0.0, sgn if axis == 1 else 0.0, sgn if axis == 2 else 0.0)
 
 
 @jit
 def _tri(a, b, c, lp, lv):
-    """Moller-Trumbore on 3-tuples: distance along lv to the triangle abc, -1 if missed."""
+    """Moller-Trumbore on 3-tuples: distance along lv to the triangle abc (either side), -1 if
+    missed, and the unit normal (a - c) x (b - c) of the triangle (MuJoCo's orientation)."""
     e1 = sub3(b, a)
     e2 = sub3(c, a)
     p = cross3(lv, e2)
     det = dot3(e1, p)
     if abs(det) < MINVAL:
-        return -1.0
+        return -1.0, ZERO3
     t = sub3(lp, a)
     u = dot3(t, p) / det
     if u < 0.0 or u > 1.0:
-        return -1.0
+        return -1.0, ZERO3
     q = cross3(t, e1)
     v = dot3(lv, q) / det
     if v < 0.0 or u + v > 1.0:
-        return -1.0
+        return -1.0, ZERO3
     x = dot3(e2, q) / det
-    return x if x >= 0.0 else -1.0
+    if x < 0.0:
+        return -1.0, ZERO3
+    return x, _unit(cross3(sub3(a, c), sub3(b, c)))
 
 
 @jit
-def _closer(x, s):
-    return s if s >= 0.0 and (x < 0.0 or s < x) else x
+def _mesh(m, meshid, lp, lv):
+    x = -1.0
+    normal = ZERO3
+    va = m.mesh_vertadr[meshid]
+    for f in range(m.mesh_faceadr[meshid], m.mesh_faceadr[meshid] + m.mesh_facenum[meshid]):
+        s, n = _tri(vec3(m.mesh_vert, va + m.mesh_face[f, 0]),
+                    vec3(m.mesh_vert, va + m.mesh_face[f, 1]),
+                    vec3(m.mesh_vert, va + m.mesh_face[f, 2]), lp, lv)
+        if s >= 0.0 and (x < 0.0 or s < x):
+            x = s
+            normal = n
+    return x, normal
 
 
 @jit
@@ -226,7 +238,7 @@ def _hfield(m, hid, lp, lv):
     ncol = m.hfield_ncol[hid]
     adr = m.hfield_adr[hid]
     data = m.hfield_data
-    x = _box((lp[0], lp[1], lp[2] + 0.5 * sb), lv, (sx, sy, 0.5 * sb))
+    x, normal = _box((lp[0], lp[1], lp[2] + 0.5 * sb), lv, (sx, sy, 0.5 * sb))
     # segment of the ray inside the top box [-sx, sx] x [-sy, sy] x [0, sz] (slabs)
     t0 = 0.0
     t1 = 1e300
@@ -235,14 +247,14 @@ def _hfield(m, hid, lp, lv):
     for i in range(3):
         if abs(lv[i]) < MINVAL:
             if lp[i] < lo[i] or lp[i] > hi[i]:
-                return x
+                return x, normal
             continue
         a = (lo[i] - lp[i]) / lv[i]
         b = (hi[i] - lp[i]) / lv[i]
         t0 = max(t0, min(a, b))
         t1 = min(t1, max(a, b))
     if t0 > t1:
-        return x
+        return x, normal
     dx = 2.0 * sx / (ncol - 1)
     dy = 2.0 * sy / (nrow - 1)
     # cells under the segment's horizontal projection (one cell of padding)
@@ -264,8 +276,12 @@ def _hfield(m, hid, lp, lv):
             p01 = (x1, y0, data[adr + r * ncol + c + 1] * sz)
             p10 = (x0, y1, data[adr + (r + 1) * ncol + c] * sz)
             p11 = (x1, y1, data[adr + (r + 1) * ncol + c + 1] * sz)
-            x = _closer(x, _tri(p00, p11, p01, lp, lv))
-            x = _closer(x, _tri(p00, p11, p10, lp, lv))
+            # counter-clockwise seen from above: the normals point up
+            for tri in range(2):
+                s, n = _tri(p00, p01, p11, lp, lv) if tri == 0 else _tri(p00, p11, p10, lp, lv)
+                if s >= 0.0 and (x < 0.0 or s < x):
+                    x = s
+                    normal = n
     # side walls: x = +-sx (profile along the rows), y = +-sy (profile along the columns)
     for axis in range(2):
         other = 1 - axis
@@ -295,100 +311,129 @@ def _hfield(m, hid, lp, lv):
                 zb = data[adr + row * ncol + k + 1]
             if z <= sz * (za + (zb - za) * (u - k)):
                 x = sol
-    return x
+                w = 2.0 * side - 1.0
+                normal = (w if axis == 0 else 0.0, w if axis == 1 else 0.0, 0.0)
+    return x, normal
+
+
+@jit
+def _local(pos, mat, pnt, vec):
+    """The ray in a frame (pos, row-major mat): lp = mat' (pnt - pos), lv = mat' vec."""
+    dif = sub3(pnt, pos)
+    lp = (mat[0] * dif[0] + mat[3] * dif[1] + mat[6] * dif[2],
+          mat[1] * dif[0] + mat[4] * dif[1] + mat[7] * dif[2],
+          mat[2] * dif[0] + mat[5] * dif[1] + mat[8] * dif[2])
+    lv = (mat[0] * vec[0] + mat[3] * vec[1] + mat[6] * vec[2],
+          mat[1] * vec[0] + mat[4] * vec[1] + mat[7] * vec[2],
+          mat[2] * vec[0] + mat[5] * vec[1] + mat[8] * vec[2])
+    return lp, lv
+
+
+@jit
+def ray_shape(pos, mat, size, gtype, pnt, vec):
+    """Ray against a primitive shape (plane, sphere, capsule, ellipsoid, cylinder, box) at
+    (pos, mat) with the given size: (x, world normal), x = -1 if missed (mju_rayGeom)."""
+    if gtype == SPHERE:
+        # in the world frame, as MuJoCo
+        x = _sphere_world(pos, size[0] * size[0], pnt, vec)
+        if x < 0.0:
+            return -1.0, ZERO3
+        return x, _unit(sub3((pnt[0] + x * vec[0], pnt[1] + x * vec[1], pnt[2] + x * vec[2]),
+                             pos))
+    lp, lv = _local(pos, mat, pnt, vec)
+    if gtype == PLANE:
+        x, n = _plane(lp, lv, size)
+    elif gtype == CAPSULE:
+        x, n = _capsule(lp, lv, size)
+    elif gtype == ELLIPSOID:
+        x, n = _ellipsoid(lp, lv, size)
+    elif gtype == CYLINDER:
+        x, n = _cylinder(lp, lv, size)
+    elif gtype == BOX:
+        x, n = _box(lp, lv, size)
+    else:
+        return -1.0, ZERO3
+    return x, mulmatvec3(mat, n)
 
 
 @jit
 def ray_geom(m, d, g, pnt, vec):
-    """Distance along ``vec`` from ``pnt`` to geom ``g``, -1 if the ray misses it."""
+    """Distance along ``vec`` from ``pnt`` to geom ``g`` (-1 if the ray misses it) and the
+    outward surface normal there (world frame)."""
     gtype = m.geom_type[g]
-    size = m.geom_size[g]
-    pos = d.geom_xpos[g]
-    if gtype == SPHERE:
-        return _sphere_world(pos, size[0] * size[0], pnt, vec)
+    size = vec3(m.geom_size, g)
+    pos = vec3(d.geom_xpos, g)
     if gtype != PLANE and gtype != HFIELD:
         # bounding sphere first
         rb = m.geom_rbound[g]
         if rb > 0.0 and _sphere_world(pos, rb * rb, pnt, vec) < 0.0:
-            return -1.0
-    # local frame: lp = R' (pnt - pos), lv = R' vec  (geom_xmat is row-major)
-    lp = np.empty(3)
-    lv = np.empty(3)
-    for i in range(3):
-        lp[i] = 0.0
-        lv[i] = 0.0
-        for j in range(3):
-            lp[i] += d.geom_xmat[g, 3 * j + i] * (pnt[j] - pos[j])
-            lv[i] += d.geom_xmat[g, 3 * j + i] * vec[j]
-    if gtype == PLANE:
-        return _plane(lp, lv, size)
-    if gtype == HFIELD:
-        return _hfield(m, m.geom_dataid[g], lp, lv)
-    if gtype == CAPSULE:
-        return _capsule(lp, lv, size)
-    if gtype == ELLIPSOID:
-        return _ellipsoid(lp, lv, size)
-    if gtype == CYLINDER:
-        return _cylinder(lp, lv, size)
-    if gtype == BOX:
-        return _box(lp, lv, size)
-    if gtype == MESH and m.geom_dataid[g] >= 0:
-        return _mesh(m, m.geom_dataid[g], lp, lv)
-    return -1.0
+            return -1.0, ZERO3
+    mat = mat9(d.geom_xmat, g)
+    if gtype == HFIELD or gtype == MESH:
+        lp, lv = _local(pos, mat, pnt, vec)
+        if gtype == HFIELD:
+            x, n = _hfield(m, m.geom_dataid[g], lp, lv)
+        elif m.geom_dataid[g] >= 0:
+            x, n = _mesh(m, m.geom_dataid[g], lp, lv)
+        else:
+            return -1.0, ZERO3
+        return x, mulmatvec3(mat, n)
+    return ray_shape(pos, mat, size, gtype, pnt, vec)
 
 
 @jit
-def ray_kernel(m, d, pnt, vec, group_on, visible, flg_static, bodyexclude):
-    """Nearest geom along the ray among the eligible ones: (geomid, distance) or (-1, -1)."""
+def geom_ray_visible(m, g):
+    """A ray can hit geom g: the alpha of its material, or of its own rgba, is not 0."""
+    mat = m.geom_matid[g]
+    if mat >= 0:
+        return m.mat_rgba[mat, 3] != 0.0
+    return m.geom_rgba[g, 3] != 0.0
+
+
+@jit
+def ray_kernel(m, d, pnt, vec, groupmask, flg_static, bodyexclude):
+    """Nearest visible geom along the ray among those of the groups in groupmask (bit k: group
+    k), skipping bodyexclude and, unless flg_static, bodies welded to the world:
+    (geomid, distance, normal) or (-1, -1, 0)."""
     best = -1.0
     best_id = -1
+    normal = ZERO3
     for g in range(m.geom_type.shape[0]):
         b = m.geom_bodyid[g]
-        if b == bodyexclude or not visible[g]:
+        if b == bodyexclude or not geom_ray_visible(m, g):
             continue
         if not flg_static and m.body_weldid[b] == 0:
             continue
         grp = min(NGROUP - 1, max(0, m.geom_group[g]))
-        if not group_on[grp]:
+        if not (groupmask >> grp) & 1:
             continue
-        x = ray_geom(m, d, g, pnt, vec)
+        x, n = ray_geom(m, d, g, pnt, vec)
         if x >= 0.0 and (best < 0.0 or x < best):
             best = x
             best_id = g
-    return best_id, best
+            normal = n
+    return best_id, best, normal
 
 
-def geom_visible(m) -> np.ndarray:
-    """Geoms a ray can hit: not fully transparent by their rgba or by their material."""
-    rgba_alpha = np.asarray(m.geom_rgba)[:, 3]
-    matid = np.asarray(m.geom_matid)
-    mats = getattr(m, "materials", None) or []
-    mat_alpha = np.array([float(mt["rgba"][3]) for mt in mats] + [1.0])
-    alpha = np.where(matid >= 0, mat_alpha[np.clip(matid, 0, len(mats))], rgba_alpha)
-    return (alpha != 0.0).astype(np.int64)
-
-
-def ray(m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1):
+def ray(m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1, normal=False):
     """Intersect the ray ``pnt + x vec`` (x >= 0) with the visible geoms (like ``mujoco.mj_ray``).
 
     ``geomgroup``: six flags (geom groups 0-5) or None for every group; ``flg_static``: include
     geoms of bodies welded to the world; ``bodyexclude``: a body whose geoms are skipped.
-    Returns ``(geomid, distance)``, ``(-1, -1.0)`` when nothing is hit.
+    Returns ``(geomid, distance)``, ``(-1, -1.0)`` when nothing is hit; with ``normal=True``
+    ``(geomid, distance, normal)``, the outward surface normal at the hit (zero if none).
     """
     pnt = np.ascontiguousarray(pnt, dtype=np.float64).reshape(3)
     vec = np.ascontiguousarray(vec, dtype=np.float64).reshape(3)
     if float(np.linalg.norm(vec)) < MINVAL:
         raise ValueError("ray direction vector is too small")
     if geomgroup is None:
-        group_on = np.ones(NGROUP, dtype=np.int64)
+        mask = ALL_GROUPS
     else:
-        group_on = np.zeros(NGROUP, dtype=np.int64)
-        g = np.asarray(geomgroup).reshape(-1)[:NGROUP]
-        group_on[:g.size] = g != 0
-    vis = getattr(m, "_ray_visible", None)
-    if vis is None or vis.shape[0] != m.ngeom:
-        vis = geom_visible(m)
-        object.__setattr__(m, "_ray_visible", vis)
-    gid, x = ray_kernel(m._struct, d._struct, pnt, vec, group_on, vis, bool(flg_static),
-                        int(bodyexclude))
+        flags = np.asarray(geomgroup).reshape(-1)[:NGROUP]
+        mask = sum(1 << k for k in range(flags.size) if flags[k] != 0)
+    gid, x, n = ray_kernel(m._struct, d._struct, (pnt[0], pnt[1], pnt[2]),
+                           (vec[0], vec[1], vec[2]), mask, bool(flg_static), int(bodyexclude))
+    if normal:
+        return int(gid), float(x), np.array(n)
     return int(gid), float(x)

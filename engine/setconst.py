@@ -14,7 +14,7 @@ import numpy as np
 from .enums import BiasType, DisableBit, GainType, JointType, TrnType
 from .math import MINVAL
 from .types import Data, Model, ModelError
-from . import actuator, collision_driver, smooth
+from . import actuator, collision_driver, derivative, smooth
 
 
 def set_const(m: Model) -> Model:
@@ -67,6 +67,7 @@ def set_const(m: Model) -> Model:
     _set_dampratio(m, d, Minv)
     _set_trees(m)
     set_length_range(m)
+    derivative.set_dof_dof_sparsity(m)
     return m
 
 

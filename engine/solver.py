@@ -27,6 +27,10 @@ NEWTON: the same optimum from the primal side. With y = J v' and
 the next velocity minimises the smooth convex function
     c(v') = 1/2 (v' - v^)' M (v' - v^) + sum_obj [f*' (v* - y) - 1/2 f*' R f*]
 whose gradient is M (v' - v^) - J' f*(J v'); Newton steps with an exact line search.
+
+NOSLIP (after either solver, m.opt.noslip_iterations > 0): MuJoCo's post-processing, Gauss-
+Seidel sweeps over the friction rows alone with the other impulses fixed and R = 0 on the swept
+rows (noslip), so that sticking contacts do not creep.
 """
 import math
 
@@ -638,6 +642,22 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
             hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
             hx += hab * f[i + 1 + b]
         c[a] = g[1 + a] - hx
+    _friction_ellipse(d, i, m, c, fn, True, H, xf, z)
+    for a in range(m):
+        delta = xf[a] - f[i + 1 + a]
+        if delta != 0.0:
+            for j in range(n):
+                g[j] += (d.efc_A[i + j, 1 + a]
+                         + (d.efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
+            f[i + 1 + a] = xf[a]
+
+
+@jit
+def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
+    """xf = argmin 1/2 x' H x + c' x over sum (x_j / mu_j)^2 <= fn^2: the m friction impulses of
+    the elliptic contact at row i with its normal impulse fn fixed. H = (A + R) over the friction
+    rows, or with_r False (noslip) A alone, its diagonal kept >= NOSLIP_MINDIAG (MuJoCo's).
+    H (6 x 7), z (6) are scratch."""
     # x(lam) = -(H + lam D)^-1 c, D = diag(1 / mu_j^2), with the multiplier lam >= 0 of the
     # ellipse: Newton on psi(lam) = q^-1/2 - 1/fn, q = x' D x (More and Sorensen's form of the
     # secular equation, nearly linear in lam: a few steps even for the flat ellipses of
@@ -648,7 +668,10 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
             mu2 = d.efc_mu[i + 1 + a] ** 2
             for b in range(m):
                 H[a, b] = d.efc_A[i + 1 + a, 1 + b]
-            H[a, a] += d.efc_R[i + 1 + a] + lam / mu2
+            if with_r:
+                H[a, a] += d.efc_R[i + 1 + a] + lam / mu2
+            else:
+                H[a, a] = max(H[a, a], NOSLIP_MINDIAG) + lam / mu2
             xf[a] = -c[a]
         if not _cholesky_small(H, m):
             break
@@ -683,13 +706,6 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
         if q > fn:
             for a in range(m):
                 xf[a] *= fn / q
-    for a in range(m):
-        delta = xf[a] - f[i + 1 + a]
-        if delta != 0.0:
-            for j in range(n):
-                g[j] += (d.efc_A[i + j, 1 + a]
-                         + (d.efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
-            f[i + 1 + a] = xf[a]
 
 
 SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
@@ -771,7 +787,7 @@ def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
                     s += P[a, k] * w[k] * A[i + k, b]
                 JF[a, b] = s
             JF[a, n] = out[a] - x[a]
-        ok = _solve_small(JF, n, xn)
+        ok = solve_small(JF, n, xn)
         if ok:
             for a in range(n):
                 z[a] = x[a] + xn[a]
@@ -809,7 +825,7 @@ def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
 
 
 @jit
-def _solve_small(M, n, x):
+def solve_small(M, n, x):
     """Solve the n x n system stored in M[:, :n] with right-hand side M[:, n] (Gaussian
     elimination with partial pivoting, in place). False if singular."""
     for col in range(n):
@@ -869,6 +885,180 @@ def _cholesky_solve(L, n, x):
 
 
 BLOCK_STEPS = 1    # Newton steps per visit of a block: the sweeps repeat the visits
+
+
+# ------------------------------------------------------------------------------------------------
+# noslip
+# ------------------------------------------------------------------------------------------------
+NOSLIP_MINDIAG = 1e-10    # MuJoCo's floor on the diagonal of a noslip block of A
+NOSLIP_NOISE = 1e-10      # a block update raising MuJoCo's cost by more than this is undone
+
+
+@jit
+def noslip(m, d, f, w, iterations, tolerance):
+    """MuJoCo's noslip post-processing (mj_solNoSlip): Gauss-Seidel sweeps over the friction
+    rows, friction loss and the friction of contacts, with every other impulse fixed (equality,
+    limits, contact normals) and no regulariser on the swept rows, so that they minimise
+        1/2 f' A f + f' b   (problem (11) without R)
+    within their bounds: friction loss in [-eta, eta]; an elliptic contact's friction in its
+    ellipse for the fixed normal impulse (the block minimised exactly, _friction_ellipse); a
+    pyramidal contact's edges in opposing pairs, each pair keeping its sum (its share of the
+    normal impulse) and moving the difference. A sticking contact then has J v' = v* on its
+    friction rows: no creep beyond the reference velocity's decay.
+    f (impulses) and w = M^-1 J' f are updated in place; efc_A and efc_MinvJT must be current
+    (compute_A). The sweeps stop after `iterations`, or when one lowers MuJoCo's cost
+    (force units: ours divided by h^2) scaled by 1 / (mean diagonal of M at qpos0 * nv) by less
+    than `tolerance` (MuJoCo's noslip_tolerance); returns the number of sweeps."""
+    nefc = d.nefc[0]
+    nv = d.qvel.shape[0]
+    h = m.opt_timestep[0]
+    meaninertia = 0.0
+    for k in range(nv):
+        meaninertia += m.dof_M0[k]
+    meaninertia /= max(nv, 1)
+    scale = 1.0 / (h * h * max(meaninertia, MINVAL) * max(1, nv))
+    noise = NOSLIP_NOISE * h * h
+    res = np.empty(6)
+    old = np.empty(6)
+    c = np.empty(6)
+    xf = np.empty(6)
+    z = np.empty(6)
+    H = np.empty((6, 7))
+    it = 0
+    while it < iterations:
+        improvement = 0.0
+        if it == 0:
+            # the cost drops the regulariser R of the swept rows: MuJoCo counts it at sweep 0
+            for i in range(nefc):
+                improvement += 0.5 * f[i] * f[i] * d.efc_R[i]
+        i = 0
+        while i < nefc:
+            t = d.efc_type[i]
+            if d.efc_hard[i]:
+                i += 1
+            elif t == FRICTION_DOF or t == FRICTION_TENDON:
+                g = d.efc_b[i] + row_dot(d, i, d.efc_J, w)
+                a = max(d.efc_A[i, 0], MINVAL)
+                eta = d.efc_frictionloss[i]
+                fi = min(max(f[i] - g / a, -eta), eta)
+                delta = fi - f[i]
+                if delta != 0.0:
+                    f[i] = fi
+                    row_axpy(d, i, d.efc_MinvJT, delta, w)
+                    improvement -= 0.5 * delta * delta * a + delta * g
+                i += 1
+            elif t == CONTACT_PYRAMIDAL:
+                n = contact_nrows(d, d.efc_id[i])
+                for j in range(i, i + n, 2):
+                    improvement -= _noslip_edge_pair(d, j, f, w, res, old, noise)
+                i += n
+            elif t == CONTACT_ELLIPTIC:
+                n = d.contact_dim[d.efc_id[i]]
+                improvement -= _noslip_ellipse(d, i, n, f, w, res, old, c, xf, z, H, noise)
+                i += n
+            else:
+                i += 1
+        it += 1
+        if improvement * scale < tolerance:
+            break
+    return it
+
+
+@jit
+def _noslip_edge_pair(d, j, f, w, res, old, noise):
+    """The two opposing edges j, j + 1 of a pyramidal contact: their sum kept (the normal
+    share), their difference minimising the cost with A alone; returns the cost change."""
+    for a in range(2):
+        res[a] = d.efc_b[j + a] + row_dot(d, j + a, d.efc_J, w)
+        old[a] = f[j + a]
+    a00 = max(d.efc_A[j, 0], NOSLIP_MINDIAG)
+    a11 = max(d.efc_A[j + 1, 0], NOSLIP_MINDIAG)
+    a01 = row_dot(d, j, d.efc_J, d.efc_MinvJT[j + 1])
+    # linear term with the pair's own impulses taken out: bc = res - A_pair old
+    b0 = res[0] - a00 * old[0] - a01 * old[1]
+    b1 = res[1] - a01 * old[0] - a11 * old[1]
+    mid = 0.5 * (old[0] + old[1])
+    # f0 = mid + y, f1 = mid - y: cost K1 y^2 / 2 + K0 y + const, y in [-mid, mid]
+    k1 = a00 + a11 - 2.0 * a01
+    k0 = mid * (a00 - a11) + b0 - b1
+    if k1 < MINVAL:
+        f[j] = f[j + 1] = mid
+    else:
+        y = -k0 / k1
+        if y < -mid:
+            f[j], f[j + 1] = 0.0, 2.0 * mid
+        elif y > mid:
+            f[j], f[j + 1] = 2.0 * mid, 0.0
+        else:
+            f[j], f[j + 1] = mid + y, mid - y
+    return _noslip_pair_change(d, j, f, old, res, a00, a01, a11, noise, w)
+
+
+@jit
+def _noslip_pair_change(d, j, f, old, res, a00, a01, a11, noise, w):
+    """Cost change 1/2 delta' A delta + delta' res of a pyramid pair's update from old (res
+    its gradient before): undone if it raises the cost by more than noise (MuJoCo's
+    costChange), else w follows it. Returns the change."""
+    d0 = f[j] - old[0]
+    d1 = f[j + 1] - old[1]
+    change = 0.5 * (a00 * d0 * d0 + 2.0 * a01 * d0 * d1 + a11 * d1 * d1) + d0 * res[0] \
+        + d1 * res[1]
+    if change > noise:
+        f[j], f[j + 1] = old[0], old[1]
+        return 0.0
+    if d0 != 0.0:
+        row_axpy(d, j, d.efc_MinvJT, d0, w)
+    if d1 != 0.0:
+        row_axpy(d, j + 1, d.efc_MinvJT, d1, w)
+    return change
+
+
+@jit
+def _noslip_ellipse(d, i, n, f, w, res, old, c, xf, z, H, noise):
+    """The friction rows of the elliptic contact at row i, its normal impulse fixed: the exact
+    minimum of the cost with A alone within the friction ellipse; returns the cost change."""
+    m = n - 1
+    for a in range(m):
+        res[a] = d.efc_b[i + 1 + a] + row_dot(d, i + 1 + a, d.efc_J, w)
+        old[a] = f[i + 1 + a]
+    # c = res - A_ff old (the linear term of the block in its own impulses)
+    for a in range(m):
+        s = res[a]
+        for b in range(m):
+            ab = d.efc_A[i + 1 + a, 1 + b]
+            if a == b:
+                ab = max(ab, NOSLIP_MINDIAG)
+            s -= ab * old[b]
+        c[a] = s
+    if f[i] < MINVAL:
+        for a in range(m):
+            xf[a] = 0.0
+    else:
+        _friction_ellipse(d, i, m, c, f[i], False, H, xf, z)
+    for a in range(m):
+        f[i + 1 + a] = xf[a]
+    # cost change over the friction rows (A's diagonal floored as in the block)
+    change = 0.0
+    for a in range(m):
+        da = xf[a] - old[a]
+        if da == 0.0:
+            continue
+        ad = 0.0
+        for b in range(m):
+            ab = d.efc_A[i + 1 + a, 1 + b]
+            if a == b:
+                ab = max(ab, NOSLIP_MINDIAG)
+            ad += ab * (xf[b] - old[b])
+        change += da * (0.5 * ad + res[a])
+    if change > noise:
+        for a in range(m):
+            f[i + 1 + a] = old[a]
+        return 0.0
+    for a in range(m):
+        da = xf[a] - old[a]
+        if da != 0.0:
+            row_axpy(d, i + 1 + a, d.efc_MinvJT, da, w)
+    return change
 
 
 # ------------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ The first frame is the header (JSON): format version, model path, model hashes (
 holds ``int64[6] = ncon, nefc, solver_niter, warning[3]`` (d.warning's counters) and then
 float64 words: the fixed fields of STATE_FIELDS, the contacts field by field (CONTACT_FIELDS,
 ncon values each; ints stored as int64) and the constraint rows (EFC_FIELDS, nefc values each).
+The header's layout lists the fields, so the loader reads what each file holds: version 1 files
+(before sensordata) load with an empty sensordata (n, 0).
 An options frame is written before the first step whose options differ from the previous ones.
 A torn or corrupted frame (short, length past the end, crc mismatch) ends the file: the loader
 drops it with a warning.
@@ -45,7 +47,11 @@ import numpy as np
 from .types import MODEL_SIZES, MODEL_SPEC
 
 MAGIC = b"ENGTRAJ\0"
-VERSION = 1
+VERSION = 2
+# version 2: sensordata in the step record, the hashed model fields listed, and engine.Integrator's
+# values (MuJoCo's 0-3, then the manual's 4-6); version 1 numbered the integrators SEMIIMPLICIT
+# RK4 EXPLICIT MIDPOINT INTERLEAVE = 0..4
+_V1_INTEGRATOR = {0: 0, 1: 1, 2: 4, 3: 5, 4: 6}
 _FRAME = struct.Struct("<II")
 _KIND_HEADER, _KIND_INITIAL, _KIND_OPTIONS, _KIND_STEP = (k.ljust(8, b"\0")
                                                           for k in (b"H", b"I", b"O", b"S"))
@@ -55,7 +61,7 @@ STATE_FIELDS = (
     ("time", ()), ("qpos", ("nq",)), ("qvel", ("nv",)), ("act", ("na",)), ("ctrl", ("nu",)),
     ("qfrc_applied", ("nv",)), ("xfrc_applied", ("nbody", 6)), ("mocap_pos", ("nmocap", 3)),
     ("mocap_quat", ("nmocap", 4)), ("qacc", ("nv",)), ("actuator_force", ("nu",)),
-    ("solver_residual", ()),
+    ("solver_residual", ()), ("sensordata", ("nsensordata",)),
 )
 # fields of the initial-state record (the state before the first step, when given)
 INITIAL_FIELDS = STATE_FIELDS[:9]
@@ -81,23 +87,70 @@ class TrajectoryModelMismatch(ValueError):
     """A recording analysed against a model other than the one it was recorded with."""
 
 
-def model_hash(m) -> str:
-    """SHA-256 of the compiled model: sizes and every numeric Model array except the options.
+# the Model arrays that version 1 recordings hashed (the model's fields when that format was
+# current); later recordings list theirs in the header, so that fields added to the Model since a
+# recording was made do not make its model a stranger
+V1_MODEL_ARRAYS = tuple("""
+body_parentid body_rootid body_weldid body_mocapid body_jntnum body_jntadr body_dofnum
+body_dofadr body_geomnum body_geomadr body_pos body_quat body_ipos body_iquat body_mass
+body_subtreemass body_inertia body_gravcomp body_sameframe jnt_type jnt_qposadr jnt_dofadr
+jnt_bodyid jnt_group jnt_limited jnt_pos jnt_axis jnt_stiffness jnt_range jnt_margin
+jnt_epsilon jnt_kappa jnt_rmin jnt_actfrclimited jnt_actfrcrange dof_bodyid dof_jntid
+dof_parentid dof_Madr dof_armature dof_damping dof_frictionloss geom_type geom_contype
+geom_conaffinity geom_condim geom_bodyid geom_dataid geom_matid geom_group geom_priority
+geom_size geom_rbound geom_pos geom_quat geom_friction geom_margin geom_gap geom_epsilon
+geom_kappa geom_rmin geom_rgba geom_sameframe site_type site_bodyid site_group site_size
+site_pos site_quat site_rgba site_sameframe cam_mode cam_bodyid cam_targetbodyid cam_pos
+cam_quat cam_poscom0 cam_pos0 cam_mat0 cam_fovy light_mode light_bodyid light_targetbodyid
+light_directional light_castshadow light_active light_pos light_dir light_poscom0 light_pos0
+light_dir0 light_attenuation light_cutoff light_exponent light_ambient light_diffuse
+light_specular mesh_vertadr mesh_vertnum mesh_faceadr mesh_facenum mesh_vert mesh_face
+hfield_size hfield_nrow hfield_ncol hfield_adr hfield_data tendon_adr tendon_num
+tendon_limited tendon_range tendon_margin tendon_stiffness tendon_damping
+tendon_frictionloss tendon_lengthspring tendon_length0 tendon_epsilon tendon_kappa
+tendon_rmin tendon_width tendon_rgba wrap_type wrap_objid wrap_prm actuator_trntype
+actuator_dyntype actuator_gaintype actuator_biastype actuator_trnid actuator_actadr
+actuator_actnum actuator_group actuator_ctrllimited actuator_forcelimited
+actuator_actlimited actuator_actearly actuator_dynprm actuator_gainprm actuator_biasprm
+actuator_ctrlrange actuator_forcerange actuator_actrange actuator_gear actuator_cranklength
+actuator_length0 actuator_lengthrange eq_type eq_obj1id eq_obj2id eq_objtype eq_active0
+eq_data eq_epsilon eq_kappa eq_rmin eq_hard pair_geom1 pair_geom2 pair_condim pair_friction
+pair_margin pair_gap pair_epsilon pair_kappa pair_rmin exclude_body1 exclude_body2 key_time
+key_qpos key_qvel key_act key_ctrl key_mpos key_mquat body_invweight0 body_treedofadr
+body_treedofnum dof_invweight0 dof_M0 tendon_invweight0 geom_aabb qpos0 qpos_spring
+""".split())
+
+
+def hash_fields(m) -> dict:
+    """The sizes and arrays model_hash covers: every size, every array but the options."""
+    return {"sizes": list(MODEL_SIZES),
+            "arrays": [name for name, _, _ in MODEL_SPEC if not name.startswith("opt_")]}
+
+
+def model_hash(m, fields=None) -> str:
+    """SHA-256 of the compiled model: sizes and every numeric Model array except the options
+    (or the sizes and arrays of ``fields``, as hash_fields gives them).
 
     The compiled arrays (not the file bytes) determine the dynamics, so included files, meshes and
     defaults count while comments and formatting do not. Options (``opt_*``) are live-editable;
     the recording stores them itself. Names do not change the dynamics and are not hashed.
     """
+    fields = fields or hash_fields(m)
     h = hashlib.sha256()
-    for k in MODEL_SIZES:
+    for k in fields["sizes"]:
         h.update(f"{k}={int(getattr(m, k))};".encode())
-    for name, _, _ in MODEL_SPEC:
-        if name.startswith("opt_"):
-            continue
+    for name in fields["arrays"]:
         a = np.ascontiguousarray(getattr(m, name))
         h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
         h.update(a.tobytes())
     return h.hexdigest()
+
+
+def recorded_hash_fields(header) -> dict:
+    """The fields a recording's model_sha256 covers (version 1: its sizes, V1_MODEL_ARRAYS)."""
+    if "model_hash_fields" in header:
+        return header["model_hash_fields"]
+    return {"sizes": list(header["sizes"]), "arrays": list(V1_MODEL_ARRAYS)}
 
 
 def file_hash(path) -> str | None:
@@ -135,7 +188,9 @@ def _shape(shape, sizes):
 def check_model(header: dict, m, what="recording") -> None:
     """Raise TrajectoryModelMismatch unless m is the model the recording was made with."""
     want = header["model_sha256"]
-    got = model_hash(m)
+    fields = recorded_hash_fields(header)
+    missing = [k for k in fields["sizes"] + fields["arrays"] if not hasattr(m, k)]
+    got = model_hash(m, fields) if not missing else "missing " + ",".join(missing)
     if got != want:
         path = getattr(m, "path", None)
         raise TrajectoryModelMismatch(
@@ -242,10 +297,12 @@ class Recorder:
             "format": "engine-trajectory", "version": VERSION,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "model_path": model_path, "model_sha256": model_hash(m),
+            "model_hash_fields": hash_fields(m),
             "model_file_sha256": file_hash(model_path) if model_path else None,
             "sizes": s, "options": options_dict(m),
             "names": {k: list(m.names.get(k, [])) for k in ("body", "joint", "geom", "actuator",
-                                                               "tendon", "equality")},
+                                                               "tendon", "equality", "sensor")},
+            "sensor_adr": m.sensor_adr.tolist(), "sensor_dim": m.sensor_dim.tolist(),
             "jnt_type": m.jnt_type.tolist(), "jnt_qposadr": m.jnt_qposadr.tolist(),
             "jnt_dofadr": m.jnt_dofadr.tolist(),
             "layout": {
@@ -343,15 +400,18 @@ class Trajectory:
     """A loaded recording: per-step arrays (first axis = step) and flat per-contact/per-row arrays.
 
     Per step k (``len(traj)`` steps): ``time qpos qvel act ctrl qfrc_applied xfrc_applied
-    mocap_pos mocap_quat qacc actuator_force solver_residual solver_niter ncon nefc`` and
-    ``warning`` (n, 3): d.warning's cumulative counters (BADQACC BADQPOS BADQVEL) after the step.
+    mocap_pos mocap_quat qacc actuator_force solver_residual sensordata solver_niter ncon nefc``
+    and ``warning`` (n, 3): d.warning's cumulative counters (BADQACC BADQPOS BADQVEL) after the
+    step.
     Contacts of step k are rows ``contact_offset[k]:contact_offset[k+1]`` of ``contact_dist
     contact_pos contact_frame contact_friction contact_geom1 contact_geom2 contact_dim
     contact_efc_address``; constraint rows are ``efc_offset[k]:efc_offset[k+1]`` of ``efc_type
     efc_id efc_force`` (``contact(k)`` and ``efc(k)`` slice them). State fields are the state
-    after the step; qacc, actuator_force, contacts and rows belong to the forward pass at the state
-    before it. ``initial`` is the state before the first step (dict) or None; ``options`` lists
-    ``(step, options dict)`` in force from that step on (the first is the header's).
+    after the step; qacc, actuator_force, sensordata, contacts and rows belong to the forward pass
+    at the state before it (as MuJoCo's sensordata after mj_step). ``sensor(name)`` is one
+    sensor's (n, dim) slice of sensordata. ``initial`` is the state before the first step (dict)
+    or None; ``options`` lists ``(step, options dict)`` in force from that step on (the first is
+    the header's).
     """
 
     def __init__(self, header, arrays, initial, options, path=None):
@@ -395,6 +455,13 @@ class Trajectory:
         s = slice(self.efc_offset[k], self.efc_offset[k + 1])
         return {n: getattr(self, "efc_" + n)[s] for n, _, _ in EFC_FIELDS}
 
+    def sensor(self, name) -> np.ndarray:
+        """The (n, dim) values of the named sensor (or sensor index) over the steps."""
+        names = self.header["names"].get("sensor", [])
+        i = names.index(name) if isinstance(name, str) else int(name)
+        adr = self.header["sensor_adr"][i]
+        return self.sensordata[:, adr:adr + self.header["sensor_dim"][i]]
+
     def check_model(self, m) -> None:
         """Raise TrajectoryModelMismatch unless m is the model this was recorded with."""
         check_model(self.header, m, f"recording {self.path or ''}".strip())
@@ -426,6 +493,13 @@ class Trajectory:
         if name == "xfrc_applied":
             return [f"xfrc_{label('body', b)}_{c}" for b in range(s["nbody"])
                     for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
+        if name == "sensordata":
+            cols = []
+            for i, (adr, dim) in enumerate(zip(self.header["sensor_adr"],
+                                               self.header["sensor_dim"])):
+                base = f"{label('sensor', i)}"
+                cols += [base + (f"_{c}" if dim > 1 else "") for c in range(dim)]
+            return cols
         if name in ("mocap_pos", "mocap_quat"):
             w = 3 if name == "mocap_pos" else 4
             return [f"{name}_{i}_{c}" for i in range(s["nmocap"]) for c in range(w)]
@@ -435,10 +509,11 @@ class Trajectory:
         """Write one CSV file per signal family into directory; returns the paths.
 
         Per-step families (``step,time`` then one column per component): qpos qvel act ctrl
-        qfrc_applied xfrc_applied mocap (when the model has mocap bodies) qacc actuator_force, and
-        solver.csv (ncon nefc solver_niter solver_residual and the warning counters). Long
-        tables, one line per item: contacts.csv (step,time,index,geom1,geom2,dim,dist,pos_*,
-        frame_*,friction_*,efc_address) and efc.csv (step,time,row,type,id,force).
+        qfrc_applied xfrc_applied mocap (when the model has mocap bodies) qacc actuator_force,
+        sensordata (when the model has sensors; a column per sensor component) and solver.csv
+        (ncon nefc solver_niter solver_residual and the warning counters). Long tables, one
+        line per item: contacts.csv (step,time,index,geom1,geom2,dim,dist,pos_*,frame_*,
+        friction_*,efc_address) and efc.csv (step,time,row,type,id,force).
         """
         os.makedirs(directory, exist_ok=True)
         n = len(self)
@@ -459,6 +534,9 @@ class Trajectory:
             a = getattr(self, name).reshape(n, -1)
             write(f"{name}.csv", ["step", "time"] + self._columns(name),
                   [step, self.time] + [a[:, i] for i in range(a.shape[1])])
+        if self.sensordata.shape[1]:
+            write("sensordata.csv", ["step", "time"] + self._columns("sensordata"),
+                  [step, self.time] + list(self.sensordata.T))
         if self.header["sizes"]["nmocap"]:
             a = np.concatenate([self.mocap_pos.reshape(n, -1), self.mocap_quat.reshape(n, -1)], 1)
             write("mocap.csv", ["step", "time"] + self._columns("mocap_pos")
@@ -523,8 +601,9 @@ def load_trajectory(path, model=None) -> Trajectory:
     if first is None or first[0] != _KIND_HEADER:
         raise TrajectoryError(f"{path}: the header frame is missing or damaged")
     header = json.loads(bytes(first[1]))
-    if header.get("version") != VERSION:
-        raise TrajectoryError(f"{path}: unsupported trajectory version {header.get('version')}")
+    version = header.get("version")
+    if version not in (1, VERSION):
+        raise TrajectoryError(f"{path}: unsupported trajectory version {version}")
     lay = header["layout"]
     state = [(n, tuple(sh)) for n, sh in lay["state"]]
     nstate = sum(int(np.prod(sh)) for _, sh in state)
@@ -590,6 +669,12 @@ def load_trajectory(path, model=None) -> Trajectory:
             if t == "i":
                 a = a.view(np.int64)
             arrays[f"{key}_{name}"] = a.reshape((total,) + sh).copy()
+    if version == 1:
+        for _, opt in options:
+            if "integrator" in opt:
+                opt["integrator"] = [_V1_INTEGRATOR[int(v)] for v in opt["integrator"]]
+    if "sensordata" not in arrays:       # version 1: no sensors recorded
+        arrays["sensordata"] = np.zeros((n, 0))
     traj = Trajectory(header, arrays, initial, options, path)
     if model is not None:
         traj.check_model(model)

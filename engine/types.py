@@ -26,9 +26,11 @@ from .views import ContactView, accessor, unknown_attribute
 # --------------------------------------------------------------------------------------------
 MODEL_SIZES = (
     "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nmeshgraph nhfield "
-    "nhfielddata ntendon nwrap "
-    "neq nkey npair nexclude nM nmocap"
+    "nhfielddata ntendon nwrap nmat "
+    "neq nkey npair nexclude nM nD nmocap nsensor nsensordata"
 ).split()
+# sizes the Model derives from others when the compiler does not give them
+DERIVED_SIZES = {"nD": lambda s: 2 * s["nM"] - s["nv"]}   # dof pairs on one kinematic chain
 
 MODEL_FIELDS = """
 # options (one-element arrays so that jitted code sees live edits; m.opt exposes them as scalars)
@@ -48,6 +50,8 @@ opt_solver          i 1          # Solver
 opt_cone            i 1          # Cone
 opt_stabilization   i 1          # Stabilization: diagonal B, K (eq. 28) or exact critical damping
 opt_iterations      i 1          # maximum solver iterations
+opt_noslip_iterations i 1        # noslip sweeps after the solver (0: no noslip)
+opt_noslip_tolerance  f 1        # noslip stops when a sweep improves the cost by less (MuJoCo's)
 opt_disableflags    i 1          # DisableBit
 opt_enableflags     i 1          # enable bits (reserved)
 # bodies (body 0 is the world; parents come before children)
@@ -140,6 +144,10 @@ cam_poscom0         f ncam 3     # global position relative to the subtree com a
 cam_pos0            f ncam 3     # global position relative to the body at qpos0
 cam_mat0            f ncam 9     # global orientation at qpos0
 cam_fovy            f ncam       # vertical field of view (degrees)
+cam_projection      i ncam       # Projection: perspective or orthographic
+cam_resolution      i ncam 2     # image size in pixels: width, height
+cam_sensorsize      f ncam 2     # sensor size (length units; 0: from fovy)
+cam_intrinsic       f ncam 4     # focal lengths x, y and principal point x, y (length units)
 # lights
 light_mode          i nlight     # CamLight
 light_bodyid        i nlight     # id of the light's body
@@ -167,6 +175,8 @@ mesh_vert           f nmeshvert 3  # vertex positions
 mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
 mesh_graphadr       i nmesh      # address of the mesh's convex hull graph, -1 if none
 mesh_graph          i nmeshgraph # convex hull graphs (MuJoCo's layout: compiler.mesh.hull_graph)
+# materials (the rest of a material is rendering data: m.materials)
+mat_rgba            f nmat 4     # colour; alpha 0 hides the geoms that use it from rays
 # height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),
 # y = -radius_y + 2 radius_y r / (nrow - 1): z = data * elevation_z; the solid reaches down to
 # z = -base_z; each grid cell is two triangles split along its (r, c)-(r+1, c+1) diagonal)
@@ -240,6 +250,19 @@ pair_kappa          f npair      # softness kappa (-1: use opt)
 pair_rmin           f npair      # regulariser floor rmin (-1: use opt)
 exclude_body1       i nexclude   # id of body 1
 exclude_body2       i nexclude   # id of body 2
+# sensors (outputs in d.sensordata[sensor_adr : sensor_adr + sensor_dim])
+sensor_type         i nsensor    # SensorType
+sensor_datatype     i nsensor    # DataType: what the cutoff does
+sensor_needstage    i nsensor    # Stage at which the sensor is computed
+sensor_objtype      i nsensor    # ObjType of the sensorized object
+sensor_objid        i nsensor    # id of the sensorized object, -1 for none
+sensor_reftype      i nsensor    # ObjType of the reference object
+sensor_refid        i nsensor    # id of the reference object; -1: global frame / none
+sensor_intprm       i nsensor 3  # contact: data bits, reduce, num; rangefinder: data bits
+sensor_dim          i nsensor    # number of scalar outputs
+sensor_adr          i nsensor    # address in sensordata
+sensor_cutoff       f nsensor    # cutoff for REAL and POSITIVE data; 0: none
+sensor_noise        f nsensor    # noise standard deviation (stored only, as in MuJoCo 3.1.4+)
 # keyframes
 key_time            f nkey       # time
 key_qpos            f nkey nq    # positions
@@ -254,6 +277,13 @@ body_treedofadr     i+ nbody     # first dof of the body's kinematic tree (dofs 
 body_treedofnum     i+ nbody     # number of dofs of the body's kinematic tree
 dof_invweight0      f+ nv        # mean inverse inertia of the dof's joint at qpos0
 dof_M0              f+ nv        # diagonal of the inertia matrix (with armature) at qpos0
+body_isfree         i+ nbody     # a standalone free body: one free joint, no children (0/1)
+# dof-dof sparsity (MuJoCo's D, of qDeriv and qLU): row i holds, columns ascending, the dof
+# ancestors of i, i itself and its dof descendants (contiguous: i .. i + D_rownnz - D_diag - 1)
+D_rownnz            i+ nv        # number of nonzeros in row i
+D_rowadr            i+ nv        # address of row i
+D_diag              i+ nv        # position of the diagonal in row i (number of dof ancestors)
+D_colind            i+ nD        # column indices
 tendon_invweight0   f+ ntendon   # inverse inertia of the tendon at qpos0
 actuator_acc0       f+ nu        # |M^-1 moment| at qpos0: acceleration of a unit actuator force
 geom_aabb           f+ ngeom 6   # local bounding box of the geom: centre, half sizes (collision)
@@ -318,6 +348,17 @@ crb                 f nbody 10   # com-based composite inertia and mass
 qM                  f nM         # joint-space inertia (sparse, see dof_Madr)
 qLD                 f nM         # L'*D*L factorisation of M (sparse)
 qLDiagInv           f nv         # 1/diag(D)
+# derivatives (engine/derivative.py) and the implicit integrators
+qDeriv              f nD         # d (qfrc_actuator + qfrc_passive - qfrc_bias) / d qvel (D_*)
+qLU                 f nD         # LU factorisation of M - h qDeriv (implicit; D_*)
+qH                  f nM         # L'DL factorisation of M - h qDeriv (implicitfast; as qLD)
+qHDiagInv           f nv         # 1/diag(D) of qH
+qacc_implicit       f nv         # implicit integrators: (M - h qDeriv)^-1 (qfrc_smooth + qfrc_constraint)
+deriv_cvel          f nbody 6    # rne_vel scratch: d cvel / d qvel_k
+deriv_cacc          f nbody 6    # rne_vel scratch: d cacc / d qvel_k
+deriv_cfrc          f nbody 6    # rne_vel scratch: d cfrc_int / d qvel_k
+deriv_row           f nv         # passive_vel scratch: one row of a body Jacobian
+implicit_free       f 6 7        # implicitfast scratch: a free body's 6x6 system and right side
 # forces
 qfrc_bias           f nv         # C(qpos, qvel): Coriolis, centrifugal, gravity
 qfrc_spring         f nv         # joint and tendon spring forces
@@ -329,10 +370,19 @@ qfrc_smooth         f nv         # net unconstrained force
 qacc_smooth         f nv         # unconstrained acceleration
 qfrc_constraint     f nv         # constraint force
 qfrc_inverse        f nv         # net external force from inverse dynamics
+qacc_continuous     f nv         # inverse dynamics: the forward's acceleration of the step, qacc
+                                 # or, implicit integrators, M^-1 (M - h qDeriv) qacc
 cacc                f nbody 6    # com-based acceleration
 cfrc_int            f nbody 6    # com-based interaction force with the parent
 cfrc_ext            f nbody 6    # com-based external force on the body
 energy              f 2          # potential, kinetic energy
+subtree_linvel      f nbody 3    # linear velocity of the subtree's com (subtree_vel)
+subtree_angmom      f nbody 3    # angular momentum of the subtree about its com (subtree_vel)
+# sensors
+sensordata          f nsensordata  # sensor outputs (m.sensor_adr, m.sensor_dim)
+sensor_qacc         f nv         # joint accelerations the sensors measure (sensor.sensor_qacc)
+sensor_qLD          f nM         # scratch: factor of M without implicit damping (sensor_qacc)
+sensor_qLDiagInv    f nv         # scratch: its inverse diagonal
 # contacts: the first ncon entries are valid; the capacity nconmax grows on demand
 ncon                i 1          # number of detected contacts
 contact_dist        f nconmax    # signed distance between the surfaces (negative: penetration)
@@ -349,6 +399,8 @@ contact_geom        i nconmax 2  # the pair (geom1, geom2), as MuJoCo's mjContac
 contact_dim         i nconmax    # contact dimensionality (1, 3, 4, 6)
 contact_exclude     i nconmax    # 0: include, 1: in the gap (dist >= includemargin: no rows)
 contact_efc_address i nconmax    # first constraint row of the contact, -1 if excluded
+sensor_match        i nconmax 2  # scratch of a contact sensor: matching contact, flipped (0/1)
+sensor_criterion    f nconmax    # scratch of a contact sensor: sort key of the match
 # collision scratch (broadphase)
 geom_aabb_world     f ngeom 6    # world axis-aligned box of each geom inflated by its margin: lo, hi
 bp_order            i ngeom      # geoms sorted along the sweep axis
@@ -536,7 +588,8 @@ class Option:
     """Live view of the model options (``m.opt``); every edit is seen by the next step."""
 
     _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
-                "solver cone stabilization iterations disableflags enableflags").split()
+                "solver cone stabilization iterations noslip_iterations noslip_tolerance "
+                "disableflags enableflags").split()
     _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone,
               "stabilization": Stabilization}
 
@@ -558,7 +611,8 @@ class Option:
 
     # admissible values: the solvers divide by R >= rmin, kappa and impratio; NaN is refused
     _POSITIVE = ("timestep", "kappa", "rmin", "impratio")
-    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity")
+    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity",
+                    "noslip_iterations", "noslip_tolerance")
 
     def __setattr__(self, name, value):
         key = "opt_" + name
@@ -571,11 +625,13 @@ class Option:
             raise ValueError(f"option {name} must be non-negative, got {value!r}")
         if not np.all(np.isfinite(v)):
             raise ValueError(f"option {name} must be finite, got {value!r}")
+        if name in self._ENUMS:
+            self._ENUMS[name](int(value))     # ValueError for a value the enum does not have
         self._arrays[key][...] = value
 
     # MuJoCo's options that this engine does not have
-    _MUJOCO_ONLY = ("ls_tolerance noslip_tolerance ccd_tolerance sleep_tolerance o_margin "
-                    "o_solref o_solimp o_friction jacobian ls_iterations noslip_iterations "
+    _MUJOCO_ONLY = ("ls_tolerance ccd_tolerance sleep_tolerance o_margin "
+                    "o_solref o_solimp o_friction jacobian ls_iterations "
                     "ccd_iterations disableactuator sdf_iterations sdf_initpoints").split()
 
     def _unknown(self, name):
@@ -609,6 +665,10 @@ class Model(_ArrayHolder):
 
     def __init__(self, sizes: dict, arrays: dict, names: dict | None = None, **extras):
         arrays = dict(arrays)
+        sizes = dict(sizes)
+        for k, derive in DERIVED_SIZES.items():
+            if k not in sizes:
+                sizes[k] = derive(sizes)
         sizes = {k: int(sizes[k]) for k in MODEL_SIZES}
         out = {}
         for name, dtype, shape in MODEL_SPEC:

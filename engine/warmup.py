@@ -18,9 +18,11 @@ from . import jit
 
 CHILD = "ENGINE_WARMUP_CHILD"
 
-# collision detection, then the inverse dynamics (by then its other stages are in the cache),
-# compiled in the background process
-BACKGROUND = ("engine.collision_driver:collision", "engine.inverse:inverse_kernel")
+# collision detection, the sensors (geom distances call the collision functions), then the
+# inverse dynamics (by then its other stages are in the cache), compiled in the background
+BACKGROUND = ("engine.collision_driver:collision", "engine.sensor:sensor_pos",
+              "engine.sensor:sensor_vel", "engine.sensor:sensor_acc",
+              "engine.inverse:inverse_kernel")
 # the pipeline's other stages and the constraint solvers, compiled here meanwhile
 FOREGROUND = ("engine.forward:fwd_velocity", "engine.constraint:make_constraint",
               "engine.smooth:kinematics", "engine.smooth:com_pos", "engine.smooth:camlight",

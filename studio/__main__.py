@@ -23,6 +23,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                "wheel zooms.")
     p.add_argument("model", nargs="?", default=str(DEFAULT_MODEL),
                    help=f"model file (default: {os.path.relpath(DEFAULT_MODEL)})")
+    p.add_argument("--sweep", metavar="DIR/CELL",
+                   help="replay a cell of a parameter sweep (python -m engine.sweep): the "
+                        "sweep's model with that cell's parameters (the same as MODEL DIR/CELL)")
     p.add_argument("--paused", action="store_true", help="start with the simulation paused")
     p.add_argument("--record", metavar="FILE",
                    help="record the trajectory to FILE (engine.Recorder)")
@@ -33,7 +36,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--screenshot", metavar="FILE.png",
                    help="render offscreen through EGL (no display needed), save a PNG and quit")
     p.add_argument("--frames", type=int, default=0, metavar="N",
-                   help="with --screenshot: simulate N frames of 1/60 s first (default 0)")
+                   help="with --screenshot: simulate N frames of 1/60 s first; with a window: quit "
+                        "after drawing N frames (default 0: neither)")
     p.add_argument("--size", default="1280x720", metavar="WxH",
                    help="window or screenshot size in pixels (default 1280x720)")
     p.add_argument("--msaa", type=int, default=None, metavar="N",
@@ -54,6 +58,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     except ValueError:
         p.error(f"--size must look like 1280x720, got {args.size!r}")
     args.width, args.height = w, h
+    if args.sweep:
+        args.model = args.sweep
     if args.duration is not None and args.duration < 0:
         p.error("--duration must be >= 0")
     if args.frames < 0:
@@ -78,6 +84,18 @@ def load(path: str):
     return m, d
 
 
+def describe_sweep_cell(path):
+    """For a cell of a sweep (DIR/CELL), say which one on stderr: its parameters and metrics."""
+    if not os.path.isfile(os.path.join(os.path.dirname(os.path.normpath(path)), "sweep.json")):
+        return                                    # (engine not imported yet for other models)
+    from engine import sweep
+    if sweep.is_cell(path):
+        try:
+            print(f"studio: {sweep.describe_cell(path)}", file=sys.stderr, flush=True)
+        except sweep.SweepError:
+            pass                                  # the loader reports it
+
+
 def open_recorder(m, d, path):
     if path is None:
         return None
@@ -97,6 +115,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     error = ""
     window = None
+    describe_sweep_cell(args.model)
     if args.screenshot or args.headless:
         import engine
         if engine.warmup.compiling():

@@ -113,8 +113,8 @@ class App:
     def m(self):
         return self.runner.m
 
-    PANELS = ("Simulation", "Physics options", "Joints", "Controls", "Equality constraints",
-              "Rendering", "Plots", "Profiler", "Analysis")
+    PANELS = ("Simulation", "Physics options", "Joints", "Controls", "Sensors",
+              "Equality constraints", "Rendering", "Plots", "Profiler", "Analysis")
 
     def open_panel(self, *names) -> None:
         """Open these headers of the side panel (all of them when none is named)."""
@@ -285,7 +285,7 @@ class App:
 
         from . import scene
         from .ui import (analysis, controls, equality, file_browser, help, info, joints, options,
-                         overlay, plots, profiler, rendering, simulation, track)
+                         overlay, plots, profiler, rendering, sensors, simulation, track)
 
         ui = self.ui
         w, h = self.window.get_framebuffer_size()
@@ -327,6 +327,7 @@ class App:
                 options.draw(self)
                 joints.draw(self)
                 controls.draw(self)
+                sensors.draw(self)
                 equality.draw(self)
                 rendering.draw(self)
                 plots.draw(self)
@@ -467,6 +468,11 @@ def run_window(runner: Runner, args, error_message="", window=None) -> Runner:
                      getattr(args, "render_scale", None), error_message, window=window)
     if args.duration is not None:
         pyglet.clock.schedule_once(lambda dt: app.close(), args.duration)
+    if getattr(args, "frames", 0) > 0:
+        def quit_after_frames(dt):
+            if app.runner.frames >= args.frames:
+                app.close()
+        pyglet.clock.schedule_interval(quit_after_frames, 0.05)
     app.runner.start_time = app.runner.start = time.perf_counter()
     try:
         fps = getattr(args, "max_fps", 60.0) or 0.0

@@ -13,8 +13,8 @@ runs the inverse there and keeps two relative residuals per step in ring buffers
 - impulse: |efc_force_inverse - efc_force_forward| / |efc_force_forward| over the step's rows
            (0 without rows; NaN when the inverse found other rows than the forward).
 
-The identity holds for one-stage integrators (EXPLICIT, SEMIIMPLICIT): after RK4 or MIDPOINT the
-Data's forces belong to the last stage, not to the pre-step state.
+The identity holds for the one-stage integrators (SEMIIMPLICIT, EXPLICIT, IMPLICIT, IMPLICITFAST):
+after RK4 or MIDPOINT the Data's forces belong to the last stage, not to the pre-step state.
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 ``load_model_file(path)`` returns ``(m, d, None)`` with the step kernels compiled (or loaded from
 numba's cache) before any clock starts, or ``(None, None, message)`` with the ModelError's
-message (file, line, element, attribute) or the reason the file could not be read.
+message (file, line, element, attribute) or the reason the file could not be read. A path
+DIR/CELL into a sweep directory (engine.sweep) loads that cell's model.
 ``empty_world()`` is what the window shows when the model given on the command line fails.
 """
 from __future__ import annotations
@@ -12,20 +13,27 @@ import os
 EMPTY_WORLD = '<mujoco model="empty"/>'
 
 
-def _prepared(m):
+def _prepared(m, keyframe=None):
     import engine
     d = engine.make_data(m)
+    if keyframe is not None:
+        engine.reset_keyframe(m, d, keyframe)
     engine.forward(m, d)
     engine.step(m, engine.make_data(m))       # compile or load the step kernel now
     return m, d
 
 
 def load_model_file(path):
-    """(m, d, None) or (None, None, message)."""
+    """(m, d, None) or (None, None, message). A cell of a sweep directory (DIR/CELL, written
+    by python -m engine.sweep) loads as the sweep's model with that cell's parameters."""
     import engine
+    from engine import sweep
     try:
+        if sweep.is_cell(str(path)):
+            m, cell = sweep.cell_model(str(path))
+            return (*_prepared(m, cell["keyframe"]), None)
         return (*_prepared(engine.load_model(str(path))), None)
-    except engine.ModelError as e:
+    except (engine.ModelError, sweep.SweepError) as e:
         msg = str(e)
         if os.path.basename(str(path)) not in msg:
             msg = f"{path}: {msg}"

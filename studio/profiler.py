@@ -31,7 +31,7 @@ def stages():
             ("tendons", [smooth.tendon]),
             ("collision", [collision_driver.collision]),
             ("inertia", [smooth.crb, forward.factor_inertia]),
-            ("constraint rows", [constraint.make_constraint, smooth.transmission]),
+            ("constraint rows", [constraint.make_constraint, actuator.transmission]),
             ("velocity", [forward.fwd_velocity]),
             ("actuation", [actuator.fwd_actuation]),
             ("acceleration", [forward.fwd_acceleration]),

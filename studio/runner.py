@@ -50,7 +50,7 @@ SNAPSHOT_FIELDS = (
     "xipos ximat xanchor xaxis geom_xpos geom_xmat site_xpos site_xmat cam_xpos cam_xmat "
     "light_xpos light_xdir subtree_com ten_wrapadr ten_wrapnum ten_length ten_velocity wrap_obj "
     "wrap_xpos actuator_force actuator_length qfrc_actuator energy solver_niter "
-    "solver_residual cvel"
+    "solver_residual cvel sensordata"
 ).split()
 PUBLISH_MIN, PUBLISH_MAX = 1.0 / 120.0, 1.0 / 60.0   # simulated seconds per chunk (at speed 1)
 CONTACT_FIELDS = "dist pos frame geom1 geom2 dim friction efc_address".split()

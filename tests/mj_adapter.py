@@ -63,8 +63,9 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
         opt_timestep=[o.timestep], opt_gravity=o.gravity, opt_wind=o.wind, opt_magnetic=o.magnetic,
         opt_density=[o.density], opt_viscosity=[o.viscosity], opt_tolerance=[o.tolerance],
         opt_epsilon=[0.1], opt_kappa=[0.02], opt_rmin=[1e-8], opt_impratio=[o.impratio],
-        opt_integrator=[Integrator.RK4 if o.integrator == 1 else Integrator.SEMIIMPLICIT],
+        opt_integrator=[Integrator(o.integrator)],   # MuJoCo's values (0-3)
         opt_solver=[Solver.PGS], opt_cone=[Cone.ELLIPTIC], opt_iterations=[o.iterations],
+        opt_noslip_iterations=[o.noslip_iterations], opt_noslip_tolerance=[o.noslip_tolerance],
         opt_disableflags=[disableflags_from_mujoco(o.disableflags)], opt_enableflags=[0],
         opt_stabilization=[Stabilization.DIAGONAL])
     names = {}
@@ -73,7 +74,9 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
                                  ("geom", mujoco.mjtObj.mjOBJ_GEOM, mm.ngeom),
                                  ("site", mujoco.mjtObj.mjOBJ_SITE, mm.nsite),
                                  ("actuator", mujoco.mjtObj.mjOBJ_ACTUATOR, mm.nu),
-                                 ("tendon", mujoco.mjtObj.mjOBJ_TENDON, mm.ntendon)):
+                                 ("tendon", mujoco.mjtObj.mjOBJ_TENDON, mm.ntendon),
+                                 ("camera", mujoco.mjtObj.mjOBJ_CAMERA, mm.ncam),
+                                 ("sensor", mujoco.mjtObj.mjOBJ_SENSOR, mm.nsensor)):
         names[kind] = [mujoco.mj_id2name(mm, objtype, i) or "" for i in range(count)]
     m = Model(sizes, arrays, names, path=None)
     return set_const(m)

@@ -89,6 +89,45 @@ def test_recovers_controls_and_impulses(recording):
     assert np.any(np.abs(fr) < 0.9 * bound) and np.any(np.abs(fr) > (1 - 1e-9) * bound)
 
 
+@pytest.mark.parametrize("integrator", ["IMPLICIT", "IMPLICITFAST", "EXPLICIT"])
+def test_other_one_stage_integrators(tmp_path, integrator):
+    """Recordings made with the implicit integrators (and explicit Euler) are analysed like
+    the semi-implicit ones: every step, controls and forces recovered; an edit of the
+    velocities between records is still detected (through the recovered forward acceleration)."""
+    m = converged(engine.load_model(ARM))
+    m.opt.integrator = engine.Integrator[integrator]
+    path = tmp_path / "run.traj"
+    record(m, path, 150)
+    traj = engine.load_trajectory(path)
+    a = analyse(traj, engine.load_model(ARM))
+    assert a.analysed.all() and not a.skipped
+    fam = a.summary()["families"]
+    for name in ("efc_friction", "efc_contact_normal", "efc_contact_friction"):
+        assert fam[name]["n"] > 30 and fam[name]["max_rel"] < 1e-6, (name, fam[name])
+    for name in ("ctrl", "act", "actuator_force", "qfrc"):
+        assert fam[name]["max_rel"] < 1e-8, (name, fam[name])
+    record(m, tmp_path / "edit.traj", 40, edit=(25, "qvel", 1))
+    e = analyse(engine.load_trajectory(tmp_path / "edit.traj"), engine.load_model(ARM))
+    assert np.flatnonzero(~e.analysed).tolist() == [25]
+    assert list(e.skipped) == ["the state was edited between records"]
+
+
+def test_noslip_steps_with_friction_are_skipped(tmp_path):
+    """noslip changes the friction forces after the solver; the soft inverse cannot recover
+    them, so the steps with friction rows are skipped (with the reason), the others analysed."""
+    m = converged(engine.load_model(ARM))
+    m.opt.noslip_iterations = 5
+    path = tmp_path / "noslip.traj"
+    record(m, path, 60)
+    traj = engine.load_trajectory(path)
+    a = analyse(traj, engine.load_model(ARM))
+    types = [traj.efc(k)["type"] for k in range(len(traj))]
+    friction = np.array([np.isin(t, [1, 2, 6, 7]).any() for t in types])
+    assert friction.any()
+    np.testing.assert_array_equal(a.analysed, ~friction)
+    assert a.skipped == {"noslip changed the friction forces (no inverse)": int(friction.sum())}
+
+
 def test_pyramidal_cone(tmp_path):
     """Pyramidal contacts: one signal per edge, forward and inverse equal."""
     m = converged(engine.load_model(ARM))
@@ -213,7 +252,7 @@ def test_nothing_analysed_fails(tmp_path):
     r = run_cli(tmp_path / "rk4.traj", "--out", tmp_path / "out")
     assert r.returncode == 1, r.stderr
     assert "none of the 10 steps could be analysed" in r.stderr
-    assert "skipped 10: integrator is not SEMIIMPLICIT" in r.stdout
+    assert "skipped 10: the RK4 integrator has several stages (no inverse)" in r.stdout
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["analysed"] == 0
 
 

@@ -22,9 +22,7 @@ SUITE = os.path.normpath(SUITE)
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
 # dm_control suite models this engine cannot load, and why
-SUITE_UNSUPPORTED = {
-    "dog.xml": "noslip_iterations (the noslip solver) is not implemented",
-}
+SUITE_UNSUPPORTED = {}
 
 RTOL = 1e-12
 
@@ -81,6 +79,9 @@ actuator_actadr actuator_actnum actuator_group actuator_ctrllimited actuator_for
 actuator_actlimited actuator_actearly
 eq_type eq_obj1id eq_obj2id eq_active0
 pair_geom1 pair_geom2
+cam_projection cam_resolution
+sensor_type sensor_datatype sensor_needstage sensor_objtype sensor_objid sensor_reftype
+sensor_refid sensor_intprm sensor_dim sensor_adr
 """.split()
 
 SAME_FLOAT = """
@@ -89,7 +90,7 @@ jnt_pos jnt_axis jnt_stiffness jnt_range jnt_margin jnt_actfrcrange
 dof_armature dof_damping dof_frictionloss dof_M0
 geom_size geom_rbound geom_pos geom_friction geom_margin geom_gap geom_rgba
 site_size site_pos site_rgba
-cam_pos cam_fovy
+cam_pos cam_fovy cam_sensorsize cam_intrinsic mat_rgba sensor_cutoff sensor_noise
 light_pos light_dir light_attenuation light_cutoff light_exponent light_ambient
 light_diffuse light_specular
 mesh_vert
@@ -105,7 +106,7 @@ qpos0 qpos_spring
 SAME_QUAT = "body_quat geom_quat site_quat cam_quat".split()
 
 SIZES = ("nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface ntendon "
-         "nwrap neq nkey npair nexclude nM nmocap").split()
+         "nwrap neq nkey npair nexclude nM nmocap nmat nsensor nsensordata").split()
 
 
 def compare_models(ours, mj):
@@ -133,13 +134,12 @@ def compare_models(ours, mj):
     _close("body_inertia", ours.body_inertia, mj.body_inertia)
     _quat_close("body_iquat", ours.body_iquat, mj.body_iquat)
     # options
-    for k in ("timestep", "density", "viscosity", "impratio", "tolerance", "iterations"):
+    for k in ("timestep", "density", "viscosity", "impratio", "tolerance", "iterations",
+              "noslip_iterations", "noslip_tolerance"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
     for k in ("gravity", "wind", "magnetic"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
-    integ = {0: Integrator.SEMIIMPLICIT, 1: Integrator.RK4, 2: Integrator.SEMIIMPLICIT,
-             3: Integrator.SEMIIMPLICIT}[int(mj.opt.integrator)]
-    assert ours.opt.integrator == integ
+    assert ours.opt.integrator == Integrator(int(mj.opt.integrator))     # MuJoCo's values
     # disable flags that both engines have: MuJoCo bit -> ours
     mjbits = {"CONSTRAINT": 1 << 0, "EQUALITY": 1 << 1, "FRICTIONLOSS": 1 << 2,
               "LIMIT": 1 << 3, "CONTACT": 1 << 4, "SPRING": 1 << 5, "DAMPER": 1 << 6,
@@ -152,7 +152,9 @@ def compare_models(ours, mj):
     for kind, obj in (("body", mujoco.mjtObj.mjOBJ_BODY), ("joint", mujoco.mjtObj.mjOBJ_JOINT),
                       ("geom", mujoco.mjtObj.mjOBJ_GEOM), ("site", mujoco.mjtObj.mjOBJ_SITE),
                       ("actuator", mujoco.mjtObj.mjOBJ_ACTUATOR),
-                      ("tendon", mujoco.mjtObj.mjOBJ_TENDON)):
+                      ("tendon", mujoco.mjtObj.mjOBJ_TENDON),
+                      ("camera", mujoco.mjtObj.mjOBJ_CAMERA),
+                      ("sensor", mujoco.mjtObj.mjOBJ_SENSOR)):
         theirs = [mujoco.mj_id2name(mj, obj, i) or "" for i in range(len(ours.names[kind]))]
         assert ours.names[kind] == theirs, f"{kind} names"
 
@@ -171,21 +173,6 @@ def test_dm_control_suite(name):
     mj = mujoco.MjModel.from_xml_path(path)
     ours = engine.load_model(path)
     compare_models(ours, mj)
-
-
-def test_dog_without_noslip(tmp_path):
-    """dog.xml is blocked only by the noslip solver: without it, it compiles as MuJoCo's (joint
-    springdamper resolved at qpos0 included)."""
-    with open(os.path.join(SUITE, "dog.xml")) as f:
-        xml = f.read()
-    assert 'noslip_iterations="4"' in xml
-    path = tmp_path / "dog.xml"
-    path.write_text(xml.replace('noslip_iterations="4"', ""))
-    for d in ("common", "dog_assets"):
-        (tmp_path / d).symlink_to(os.path.join(SUITE, d))
-    mj = mujoco.MjModel.from_xml_path(str(path))
-    assert mj.opt.noslip_iterations == 0 and mj.nq > 50
-    compare_models(engine.load_model(str(path)), mj)
 
 
 # real models beyond the suite: bodies with tilted capsules and symmetric meshes, whose principal
@@ -209,7 +196,8 @@ def test_suite_list_is_complete():
 
 
 def _data_models():
-    return sorted(os.path.basename(p) for p in glob.glob(os.path.join(DATA, "compiler_*.xml")))
+    return sorted(os.path.basename(p) for pattern in ("compiler_*.xml", "sensors_*.xml")
+                  for p in glob.glob(os.path.join(DATA, pattern)))
 
 
 @pytest.mark.parametrize("name", _data_models())
@@ -252,12 +240,28 @@ def test_option_keywords_and_own_attributes():
         assert _model(options=f'<option integrator="{name}"/>').opt.integrator == value
 
 
-def test_implicit_integrator_and_cg_warn(caplog):
+def test_implicit_integrators_and_cg_warning(caplog):
     m = _model(options='<option integrator="implicit" solver="CG"/>')
-    assert m.opt.integrator == Integrator.SEMIIMPLICIT
+    assert m.opt.integrator == Integrator.IMPLICIT
+    assert _model(options='<option integrator="implicitfast"/>').opt.integrator \
+        == Integrator.IMPLICITFAST
     assert m.opt.solver == engine.Solver.NEWTON
-    assert any("implicit" in w for w in m.warnings) and any("CG" in w for w in m.warnings)
-    assert any("implicit" in r.getMessage() for r in caplog.records)
+    assert any("CG" in w for w in m.warnings)
+    assert not any("implicit" in w for w in m.warnings)
+
+
+def test_discrete_integrator_is_refused():
+    with pytest.raises(engine.ModelError, match="discrete integrator") as e:
+        _model(options='<option integrator="discrete"/>')
+    assert e.value.attribute == "integrator" and e.value.element == "option"
+
+
+def test_integrator_option_takes_enum_values_only():
+    m = _model()
+    m.opt.integrator = 3
+    assert m.opt.integrator is Integrator.IMPLICITFAST
+    with pytest.raises(ValueError):
+        m.opt.integrator = 7
 
 
 def test_disable_flags():

@@ -17,7 +17,7 @@ BALLS = """
   </worldbody>
 </mujoco>
 """
-INTEGRATORS = ["Euler", "RK4", "explicit", "midpoint", "interleave"]
+INTEGRATORS = ["Euler", "RK4", "implicit", "implicitfast", "explicit", "midpoint", "interleave"]
 
 
 def balls(integrator="Euler", solver="PGS", z2=0.1):

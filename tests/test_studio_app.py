@@ -624,6 +624,63 @@ def test_plots_of_chosen_joints_and_actuators(xdisplay):
         app.close()
 
 
+def test_sensors_panel_shows_and_plots_live_values(xdisplay):
+    """Sensors panel on a model with sensors of many kinds: the filter narrows the table; a
+    click on a sensor's checkbox puts its components (x y z, w x y z) in the sensor plot, whose
+    newest sample is the published sensordata, that is MuJoCo's sensor values of the state
+    (compared after pausing)."""
+    import mujoco
+    path = ROOT / "tests" / "data" / "sensors_all.xml"
+    app = make_app(path)
+    try:
+        st, m = app.plots, app.m
+        app.open_panel("Sensors")
+        app.pump(2)
+        app.runner.submit(lambda m, d: d.ctrl.__setitem__(slice(None), 0.3))
+        assert pump_until(app, lambda: app.runner.snapshot.time > 0.05)
+        quat = [i for i in range(m.nsensor) if m.sensor_type[i] == 27][0]   # framequat
+        click(app, "sensor filter")
+        for ch in "gyro":
+            app.window.dispatch_event("on_text", ch)
+            app.pump(1)
+        app.pump(3)
+        assert st.sensor_filter == "gyro"
+        gyros = [i for i in range(m.nsensor) if m.sensor_type[i] == 3]
+        assert f"sensor:{m.names['sensor'][gyros[0]] or f'gyro {gyros[0]}'}" in app.widgets
+        click(app, f"sensor:gyro {gyros[0]}")
+        assert st.sensors == [gyros[0]]
+        st.sensor_filter = ""
+        app.pump(3)
+        click(app, f"sensor:framequat {quat}")
+        assert st.sensors == sorted([gyros[0], quat])
+        assert pump_until(app, lambda: st.n > 3 and "sensors" in st.data)
+        assert "plot:sensors" in app.widgets
+        assert st.labels["sensors"] == [f"gyro {gyros[0]}.{c}" for c in "xyz"] + [
+            f"framequat {quat}.{c}" for c in "wxyz"]
+        app.runner.set_paused(True)
+        app.pump(3)
+        st.clear()                  # pausing recomputed the published state: sample it again
+        assert pump_until(app, lambda: st.n > 0 and "sensors" in st.data)
+        snap = app.runner.snapshot
+        newest = st.ordered("sensors")[1][-1]
+        cols = [m.sensor_adr[gyros[0]] + k for k in range(3)] + \
+            [m.sensor_adr[quat] + k for k in range(4)]
+        np.testing.assert_array_equal(newest, snap.sensordata[cols])
+        mm = mujoco.MjModel.from_xml_path(str(path))
+        md = mujoco.MjData(mm)
+        md.qpos[:], md.qvel[:], md.ctrl[:], md.act[:] = snap.qpos, snap.qvel, snap.ctrl, snap.act
+        md.time = snap.time
+        mujoco.mj_forward(mm, md)
+        for i in (gyros[0], quat):
+            a, n = m.sensor_adr[i], m.sensor_dim[i]
+            np.testing.assert_allclose(snap.sensordata[a:a + n], md.sensordata[a:a + n],
+                                       atol=1e-9)
+        click(app, f"sensor:framequat {quat}")                   # off again
+        assert st.sensors == [gyros[0]]
+    finally:
+        app.close()
+
+
 def humanoid_or_arm():
     try:
         import dm_control

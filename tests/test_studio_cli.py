@@ -147,12 +147,12 @@ def test_screenshot_of_default_scene_after_frames(tmp_path):
 @needs_xvfb
 def test_window_under_xvfb_renders_and_steps():
     proc = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", sys.executable,
-                           "-m", "studio", "--duration", "2", "--size", "640x360", "--msaa", "0"],
+                           "-m", "studio", "--frames", "10", "--size", "640x360", "--msaa", "0"],
                           cwd=ROOT, capture_output=True, text=True, timeout=900,
                           env=dict(os.environ, LP_NUM_THREADS="1"))
     assert proc.returncode == 0, proc.stderr
     s = summary(proc)
-    assert s["frames"] > 5 and s["steps"] > 0 and s["sim_time"] > 0
+    assert s["frames"] >= 10 and s["steps"] > 0 and s["sim_time"] > 0
 
 
 KEYS_SCRIPT = r"""

@@ -298,3 +298,93 @@ def test_csv_export(arm, tmp_path):
     np.testing.assert_array_equal(efc[:, 5], traj.efc_force)
     header, solver = read("solver.csv")
     np.testing.assert_array_equal(solver[:, header.index("nefc")], traj.nefc)
+
+
+def test_version_1_recordings_load_with_their_integrators_renumbered(arm, tmp_path):
+    """Version 1 numbered the integrators SEMIIMPLICIT RK4 EXPLICIT MIDPOINT INTERLEAVE = 0..4;
+    the loader maps them to engine.Integrator's values (MuJoCo's), so an old recording made
+    with EXPLICIT (then 2) is not read as IMPLICIT (now 2)."""
+    import json
+    import struct
+    import zlib
+    m, d = arm, engine.make_data(arm)
+    path = tmp_path / "old.traj"
+    m.opt.integrator = engine.Integrator.EXPLICIT
+    try:
+        with engine.Recorder(m, path, d=d) as rec:
+            engine.step(m, d)
+            rec.record(d)
+            m.opt.integrator = engine.Integrator.MIDPOINT     # an options record
+            engine.step(m, d)
+            rec.record(d)
+    finally:
+        m.opt.integrator = engine.Integrator.SEMIIMPLICIT
+    # rewrite the file as version 1 wrote it: version 1, the old integer values
+    data = path.read_bytes()
+    out, pos = [data[:len(MAGIC)]], len(MAGIC)
+    old_value = {int(engine.Integrator.EXPLICIT): 2, int(engine.Integrator.MIDPOINT): 3}
+    while pos < len(data):
+        length, _ = struct.unpack_from("<II", data, pos)
+        payload = data[pos + 8:pos + 8 + length]
+        kind, body = payload[:8], payload[8:]
+        if kind[:1] in (b"H", b"O"):
+            obj = json.loads(body)
+            opts = obj["options"]
+            opts["integrator"] = [old_value[v] for v in opts["integrator"]]
+            if kind[:1] == b"H":
+                obj["version"] = 1
+            body = json.dumps(obj, separators=(",", ":")).encode()
+            body += b" " * (-len(body) % 8)
+            payload = kind + body
+        out.append(struct.pack("<II", len(payload), zlib.crc32(payload)) + payload)
+        pos += 8 + length
+    path.write_bytes(b"".join(out))
+    traj = engine.load_trajectory(path, model=m)
+    assert traj.header["version"] == 1
+    assert traj.options_at(0)["integrator"] == [int(engine.Integrator.EXPLICIT)]
+    assert traj.options_at(1)["integrator"] == [int(engine.Integrator.MIDPOINT)]
+    # a file of the current version is read as written
+    assert engine.trajectory.VERSION == 2
+
+
+def test_sensordata_is_recorded_with_each_step(tmp_path):
+    """The sensors of each step (those of the state before it, as after mj_step) round-trip bit
+    for bit, by name too, and go to sensordata.csv with a column per sensor component."""
+    m = engine.load_model(os.path.join(ROOT, "tests", "data", "sensors_contact.xml"))
+    d = engine.make_data(m)
+    rng = np.random.default_rng(4)
+    path = tmp_path / "sensors.traj"
+    snaps = []
+    with engine.Recorder(m, path, d=d) as rec:
+        for _ in range(40):
+            d.ctrl[:] = rng.uniform(-1, 1, m.nu)
+            engine.step(m, d)
+            rec.record(d)
+            snaps.append(d.sensordata.copy())
+    traj = engine.load_trajectory(path, model=m)
+    assert traj.sensordata.shape == (40, m.nsensordata)
+    np.testing.assert_array_equal(traj.sensordata, np.array(snaps))
+    i = m.names["sensor"].index("maxforce")
+    adr, dim = m.sensor_adr[i], m.sensor_dim[i]
+    np.testing.assert_array_equal(traj.sensor("maxforce"), traj.sensordata[:, adr:adr + dim])
+    files = traj.to_csv(tmp_path / "csv")
+    csv = [f for f in files if f.endswith("sensordata.csv")][0]
+    with open(csv) as f:
+        header = f.readline().strip().split(",")
+    assert len(header) == 2 + m.nsensordata and "maxforce_0" in header
+    np.testing.assert_array_equal(np.loadtxt(csv, delimiter=",", skiprows=1)[:, 2:],
+                                  traj.sensordata)
+
+
+def test_version_1_recordings_still_load():
+    """A recording made before sensordata was recorded (format version 1, made by the engine
+    of that time from trajectory_arm.xml) loads, with no sensor data, and is still recognised
+    as made with this model although the Model has gained fields since (its hash covers the
+    version 1 fields)."""
+    traj = engine.load_trajectory(os.path.join(ROOT, "tests", "data", "trajectory_v1.traj"))
+    assert traj.header["version"] == 1 and len(traj) == 5
+    assert traj.sensordata.shape == (5, 0)
+    traj.check_model(engine.load_model(ARM))
+    other = engine.load_model_from_string(open(ARM).read().replace('mass="0.5"', 'mass="0.6"'))
+    with pytest.raises(TrajectoryModelMismatch):
+        traj.check_model(other)

@@ -29,6 +29,7 @@ from ..enums import (BiasType, Cone, DisableBit, DynType, EqType, GainType, Geom
 from ..types import Model, ModelError
 from . import inertia as I
 from .fluid import ellipsoid_fluid_coefs
+from . import sensors as sensor_specs
 from . import schema as S
 from .xmltree import Node, Source, expand_includes, parse_text
 
@@ -457,13 +458,15 @@ class _Compiler:
         o = {"timestep": 0.002, "gravity": [0.0, 0.0, -9.81], "wind": [0.0, 0.0, 0.0],
              "magnetic": [0.0, -0.5, 0.0], "density": 0.0, "viscosity": 0.0, "impratio": 1.0,
              "tolerance": 1e-8, "iterations": 100, "integrator": int(Integrator.SEMIIMPLICIT),
+             "noslip_iterations": 0, "noslip_tolerance": 1e-6,
              "solver": int(Solver.PGS), "cone": int(Cone.ELLIPTIC), "epsilon": 0.1,
              "kappa": 0.02, "rmin": 1e-8, "disableflags": 0, "enableflags": 0,
              "stabilization": 0}
         integ = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                  "explicit": Integrator.EXPLICIT, "midpoint": Integrator.MIDPOINT,
                  "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
-                 "implicit": None, "implicitfast": None}
+                 "implicit": Integrator.IMPLICIT, "implicitfast": Integrator.IMPLICITFAST,
+                 "discrete": None}
         for n in nodes:
             self.current = n
             for a in n.attrib:
@@ -481,9 +484,7 @@ class _Compiler:
             if n.has("integrator"):
                 v = n.keyword("integrator", integ)
                 if v is None:
-                    self.warn(f"integrator=\"{n.text('integrator')}\" is not implemented; "
-                              "using the semi-implicit Euler integrator", n)
-                    v = Integrator.SEMIIMPLICIT
+                    raise self.unsupported(n, "MuJoCo 4's discrete integrator", "integrator")
                 o["integrator"] = int(v)
             if n.has("solver"):
                 v = n.keyword("solver", {"PGS": "PGS", "Newton": "Newton", "CG": "CG"})
@@ -495,13 +496,11 @@ class _Compiler:
                 o["cone"] = int(v)
             if n.has("stabilization"):
                 o["stabilization"] = _read(n, "stabilization", S.OPTION["stabilization"])
-            for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance", "noslip_tolerance"):
+            for a in ("ls_tolerance", "ccd_tolerance", "sleep_tolerance"):
                 n.float(a)
             for a in ("ls_iterations", "ccd_iterations", "sdf_iterations", "sdf_initpoints"):
                 n.int(a)
-            if n.int("noslip_iterations", 0) > 0:
-                raise self.unsupported(n, "the noslip solver (noslip_iterations > 0)",
-                                       "noslip_iterations")
+            self.read_noslip(n, o)
             for a in ("o_margin", "o_solref", "o_solimp", "o_friction"):
                 if n.has(a):
                     _read(n, a, S.OPTION[a])
@@ -520,6 +519,17 @@ class _Compiler:
                 self.read_flags(child, o)
         self.opt = o
 
+    def read_noslip(self, n, o):
+        """noslip_iterations (>= 0) and noslip_tolerance (>= 0) of <option>."""
+        if n.has("noslip_iterations"):
+            o["noslip_iterations"] = n.int("noslip_iterations")
+            if o["noslip_iterations"] < 0:
+                raise n.error("noslip_iterations must be >= 0", "noslip_iterations")
+        if n.has("noslip_tolerance"):
+            o["noslip_tolerance"] = n.float("noslip_tolerance")
+            if not o["noslip_tolerance"] >= 0:
+                raise n.error("noslip_tolerance must be >= 0", "noslip_tolerance")
+
     def read_flags(self, n, o):
         bits = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
                 "frictionloss": DisableBit.FRICTIONLOSS, "limit": DisableBit.LIMIT,
@@ -527,7 +537,8 @@ class _Compiler:
                 "spring": DisableBit.SPRING, "damper": DisableBit.DAMPER,
                 "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
                 "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
-                "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP}
+                "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP,
+                "sensor": DisableBit.SENSOR}
         # flags without a counterpart: those that change the physics are refused, the others
         # (diagnostics, performance, the choice among collision algorithms) are reported
         physics = {"diagexact": True, "ipc": True, "speculative": True, "override": True,
@@ -535,8 +546,7 @@ class _Compiler:
         reported = {"fwdinv": (True, "the forward-inverse comparison is not computed"),
                     "multiccd": (True, "convex collisions here already give up to 4 contacts "
                                        "on flat faces"),
-                    "nativeccd": (False, "collisions use this engine's own GJK/EPA"),
-                    "sensor": (False, "sensors are computed as usual")}
+                    "nativeccd": (False, "collisions use this engine's own GJK/EPA")}
         quiet = {"energy": True,        # energy is always computed (engine.energy, d.energy)
                  "invdiscrete": True,   # engine.inverse is the inverse of the discrete step
                  "midphase": False, "island": False}     # performance only
@@ -1245,7 +1255,37 @@ class _Compiler:
         if sp["fovy"] >= 180:
             raise n.error("fovy too large in camera", "fovy")
         body.cams.append(Obj(name=sp["name"] or "", node=n, body=body, mode=sp["mode"],
-                             target=sp["target"] or "", pos=pos, quat=quat, fovy=sp["fovy"]))
+                             target=sp["target"] or "", pos=pos, quat=quat,
+                             **self.camera_sensor(n, sp)))
+
+    def camera_sensor(self, n, sp):
+        """Image size, projection and intrinsics of a camera (mjCCamera::Compile): focal
+        lengths and principal point (length units) from pixels and the sensor size, in single
+        precision as MuJoCo stores them; a sensor size sets fovy."""
+        f32 = np.float32
+        res = [int(v) for v in sp["resolution"]]
+        size = [f32(v) for v in sp["sensorsize"]]
+        fovy = sp["fovy"]
+        given = [sp[a] for a in ("focal", "focalpixel", "principal", "principalpixel")]
+        if any(v for pair in given for v in pair) and not (size[0] > 0 and size[1] > 0):
+            raise n.error("focal/principal require sensorsize in camera", "sensorsize")
+        if size[0] > 0 and size[1] > 0:
+            if res[0] <= 0 or res[1] <= 0:
+                raise n.error("sensorsize requires positive resolution in camera",
+                              "resolution")
+            density = [f32(res[k]) / size[k] for k in range(2)]
+            # pixel values override length values
+            intrinsic = [f32(pix[k]) / density[k] if pix[k] else f32(length[k])
+                         for pix, length in ((sp["focalpixel"], sp["focal"]),
+                                             (sp["principalpixel"], sp["principal"]))
+                         for k in range(2)]
+            fovy = float(np.arctan2(size[1] / f32(2), intrinsic[1])) * 360.0 / math.pi
+        else:
+            znear = f32(float(self.visual.get("map", {}).get("znear", 0.01)))
+            intrinsic = [znear, znear, 0.0, 0.0]
+        projection = sp["projection"] == "orthographic" or sp["orthographic"]
+        return dict(resolution=res, sensorsize=[float(v) for v in size], fovy=fovy,
+                    intrinsic=[float(v) for v in intrinsic], projection=int(projection))
 
     def read_light(self, n, body, childclass, frame):
         cls = self.defclass(n, childclass)
@@ -2145,76 +2185,8 @@ class _Compiler:
     # <sensor>
     # ------------------------------------------------------------------------------------------
     def read_sensors(self, nodes):
-        self.sensors = []
-        objtypes = {k: k for k in ("body", "xbody", "geom", "site", "camera")}
-        for n in nodes:
-            n.check_attrs(())
-            for child in n.children:
-                self.current = child
-                tag = child.tag
-                if tag == "plugin":
-                    raise self.unsupported(child, "sensor plugins")
-                if tag not in S.SENSORS:
-                    raise child.error(f"unknown element <{tag}> in <sensor>")
-                attr, otype, dim = S.SENSORS[tag]
-                allowed = set(S.SENSOR_COMMON) | set(S.SENSOR_EXTRA.get(tag, ()))
-                if attr:
-                    allowed.add(attr)
-                child.check_attrs(allowed)
-                noise = child.float("noise", 0.0)
-                cutoff = child.float("cutoff", 0.0)
-                if noise < 0:
-                    raise child.error("negative noise in sensor", "noise")
-                if cutoff < 0:
-                    raise child.error("negative cutoff in sensor", "cutoff")
-                objname = refname = None
-                objid = -1
-                if attr:
-                    if not child.has(attr):
-                        raise child.error(f"missing attribute '{attr}'", attr)
-                    objname = child.text(attr)
-                    objid = self.lookup_named(child, otype, objname, attr)
-                elif tag.startswith("frame") or tag == "user" and child.has("objtype"):
-                    otype = child.keyword("objtype", {k: k for k in objtypes} |
-                                          ({"joint": "joint", "tendon": "tendon",
-                                            "actuator": "actuator"} if tag == "user" else {}))
-                    if otype is None:
-                        raise child.error("missing attribute 'objtype'", "objtype")
-                    objname = child.text("objname")
-                    if objname is None:
-                        raise child.error("missing attribute 'objname'", "objname")
-                    objid = self.lookup_named(child, otype, objname, "objname")
-                    if child.has("reftype") or child.has("refname"):
-                        rtype = child.keyword("reftype", objtypes)
-                        refname = child.text("refname")
-                        if rtype is None or refname is None:
-                            raise child.error("reftype and refname must be given together",
-                                              "reftype" if rtype is None else "refname")
-                        self.lookup_named(child, rtype, refname, "refname")
-                elif tag in ("distance", "normal", "fromto", "contact"):
-                    for a in ("geom1", "geom2", "body1", "body2", "subtree1", "subtree2",
-                              "site"):
-                        if child.has(a):
-                            kind = {"geom": "geom", "body": "body", "subt": "body",
-                                    "site": "site"}[a[:4]]
-                            oid = self.lookup_named(child, kind, child.text(a), a)
-                            if objname is None:
-                                objname, otype, objid = child.text(a), kind, oid
-                            elif refname is None:
-                                refname = child.text(a)
-                if tag == "user":
-                    dim = child.int("dim", 1)
-                elif tag == "contact":
-                    dim = None
-                elif tag == "tactile":
-                    dim = None
-                if tag == "camprojection":
-                    self.lookup_named(child, "camera", child.text("camera"), "camera")
-                self.sensors.append({"type": tag, "name": child.text("name", ""),
-                                     "objtype": otype, "objname": objname, "objid": objid,
-                                     "refname": refname, "noise": noise, "cutoff": cutoff,
-                                     "dim": dim, "line": child.line})
-        self.check_names([Obj(name=s["name"], node=c) for s, c in
+        self.sensors = sensor_specs.read_sensors(self, nodes)
+        self.check_names([Obj(name=sp.pop("node").text("name", ""), node=n) for sp, n in
                           zip(self.sensors, [ch for n in nodes for ch in n.children])],
                          "sensor")
 
@@ -2266,12 +2238,12 @@ class _Compiler:
 
         o = self.opt
         for k in ("timestep", "density", "viscosity", "tolerance", "epsilon", "kappa", "rmin",
-                  "impratio"):
+                  "impratio", "noslip_tolerance"):
             arr("opt_" + k, 1)[0] = o[k]
         for k in ("gravity", "wind", "magnetic"):
             arr("opt_" + k, 3)[:] = o[k]
         for k in ("integrator", "solver", "cone", "stabilization", "iterations",
-                  "disableflags", "enableflags"):
+                  "noslip_iterations", "disableflags", "enableflags"):
             arr("opt_" + k, 1, int)[0] = o[k]
 
         # bodies
@@ -2444,6 +2416,13 @@ class _Compiler:
             A["cam_pos"][c.id] = c.pos
             A["cam_quat"][c.id] = c.quat
             A["cam_fovy"][c.id] = c.fovy
+        arr("cam_projection", ncam, int)
+        arr("cam_resolution", (ncam, 2), int)
+        for k, w in (("sensorsize", 2), ("intrinsic", 4)):
+            arr("cam_" + k, (ncam, w))
+        for c in cams:
+            for k in ("projection", "resolution", "sensorsize", "intrinsic"):
+                A["cam_" + k][c.id] = getattr(c, k)
 
         # lights
         nlight = len(lights)
@@ -2664,7 +2643,12 @@ class _Compiler:
                      nsite=nsite, ncam=ncam, nlight=nlight, nmesh=nmesh, nmeshvert=nmeshvert,
                      nmeshface=nmeshface, nmeshgraph=len(A["mesh_graph"]), nhfield=nhfield,
                      nhfielddata=nhfielddata, ntendon=ntendon, nwrap=nwrap, neq=neq, nkey=nkey,
-                     npair=npair, nexclude=nexclude, nM=nM, nmocap=nmocap)
+                     npair=npair, nexclude=nexclude, nM=nM, nmocap=nmocap,
+                     nmat=len(self.materials))
+        A["mat_rgba"] = np.array([m.rgba for m in self.materials], dtype=float).reshape(-1, 4)
+        sensor_arrays, sensor_sizes = sensor_specs.sensor_arrays(self.sensors)
+        A.update(sensor_arrays)
+        sizes.update(sensor_sizes)
         names = {"body": [b.name for b in bodies], "joint": [j.name for j in joints],
                  "geom": [g.name for g in geoms], "site": [s.name for s in sites],
                  "camera": [c.name for c in cams], "light": [lt.name for lt in lights],

@@ -54,8 +54,8 @@ def _log_slider(app, label, name, lo, hi, fmt="%.3g"):
 
 
 LABELS = ("timestep", "integrator", "solver", "cone", "stabilization", "iterations",
-          "tolerance", "gravity", "epsilon", "kappa", "rmin", "impratio", "viscosity", "density",
-          "wind")
+          "tolerance", "noslip iterations", "noslip tolerance", "gravity", "epsilon", "kappa",
+          "rmin", "impratio", "viscosity", "density", "wind")
 # MuJoCo's enable flags: (name, state in this engine, explanation). "fwdinv" is the studio's
 # live forward-vs-inverse check; the others are fixed by the engine.
 ENABLE_FLAGS = (
@@ -90,6 +90,14 @@ def _draw(app) -> None:
     if changed:
         set_option(app, "iterations", int(v))
     _log_slider(app, "tolerance", "tolerance", 1e-12, 1e-2)
+    changed, v = imgui.slider_int("noslip iterations", int(opt.noslip_iterations), 0, 100)
+    if changed:
+        set_option(app, "noslip_iterations", int(v))
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("MuJoCo's noslip post-processing: sweeps over the friction rows\n"
+                          "without regularisation, so that sticking contacts do not creep (0: off)")
+    if opt.noslip_iterations > 0:
+        _log_slider(app, "noslip tolerance", "noslip_tolerance", 1e-14, 1e-2)
     changed, g = imgui.input_float3("gravity", [float(x) for x in opt.gravity])
     if changed:
         set_option(app, "gravity", np.array(g, float))

@@ -1,7 +1,8 @@
 """ImPlot panel: chosen signals over the last seconds (joint positions and velocities, controls,
 contact forces, energy), sampled from the runner's Snapshots once per frame; and, when switched
 on, the live forward-vs-inverse consistency (studio.consistency: the inverse dynamics run on
-every step, relative residuals of the recovered applied force and of the impulses, log scale)."""
+every step, relative residuals of the recovered applied force and of the impulses, log scale).
+The sensors chosen in the Sensors panel are sampled here too (signal "sensors") and drawn there."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +11,7 @@ from imgui_bundle import imgui, implot
 from . import PANEL_PLOT, header, push_width_for_labels, track
 
 SIGNALS = ["joint positions", "joint velocities", "controls", "contact forces", "energy"]
+SENSORS = "sensors"                # the Sensors panel's signal, sampled with the others
 CAPACITY = 600                     # samples kept per signal (about 10 s at 60 FPS)
 DEFAULT_CHOSEN = 3                 # joints / actuators plotted until the user chooses
 FREE, BALL = 0, 1
@@ -42,6 +44,8 @@ class PlotState:
         self.enabled = {"joint positions": True, "energy": True}
         self.joints = None                 # chosen joint ids (None: the first DEFAULT_CHOSEN)
         self.actuators = None              # chosen actuator ids
+        self.sensors = []                  # chosen sensor ids (Sensors panel)
+        self.sensor_filter = ""            # the Sensors panel's name filter
         self.t = np.zeros(CAPACITY)
         self.data = {}                     # signal -> (CAPACITY, columns)
         self.labels = {}                   # signal -> column labels
@@ -58,6 +62,8 @@ class PlotState:
     def reset_choices(self):
         """A new model: the default joints and actuators again, no samples."""
         self.joints = self.actuators = None
+        self.sensors = []
+        self.enabled.pop(SENSORS, None)
         self.clear()
 
     def chosen_joints(self, m):
@@ -85,6 +91,14 @@ class PlotState:
         if name == "controls":
             idx = self.chosen_actuators(m)
             return (lambda snap: snap.ctrl[idx]), [_name(m, "actuator", i, "actuator") for i in idx]
+        if name == SENSORS:
+            from .sensors import sensor_columns
+            idx, labels = [], []
+            for i in self.sensors:
+                k, lab = sensor_columns(m, i)
+                idx += k
+                labels += lab
+            return (lambda snap: snap.sensordata[idx]), labels
         if name == "contact forces":
             def totals(snap):
                 from ..scene import contact_force_parts
@@ -104,7 +118,7 @@ class PlotState:
         self.last_time = snap.time
         i = self.n % CAPACITY
         self.t[i] = snap.time
-        for name in SIGNALS:
+        for name in SIGNALS + [SENSORS]:
             if not self.enabled.get(name):
                 continue
             buf = self.data.get(name)
@@ -171,24 +185,30 @@ def draw(app) -> None:
     height = 150 * app.ui_scale
     draw_consistency(app, height)
     for name in SIGNALS:
-        if not st.enabled.get(name) or name not in st.data or st.n < 2:
-            continue
-        t, y = st.ordered(name)
-        # at most about one sample per pixel column: the lines ImPlot builds cost per segment
-        step = max(1, int(np.ceil(len(t) / max(imgui.get_content_region_avail().x, 1.0))))
-        t, y = t[::-1][::step][::-1], y[::-1][::step][::-1]        # (keeps the newest sample)
-        if implot.begin_plot(name, imgui.ImVec2(-1, height), PANEL_PLOT):
-            implot.setup_axes("time (s)", "")
-            implot.setup_axes_limits(float(t[0]), float(max(t[-1], t[0] + 1e-6)), 0, 1,
-                                     imgui.Cond_.always)
-            if np.isfinite(y).any():
-                implot.setup_axis_limits(implot.ImAxis_.y1, float(np.nanmin(y)) - 1e-6,
-                                         float(np.nanmax(y)) + 1e-6, imgui.Cond_.always)
-            tt = np.ascontiguousarray(t)
-            for k, lab in enumerate(st.labels[name]):
-                implot.plot_line(lab, tt, np.ascontiguousarray(y[:, k]))
-            implot.end_plot()
-        track(app, "plot:" + name)
+        draw_signal(app, name, height)
+
+
+def draw_signal(app, name, height) -> None:
+    """The plot of one sampled signal over the buffer's time span (tracked as "plot:name")."""
+    st = app.plots
+    if not st.enabled.get(name) or name not in st.data or st.n < 2:
+        return
+    t, y = st.ordered(name)
+    # at most about one sample per pixel column: the lines ImPlot builds cost per segment
+    step = max(1, int(np.ceil(len(t) / max(imgui.get_content_region_avail().x, 1.0))))
+    t, y = t[::-1][::step][::-1], y[::-1][::step][::-1]        # (keeps the newest sample)
+    if implot.begin_plot(name, imgui.ImVec2(-1, height), PANEL_PLOT):
+        implot.setup_axes("time (s)", "")
+        implot.setup_axes_limits(float(t[0]), float(max(t[-1], t[0] + 1e-6)), 0, 1,
+                                 imgui.Cond_.always)
+        if np.isfinite(y).any():
+            implot.setup_axis_limits(implot.ImAxis_.y1, float(np.nanmin(y)) - 1e-6,
+                                     float(np.nanmax(y)) + 1e-6, imgui.Cond_.always)
+        tt = np.ascontiguousarray(t)
+        for k, lab in enumerate(st.labels[name]):
+            implot.plot_line(lab, tt, np.ascontiguousarray(y[:, k]))
+        implot.end_plot()
+    track(app, "plot:" + name)
 
 
 RESIDUAL_FLOOR = 1e-17             # zero residuals are drawn here on the log axis
@@ -203,7 +223,8 @@ def draw_consistency(app, height) -> None:
         imgui.set_tooltip("Runs engine.inverse at each pre-step state with qacc = (v' - v)/h on a\n"
                           "copy of the state and plots the relative residuals of the recovered\n"
                           "applied force and of the impulses (forward vs inverse efc_force).\n"
-                          "Meaningful with the EXPLICIT and SEMIIMPLICIT integrators.")
+                          "Meaningful with the one-stage integrators (SEMIIMPLICIT, EXPLICIT,\n"
+                          "IMPLICIT, IMPLICITFAST).")
     if changed:
         r.set_inverse_check(on)
     if check is None or check.n < 2:
