@@ -66,12 +66,21 @@ def hull_vertex(m, g, i):
 
 
 @jit
+def _grid(x):
+    """Index 0, 1, 2 of the grid coordinate -1, 0, 1 nearest to the direction component x."""
+    return 2 if x > 0.4 else (0 if x < -0.4 else 1)
+
+
+@jit
 def mesh_support(m, d, g, ld):
-    """Support point of mesh geom g along ld (geom frame): the hull vertex found by climbing
-    the hull graph from the vertex of the previous call (geom_meshwarm; a step moves to the
-    neighbour farthest along ld while one is farther, and a local maximum of a linear function
-    on a convex polytope's graph is the global one), or by trying every vertex of a small
-    mesh or a mesh without a graph."""
+    """Support point of mesh geom g along ld (geom frame).
+
+    A mesh with a hull graph and at least HILLCLIMB_MIN vertices is searched as MuJoCo's
+    mjc_hillclimbSupport: start from the better of the vertex of the previous call
+    (d.geom_meshwarm) and the precomputed extremum of the nearest of 27 grid directions
+    (mesh_extrema), then move to the neighbour farthest along ld while one is farther: a local
+    maximum of a linear function over the vertex graph of a convex polytope is the global one.
+    Other meshes try every vertex."""
     k = m.geom_dataid[g]
     a = m.mesh_vertadr[k]
     adr = m.mesh_graphadr[k]
@@ -89,23 +98,27 @@ def mesh_support(m, d, g, ld):
     nvert = G[adr]
     edgeadr = adr + 2
     globalid = adr + 2 + nvert
-    edges = adr + 2 + 2 * nvert
-    i = d.geom_meshwarm[g]
-    if i < 0 or i >= nvert:
-        i = 0
+    # seed: the extremum of the grid direction (cx, cy, cz), each -1, 0 or 1 by ld's sign
+    i = m.mesh_extrema[k, 9 * _grid(ld[0]) + 3 * _grid(ld[1]) + _grid(ld[2])]
     j = a + G[globalid + i]
     best = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
-    change = True
-    while change:
-        change = False
-        e = edges + G[edgeadr + i]
+    w = d.geom_meshwarm[g]
+    if w >= 0:
+        j = a + G[globalid + w]
+        v = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
+        if v >= best:
+            best = v
+            i = w
+    prev = -1
+    while i != prev:
+        prev = i
+        e = G[edgeadr + prev] + edgeadr + 2 * nvert
         while G[e] >= 0:
             j = a + G[globalid + G[e]]
             v = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
             if v > best:
                 best = v
                 i = G[e]
-                change = True
             e += 1
     d.geom_meshwarm[g] = i
     j = a + G[globalid + i]

@@ -126,6 +126,9 @@ def narrowphase(m, d, code, g1, g2, margin):
     p2 = vec3(d.geom_xpos, g2)
     r2 = mat9(d.geom_xmat, g2)
     s2 = vec3(m.geom_size, g2)
+    # mesh support functions start each pair from their grid seeds (no memory across pairs)
+    d.geom_meshwarm[g1] = -1
+    d.geom_meshwarm[g2] = -1
     if code == C_PLANE_SPHERE:
         return plane_sphere(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
     if code == C_PLANE_CAPSULE:
@@ -315,9 +318,6 @@ def collide_geoms(m, d, g1, g2, ipair):
     # detected within margin + gap; rows only within margin (includemargin)
     if _filter_sphere(m, d, g1, g2, margin + gap):
         return
-    # support functions of meshes climb their hull from vertex 0 in each pair
-    d.geom_meshwarm[g1] = -1
-    d.geom_meshwarm[g2] = -1
     num = narrowphase(m, d, code, g1, g2, margin + gap)
     if num > 0:
         add_contacts(m, d, num, g1, g2, ipair, margin)

@@ -175,6 +175,7 @@ mesh_vert           f nmeshvert 3  # vertex positions
 mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
 mesh_graphadr       i nmesh      # address of the mesh's convex hull graph, -1 if none
 mesh_graph          i nmeshgraph # convex hull graphs (MuJoCo's layout: compiler.mesh.hull_graph)
+mesh_extrema        i nmesh 27   # hull vertex (graph local id) farthest along 27 grid directions
 # materials (the rest of a material is rendering data: m.materials)
 mat_rgba            f nmat 4     # colour; alpha 0 hides the geoms that use it from rays
 # height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),

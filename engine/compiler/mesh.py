@@ -374,23 +374,36 @@ def hull_graph(hull_face):
     return np.concatenate([[nvert, nface], edgeadr, globalid, edge_local, tri.ravel()])
 
 
+def hull_extrema(vert, graph):
+    """The hull vertex (local id in graph) farthest along each of the 27 directions
+    (cx, cy, cz) in {-1, 0, 1}^3, at index 9 (cx + 1) + 3 (cy + 1) + cz + 1 (MuJoCo's
+    mesh_extrema): the seeds of hill climbing."""
+    nvert = graph[0]
+    hull = np.asarray(vert)[graph[2 + nvert:2 + 2 * nvert]]
+    grid = np.array([(cx, cy, cz) for cx in (-1, 0, 1) for cy in (-1, 0, 1) for cz in (-1, 0, 1)])
+    return np.argmax(hull @ grid.T, axis=0)
+
+
 def mesh_graphs(infos, geom_type, geom_dataid, geom_contype, geom_conaffinity, pair_geoms):
-    """(mesh_graphadr, mesh_graph) of the meshes that collide (as MuJoCo: used by a mesh geom
-    with a nonzero contype or conaffinity, or by one named in a <pair>); -1 for the others."""
+    """(mesh_graphadr, mesh_graph, mesh_extrema) of the meshes that collide (as MuJoCo: used
+    by a mesh geom with a nonzero contype or conaffinity, or by one named in a <pair>);
+    address -1 and extrema 0 for the others."""
     need = np.zeros(len(infos), dtype=bool)
     for g in range(len(geom_type)):
         if geom_type[g] == GeomType.MESH and geom_dataid[g] >= 0 and (
                 geom_contype[g] or geom_conaffinity[g] or g in pair_geoms):
             need[geom_dataid[g]] = True
     adr = np.full(len(infos), -1, dtype=np.int64)
+    extrema = np.zeros((len(infos), 27), dtype=np.int64)
     parts, size = [], 0
     for k, info in enumerate(infos):
         graph = hull_graph(info.hull_face) if need[k] else None
         if graph is not None:
             adr[k] = size
+            extrema[k] = hull_extrema(info.vert, graph)
             parts.append(graph)
             size += len(graph)
-    return adr, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
+    return adr, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)), extrema
 
 
 def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", *,

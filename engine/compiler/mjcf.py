@@ -2575,7 +2575,7 @@ class _Compiler:
         arr("exclude_body2", nexclude, int)[:] = [e.b2 for e in self.excludes]
         # convex hull graphs of the colliding meshes (support functions climb them)
         from .mesh import mesh_graphs
-        A["mesh_graphadr"], A["mesh_graph"] = mesh_graphs(
+        A["mesh_graphadr"], A["mesh_graph"], A["mesh_extrema"] = mesh_graphs(
             [m.info for m in self.meshes], A["geom_type"], A["geom_dataid"], A["geom_contype"],
             A["geom_conaffinity"], {g for p in self.pairs for g in (p.g1, p.g2)})
 
