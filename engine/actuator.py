@@ -118,7 +118,7 @@ def muscle_gain_length(length, lmin, lmax):
 
 
 @jit
-def _muscle_scale(prm, lengthrange, acc0):
+def muscle_scale(prm, lengthrange, acc0):
     """Peak force F (scale / acc0 when the force is given as negative) and optimal length L0."""
     force = prm[2]
     if force < 0.0:
@@ -132,7 +132,7 @@ def muscle_gain(length, vel, lengthrange, acc0, prm):
     """Active muscle force per unit activation: -F FL(L) FV(V), L = range[0] + (length -
     lengthrange[0]) / L0, V = vel / (L0 vmax); FV = 0 below V = -1, (V + 1)^2 up to 0, then
     rising to fvmax at V = fvmax - 1."""
-    force, L0 = _muscle_scale(prm, lengthrange, acc0)
+    force, L0 = muscle_scale(prm, lengthrange, acc0)
     L = prm[0] + (length - lengthrange[0]) / max(MINVAL, L0)
     V = vel / max(MINVAL, L0 * prm[6])
     FL = muscle_gain_length(L, prm[4], prm[5])
@@ -153,7 +153,7 @@ def muscle_gain(length, vel, lengthrange, acc0, prm):
 def muscle_bias(length, lengthrange, acc0, prm):
     """Passive muscle force -F FP(L): 0 up to L = 1, a half-quadratic reaching fpmax / 2 at
     b = (1 + lmax) / 2, linear beyond."""
-    force, L0 = _muscle_scale(prm, lengthrange, acc0)
+    force, L0 = muscle_scale(prm, lengthrange, acc0)
     L = prm[0] + (length - lengthrange[0]) / max(MINVAL, L0)
     b = 0.5 * (1.0 + prm[5])
     if L <= 1.0:

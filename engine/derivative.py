@@ -16,18 +16,21 @@ couple. Couplings between branches through tendons or actuators (J' B J with J r
 branches) are dropped, as MuJoCo drops them; within the pattern every entry is exact.
 
 qDeriv is what the implicit integrators need (forward.py: M - h qDeriv); dense_D turns it into
-a dense matrix for tests and users. MuJoCo's terms for muscle gains and the ellipsoid fluid
-model (mjd_muscleGain_vel, mjd_ellipsoidFluid) belong here once the engine has those forces.
+a dense matrix for tests and users. As in MuJoCo, IMPLICITFAST symmetrises the ellipsoid fluid
+model's 6 x 6 block of each geom (except on standalone free bodies, whose block the integrator
+keeps whole), so that its qDeriv is then not the exact derivative there.
 """
 import math
 
 import numpy as np
 
 from . import actuator
-from .enums import BiasType, DisableBit, DynType, GainType, JointType, TrnType
+from .enums import BiasType, DisableBit, DynType, GainType, Integrator, JointType, TrnType
 from .jit import jit
-from .math import MINVAL, add6, cross_force, cross_motion, dot6, mul_inert_vec, row6, row10
-from .smooth import apply_ft
+from .math import (MINVAL, add6, cross_force, cross_motion, dot6, mat9, mul_inert_vec,
+                   mulmattvec3, row6, row10, vec3)
+from .passive import ellipsoid_max_moment, ellipsoid_semiaxes, inertia_box
+from .smooth import jac_kernel, last_dof, object_velocity_local
 from .types import Data, Model
 
 FREE = int(JointType.FREE)
@@ -125,9 +128,10 @@ def smooth_vel(m, d, flg_bias):
 @jit
 def actuator_vel(m, d):
     """qDeriv += d qfrc_actuator / d qvel: moment' (d force / d velocity) moment per actuator,
-    with d force / d velocity = biasprm[2] (affine bias) + gainprm[2] * input (affine gain),
-    the input being the control (clamped to ctrlrange, as the force uses it) or the
-    activation (the next one with actearly). Actuators whose force is at its forcerange, and
+    with d force / d velocity = biasprm[2] (affine bias) + (d gain / d velocity) * input, the
+    gain's derivative gainprm[2] (affine) or muscle_gain_vel (muscle), the input being the
+    control (clamped to ctrlrange, as the force uses it) or the activation (the next one with
+    actearly). Actuators whose force is at its forcerange, and
     joint actuators whose joint's total actuator force is at its actuatorfrcrange, contribute
     nothing (MuJoCo's mjd_actuator_vel)."""
     flags = m.opt_disableflags[0]
@@ -157,6 +161,10 @@ def actuator_vel(m, d):
             bias_vel = m.actuator_biasprm[i, 2]
         if m.actuator_gaintype[i] == GainType.AFFINE:
             gain_vel = m.actuator_gainprm[i, 2]
+        elif m.actuator_gaintype[i] == GainType.MUSCLE:
+            gain_vel = muscle_gain_vel(d.actuator_length[i], d.actuator_velocity[i],
+                                       m.actuator_lengthrange[i], m.actuator_acc0[i],
+                                       m.actuator_gainprm[i])
         if gain_vel != 0.0:
             if m.actuator_dyntype[i] == DynType.NONE:
                 ctrl = 0.0 if bad else d.ctrl[i]
@@ -174,15 +182,47 @@ def actuator_vel(m, d):
 
 
 @jit
+def muscle_gain_vel(length, vel, lengthrange, acc0, prm):
+    """d actuator.muscle_gain / d vel = -F FL(L) FV'(V) / (L0 vmax), FV' the slope of the
+    force-velocity curve: 0 below V = -1, 2 (V + 1) up to 0, 2 (y - V) / y up to y = fvmax - 1,
+    0 beyond (MuJoCo's mjd_muscleGain_vel)."""
+    force, L0 = actuator.muscle_scale(prm, lengthrange, acc0)
+    L = prm[0] + (length - lengthrange[0]) / max(MINVAL, L0)
+    V = vel / max(MINVAL, L0 * prm[6])
+    FL = actuator.muscle_gain_length(L, prm[4], prm[5])
+    y = prm[8] - 1.0
+    if V <= -1.0:
+        dFV = 0.0
+    elif V <= 0.0:
+        dFV = 2.0 * (V + 1.0)
+    elif V <= y:
+        dFV = 2.0 * (y - V) / max(MINVAL, y)
+    else:
+        dFV = 0.0
+    return -force * FL * dFV / max(MINVAL, L0 * prm[6])
+
+
+@jit
 def passive_vel(m, d):
-    """qDeriv += d qfrc_passive / d qvel: the inertia-box fluid forces, -dof_damping on the
-    diagonal, -tendon_damping ten_J' ten_J (MuJoCo's mjd_passive_vel)."""
+    """qDeriv += d qfrc_passive / d qvel: the fluid forces (inertia-box or ellipsoid model, as
+    passive.py chooses per body), -dof_damping on the diagonal, -tendon_damping ten_J' ten_J
+    (MuJoCo's mjd_passive_vel)."""
     flags = m.opt_disableflags[0]
     if flags & DisableBit.PASSIVE or (flags & DisableBit.SPRING and flags & DisableBit.DAMPER):
         return
     if m.opt_viscosity[0] > 0.0 or m.opt_density[0] > 0.0:
         for b in range(1, m.body_parentid.shape[0]):
-            if m.body_mass[b] >= MINVAL:
+            if m.body_mass[b] < MINVAL:
+                continue
+            ellipsoid = False
+            for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
+                if m.geom_fluid[g, 0] > 0.0:
+                    ellipsoid = True
+            if ellipsoid:
+                for g in range(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]):
+                    if m.geom_fluid[g, 0] != 0.0:
+                        ellipsoid_fluid_vel(m, d, b, g)
+            else:
                 inertia_box_fluid_vel(m, d, b)
     if flags & NO_DAMPER:
         return
@@ -195,51 +235,226 @@ def passive_vel(m, d):
 
 
 @jit
+def local_jac(m, d, body, point, mat):
+    """deriv_jac = the Jacobian of the 6D velocity (rotation, translation) of a frame fixed to
+    body, at point, with axes the columns of mat, in that frame (the map of
+    smooth.object_velocity_local): R' jacr over R' jacp. Returns the last dof of body's chain,
+    the only dofs whose columns are not zero."""
+    J = d.deriv_jac
+    jac_kernel(m, d, point, body, J[3:6], J[0:3])
+    last = last_dof(m, body)
+    j = last
+    while j >= 0:
+        for r in (0, 3):
+            x, y, z = J[r, j], J[r + 1, j], J[r + 2, j]
+            for c in range(3):
+                J[r + c, j] = mat[c] * x + mat[3 + c] * y + mat[6 + c] * z
+        j = m.dof_parentid[j]
+    return last
+
+
+@jit
+def add_jtbj_local(m, d, last):
+    """qDeriv += J' B J with J = deriv_jac (6 x nv, zero outside the chain ending at dof last)
+    and B = deriv_B (6 x 6): the rows and columns are all on that chain, in the D pattern."""
+    J = d.deriv_jac
+    B = d.deriv_B
+    k = last
+    while k >= 0:
+        # w = J[:, k]' B, then row k += w J
+        w0 = w1 = w2 = w3 = w4 = w5 = 0.0
+        for r in range(6):
+            jr = J[r, k]
+            w0 += jr * B[r, 0]
+            w1 += jr * B[r, 1]
+            w2 += jr * B[r, 2]
+            w3 += jr * B[r, 3]
+            w4 += jr * B[r, 4]
+            w5 += jr * B[r, 5]
+        a = m.D_rowadr[k]
+        for adr in range(a, a + m.D_rownnz[k]):
+            c = m.D_colind[adr]
+            d.qDeriv[adr] += (w0 * J[0, c] + w1 * J[1, c] + w2 * J[2, c] + w3 * J[3, c]
+                              + w4 * J[4, c] + w5 * J[5, c])
+        k = m.dof_parentid[k]
+
+
+@jit
+def local_fluid_velocity(m, d, body, point, mat):
+    """(w, u): the angular velocity and the linear velocity less the wind of the frame at point
+    with axes mat fixed to body, in that frame (as passive.py's fluid models see them)."""
+    v = object_velocity_local(m, d, body, point, mat)
+    wind = mulmattvec3(mat, (m.opt_wind[0], m.opt_wind[1], m.opt_wind[2]))
+    return (v[0], v[1], v[2]), (v[3] - wind[0], v[4] - wind[1], v[5] - wind[2])
+
+
+@jit
 def inertia_box_fluid_vel(m, d, b):
     """qDeriv += J' B J for the drag of body b's equivalent inertia box (passive.py's
-    inertia_box_fluid): J the rows of the body's com Jacobian in its inertial frame (rotation
-    then translation), B diagonal: viscous -pi diam^3 visc and -3 pi diam visc, quadratic
+    inertia_box_fluid), J the com's local velocity Jacobian in the inertial frame, B diagonal:
+    viscous -pi diam^3 visc (rotation) and -3 pi diam visc (translation), quadratic
     -2 (drag coefficient) |v_k| (MuJoCo's mjd_inertiaBoxFluid)."""
-    mass = m.body_mass[b]
-    i0 = m.body_inertia[b, 0]
-    i1 = m.body_inertia[b, 1]
-    i2 = m.body_inertia[b, 2]
-    box = (math.sqrt(max(MINVAL, i1 + i2 - i0) / mass * 6.0),
-           math.sqrt(max(MINVAL, i0 + i2 - i1) / mass * 6.0),
-           math.sqrt(max(MINVAL, i0 + i1 - i2) / mass * 6.0))
-    # local velocity at the com, less the wind: v_k = J_k qvel - wind_k
-    J = d.deriv_row
+    box = inertia_box(m, b)
+    mat = mat9(d.ximat, b)
+    point = vec3(d.xipos, b)
+    last = local_jac(m, d, b, point, mat)
+    w, u = local_fluid_velocity(m, d, b, point, mat)
     rho = m.opt_density[0]
     visc = m.opt_viscosity[0]
     diam = (box[0] + box[1] + box[2]) / 3.0
-    for k in range(6):
-        axis = (d.ximat[b, k % 3], d.ximat[b, 3 + k % 3], d.ximat[b, 6 + k % 3])
-        J[:] = 0.0
-        point = (d.xipos[b, 0], d.xipos[b, 1], d.xipos[b, 2])
-        zero = (0.0, 0.0, 0.0)
-        if k < 3:
-            apply_ft(m, d, zero, axis, point, b, J, 1.0)
-        else:
-            apply_ft(m, d, axis, zero, point, b, J, 1.0)
-        B = 0.0
-        if visc > 0.0:
-            B = -math.pi * diam ** 3 * visc if k < 3 else -3.0 * math.pi * diam * visc
-        if rho > 0.0:
-            vel = 0.0
-            for c in range(J.shape[0]):
-                vel += J[c] * d.qvel[c]
-            if k >= 3:
-                vel -= (d.ximat[b, k % 3] * m.opt_wind[0] + d.ximat[b, 3 + k % 3] * m.opt_wind[1]
-                        + d.ximat[b, 6 + k % 3] * m.opt_wind[2])
-            a, c1, c2 = k % 3, (k + 1) % 3, (k + 2) % 3
-            if k < 3:
-                # torque -rho box_a (box_c1^4 + box_c2^4) |w| w / 64
-                B -= rho * box[a] * (box[c1] ** 4 + box[c2] ** 4) * 2.0 * abs(vel) / 64.0
-            else:
-                # force -rho/2 box_c1 box_c2 |v| v
-                B -= 0.5 * rho * box[c1] * box[c2] * 2.0 * abs(vel)
-        if B != 0.0:
-            add_jtbj(m, d, J, B)
+    B = d.deriv_B
+    B[:, :] = 0.0
+    for a in range(3):
+        c1, c2 = (a + 1) % 3, (a + 2) % 3
+        # torque -pi diam^3 visc w_a - rho box_a (box_c1^4 + box_c2^4) |w_a| w_a / 64
+        B[a, a] = (-math.pi * diam ** 3 * visc
+                   - rho * box[a] * (box[c1] ** 4 + box[c2] ** 4) * 2.0 * abs(w[a]) / 64.0)
+        # force -3 pi diam visc u_a - rho/2 box_c1 box_c2 |u_a| u_a
+        B[3 + a, 3 + a] = (-3.0 * math.pi * diam * visc
+                           - 0.5 * rho * box[c1] * box[c2] * 2.0 * abs(u[a]))
+    add_jtbj_local(m, d, last)
+
+
+@jit
+def _add_skew(B, r0, c0, a, s0, s1, s2):
+    """B[r0:r0+3, c0:c0+3] += [a]x diag(s): the derivative of a x (s * x) in x."""
+    B[r0, c0 + 1] -= a[2] * s1
+    B[r0, c0 + 2] += a[1] * s2
+    B[r0 + 1, c0] += a[2] * s0
+    B[r0 + 1, c0 + 2] -= a[0] * s2
+    B[r0 + 2, c0] -= a[1] * s0
+    B[r0 + 2, c0 + 1] += a[0] * s1
+
+
+@jit
+def _add_outer(B, r0, c0, a, b, diag):
+    """B[r0:r0+3, c0:c0+3] += a b' + diag I."""
+    for i in range(3):
+        for j in range(3):
+            B[r0 + i, c0 + j] += a[i] * b[j]
+        B[r0 + i, c0 + i] += diag
+
+
+@jit
+def ellipsoid_fluid_vel(m, d, body, g):
+    """qDeriv += J' B J for geom g's ellipsoid fluid forces (passive.py's ellipsoid_fluid):
+    J the local velocity Jacobian of the geom frame, B = d (torque, force) / d (w, u) in that
+    frame, block by block from the force formulas (MuJoCo's mjd_ellipsoidFluid; for
+    IMPLICITFAST B is replaced by (B + B') / 2 except on standalone free bodies)."""
+    s = ellipsoid_semiaxes(m, g)
+    mat = mat9(d.geom_xmat, g)
+    point = vec3(d.geom_xpos, g)
+    last = local_jac(m, d, body, point, mat)
+    w, u = local_fluid_velocity(m, d, body, point, mat)
+    rho = m.opt_density[0]
+    visc = m.opt_viscosity[0]
+    blunt = m.geom_fluid[g, 1]
+    slender = m.geom_fluid[g, 2]
+    angdrag = m.geom_fluid[g, 3]
+    kutta = m.geom_fluid[g, 4]
+    magnus = m.geom_fluid[g, 5]
+    mv = (rho * m.geom_fluid[g, 6], rho * m.geom_fluid[g, 7], rho * m.geom_fluid[g, 8])
+    iv = (rho * m.geom_fluid[g, 9], rho * m.geom_fluid[g, 10], rho * m.geom_fluid[g, 11])
+    B = d.deriv_B
+    B[:, :] = 0.0
+
+    # added mass: torque p x u + L x w, force p x w, p = mv u, L = iv w (mv, iv with rho)
+    #   d(p x u)/du = [p]x - [u]x diag(mv),  d(L x w)/dw = [L]x - [w]x diag(iv),
+    #   d(p x w)/dw = [p]x,                  d(p x w)/du = -[w]x diag(mv)
+    p = (mv[0] * u[0], mv[1] * u[1], mv[2] * u[2])
+    L = (iv[0] * w[0], iv[1] * w[1], iv[2] * w[2])
+    mu = (-u[0], -u[1], -u[2])
+    mw = (-w[0], -w[1], -w[2])
+    _add_skew(B, 0, 3, p, 1.0, 1.0, 1.0)
+    _add_skew(B, 0, 3, mu, mv[0], mv[1], mv[2])
+    _add_skew(B, 0, 0, L, 1.0, 1.0, 1.0)
+    _add_skew(B, 0, 0, mw, iv[0], iv[1], iv[2])
+    _add_skew(B, 3, 0, p, 1.0, 1.0, 1.0)
+    _add_skew(B, 3, 3, mw, mv[0], mv[1], mv[2])
+
+    # Magnus force cm (w x u), cm = magnus rho volume: d/dw = -cm [u]x, d/du = cm [w]x
+    cm = magnus * rho * 4.0 / 3.0 * math.pi * s[0] * s[1] * s[2]
+    _add_skew(B, 3, 0, u, -cm, -cm, -cm)
+    _add_skew(B, 3, 3, w, cm, cm, cm)
+
+    # with A = diag(a), a_i = (s_j s_k)^2: P = u'Au (proj_num), Q = u'A^2u (proj_denom),
+    # S = u'u, projected area A_proj = pi sqrt(Q / P), cos_alpha = P / (sqrt(S) Q)
+    a = ((s[1] * s[2]) ** 2, (s[2] * s[0]) ** 2, (s[0] * s[1]) ** 2)
+    Au = (a[0] * u[0], a[1] * u[1], a[2] * u[2])
+    AAu = (a[0] * Au[0], a[1] * Au[1], a[2] * Au[2])
+    P = Au[0] * u[0] + Au[1] * u[1] + Au[2] * u[2]
+    Q = AAu[0] * u[0] + AAu[1] * u[1] + AAu[2] * u[2]
+    S = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
+    speed = math.sqrt(S)
+    moving = P > 0.0 and Q > 0.0 and S > 0.0
+
+    # Kutta lift kutta rho cos_alpha A_proj ((Au x u) x u) = k G h, k = pi kutta rho,
+    # G = sqrt(P / (S Q)), h = P u - S Au:
+    #   dF/du = k (h dG' + G dh),  dG = G (Au / P - u / S - A^2u / Q),
+    #   dh = 2 u (Au)' + P I - 2 Au u' - S A
+    if moving and kutta != 0.0:
+        k = math.pi * kutta * rho
+        G = math.sqrt(P / (S * Q))
+        h = (P * u[0] - S * Au[0], P * u[1] - S * Au[1], P * u[2] - S * Au[2])
+        dG = (G * (Au[0] / P - u[0] / S - AAu[0] / Q), G * (Au[1] / P - u[1] / S - AAu[1] / Q),
+              G * (Au[2] / P - u[2] / S - AAu[2] / Q))
+        for i in range(3):
+            for j in range(3):
+                B[3 + i, 3 + j] += k * (h[i] * dG[j] + 2.0 * G * (u[i] * Au[j] - Au[i] * u[j]))
+            B[3 + i, 3 + i] += k * G * (P - S * a[i])
+
+    # drag -c_u u, c_u = visc 3 pi D + rho |u| (A_proj blunt + slender (A_max - A_proj)),
+    # D = 2/3 (s0 + s1 + s2):  dF/du = -c_u I - u dc_u',
+    # dc_u = rho ((A_proj blunt + slender (A_max - A_proj)) u / |u| + |u| (blunt - slender)
+    # dA_proj), dA_proj = pi (P A^2u - Q Au) / (P^3/2 Q^1/2)
+    eq_D = 2.0 / 3.0 * (s[0] + s[1] + s[2])
+    d_max = max(max(s[0], s[1]), s[2])
+    d_min = min(min(s[0], s[1]), s[2])
+    d_mid = s[0] + s[1] + s[2] - d_max - d_min
+    A_max = math.pi * d_max * d_mid
+    c_u = visc * 3.0 * math.pi * eq_D
+    grad = (0.0, 0.0, 0.0)
+    if moving:
+        A_proj = math.pi * math.sqrt(Q / P)
+        quad = rho * (A_proj * blunt + slender * (A_max - A_proj))
+        c_u += quad * speed
+        dA = math.pi / (P * math.sqrt(P * Q))
+        e = rho * speed * (blunt - slender) * dA
+        grad = (quad * u[0] / speed + e * (P * AAu[0] - Q * Au[0]),
+                quad * u[1] / speed + e * (P * AAu[1] - Q * Au[1]),
+                quad * u[2] / speed + e * (P * AAu[2] - Q * Au[2]))
+    _add_outer(B, 3, 3, mu, grad, -c_u)
+
+    # angular drag -c_w w, c_w = visc pi D^3 + rho |C w|, C = diag(angdrag II_i + slender
+    # (I_max - II_i)), II_i = 8/15 pi s_i max(s_j, s_k)^4:
+    #   dT/dw = -c_w I - w dc_w',  dc_w = rho C^2 w / |C w|
+    I_max = 8.0 / 15.0 * math.pi * d_mid * d_max ** 4
+    II = (ellipsoid_max_moment(s[0], s[1], s[2]), ellipsoid_max_moment(s[1], s[2], s[0]),
+          ellipsoid_max_moment(s[2], s[0], s[1]))
+    C = (angdrag * II[0] + slender * (I_max - II[0]), angdrag * II[1] + slender * (I_max - II[1]),
+         angdrag * II[2] + slender * (I_max - II[2]))
+    Cw = (C[0] * w[0], C[1] * w[1], C[2] * w[2])
+    norm_Cw = math.sqrt(Cw[0] * Cw[0] + Cw[1] * Cw[1] + Cw[2] * Cw[2])
+    c_w = visc * math.pi * eq_D ** 3 + rho * norm_Cw
+    grad = (0.0, 0.0, 0.0)
+    if norm_Cw > 0.0:
+        r = rho / norm_Cw
+        grad = (r * C[0] * Cw[0], r * C[1] * Cw[1], r * C[2] * Cw[2])
+    _add_outer(B, 0, 0, mw, grad, -c_w)
+
+    # the forces are scaled by the geom's interaction coefficient
+    coef = m.geom_fluid[g, 0]
+    if m.opt_integrator[0] == Integrator.IMPLICITFAST and not m.body_isfree[body]:
+        for i in range(6):
+            for j in range(i, 6):
+                x = 0.5 * coef * (B[i, j] + B[j, i])
+                B[i, j] = x
+                B[j, i] = x
+    elif coef != 1.0:
+        for i in range(6):
+            for j in range(6):
+                B[i, j] *= coef
+    add_jtbj_local(m, d, last)
 
 
 @jit

@@ -110,16 +110,21 @@ def passive(m, d):
 
 
 @jit
-def inertia_box_fluid(m, d, i):
-    """Viscous (Stokes) and quadratic drag forces on the body's equivalent inertia box."""
+def inertia_box(m, i):
+    """Sizes of the box with body i's mass and inertia: I0 = mass (b1^2 + b2^2) / 12, ..."""
     mass = m.body_mass[i]
     i0 = m.body_inertia[i, 0]
     i1 = m.body_inertia[i, 1]
     i2 = m.body_inertia[i, 2]
-    # box with the same mass and inertia: I0 = m (b1^2 + b2^2) / 12
-    b0 = math.sqrt(max(MINVAL, i1 + i2 - i0) / mass * 6.0)
-    b1 = math.sqrt(max(MINVAL, i0 + i2 - i1) / mass * 6.0)
-    b2 = math.sqrt(max(MINVAL, i0 + i1 - i2) / mass * 6.0)
+    return (math.sqrt(max(MINVAL, i1 + i2 - i0) / mass * 6.0),
+            math.sqrt(max(MINVAL, i0 + i2 - i1) / mass * 6.0),
+            math.sqrt(max(MINVAL, i0 + i1 - i2) / mass * 6.0))
+
+
+@jit
+def inertia_box_fluid(m, d, i):
+    """Viscous (Stokes) and quadratic drag forces on the body's equivalent inertia box."""
+    b0, b1, b2 = inertia_box(m, i)
     ximat = mat9(d.ximat, i)
     xipos = vec3(d.xipos, i)
     v = object_velocity_local(m, d, i, xipos, ximat)
@@ -161,9 +166,22 @@ def _pow4(x):
 
 
 @jit
-def _ellipsoid_max_moment(s0, s1, s2):
+def ellipsoid_max_moment(s0, s1, s2):
     """8/15 pi d0 max(d1, d2)^4: the largest moment of inertia about axis 0 (unit density)."""
     return 8.0 / 15.0 * math.pi * s0 * _pow4(max(s1, s2))
+
+
+@jit
+def ellipsoid_semiaxes(m, g):
+    """Semi-axes of geom g's equivalent ellipsoid (MuJoCo's mju_geomSemiAxes)."""
+    t = m.geom_type[g]
+    if t == SPHERE:
+        return m.geom_size[g, 0], m.geom_size[g, 0], m.geom_size[g, 0]
+    if t == CAPSULE:
+        return m.geom_size[g, 0], m.geom_size[g, 0], m.geom_size[g, 1] + m.geom_size[g, 0]
+    if t == CYLINDER:
+        return m.geom_size[g, 0], m.geom_size[g, 0], m.geom_size[g, 1]
+    return m.geom_size[g, 0], m.geom_size[g, 1], m.geom_size[g, 2]
 
 
 @jit
@@ -177,18 +195,7 @@ def ellipsoid_fluid(m, d, body, g):
     angdrag = m.geom_fluid[g, 3]
     kutta = m.geom_fluid[g, 4]
     magnus = m.geom_fluid[g, 5]
-    # semi-axes of the geom's equivalent ellipsoid
-    t = m.geom_type[g]
-    if t == SPHERE:
-        s0 = s1 = s2 = m.geom_size[g, 0]
-    elif t == CAPSULE:
-        s0 = s1 = m.geom_size[g, 0]
-        s2 = m.geom_size[g, 1] + m.geom_size[g, 0]
-    elif t == CYLINDER:
-        s0 = s1 = m.geom_size[g, 0]
-        s2 = m.geom_size[g, 1]
-    else:
-        s0, s1, s2 = m.geom_size[g, 0], m.geom_size[g, 1], m.geom_size[g, 2]
+    s0, s1, s2 = ellipsoid_semiaxes(m, g)
     xmat = mat9(d.geom_xmat, g)
     xpos = vec3(d.geom_xpos, g)
     v = object_velocity_local(m, d, body, xpos, xmat)
@@ -234,9 +241,9 @@ def ellipsoid_fluid(m, d, body, g):
     lin_visc_force = 3.0 * math.pi * eq_D
     lin_visc_torque = math.pi * eq_D * eq_D * eq_D
     I_max = 8.0 / 15.0 * math.pi * d_mid * _pow4(d_max)
-    II0 = _ellipsoid_max_moment(s0, s1, s2)
-    II1 = _ellipsoid_max_moment(s1, s2, s0)
-    II2 = _ellipsoid_max_moment(s2, s0, s1)
+    II0 = ellipsoid_max_moment(s0, s1, s2)
+    II1 = ellipsoid_max_moment(s1, s2, s0)
+    II2 = ellipsoid_max_moment(s2, s0, s1)
     mv0 = w[0] * (angdrag * II0 + slender * (I_max - II0))
     mv1 = w[1] * (angdrag * II1 + slender * (I_max - II1))
     mv2 = w[2] * (angdrag * II2 + slender * (I_max - II2))

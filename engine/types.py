@@ -358,7 +358,8 @@ qacc_implicit       f nv         # implicit integrators: (M - h qDeriv)^-1 (qfrc
 deriv_cvel          f nbody 6    # rne_vel scratch: d cvel / d qvel_k
 deriv_cacc          f nbody 6    # rne_vel scratch: d cacc / d qvel_k
 deriv_cfrc          f nbody 6    # rne_vel scratch: d cfrc_int / d qvel_k
-deriv_row           f nv         # passive_vel scratch: one row of a body Jacobian
+deriv_jac           f 6 nv       # passive_vel scratch: local 6D velocity Jacobian of a body frame (rot:lin)
+deriv_B             f 6 6        # passive_vel scratch: d (local fluid force) / d (local velocity)
 implicit_free       f 6 7        # implicitfast scratch: a free body's 6x6 system and right side
 # forces
 qfrc_bias           f nv         # C(qpos, qvel): Coriolis, centrifugal, gravity

@@ -174,6 +174,7 @@ class Runner:
         self._pace = (d.time, self.start, 1.0)        # (sim time, wall time, speed) of the pace
         self._rtf_window: deque = deque()
         self.lock = threading.Lock()                  # held while the engine state is in use
+        self.idle = False                             # paused, and the state it holds published
         engine.energy(m, d)                           # compiled here, not in the thread
         self.snapshot = Snapshot(m, d)
         self.history.push(d)
@@ -429,11 +430,13 @@ class Runner:
                             engine.forward(m, d)
                             engine.energy(m, d)
                             self._publish()
+                    self.idle = not self._commands
                     self.realtime_factor = 0.0
                     self._rtf_window.clear()
                     self._wake.wait(0.01)
                     self._wake.clear()
                     continue
+                self.idle = False
                 if was_paused:
                     self._restart_pace()
                     was_paused = False

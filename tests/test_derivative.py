@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import DisableBit, derivative
+from engine import DisableBit, Integrator, derivative
 from test_smooth_oracle import MODELS, SUITE, assert_close, load_pair, random_state, set_state
 
 INTEGRATOR = {True: mujoco.mjtIntegrator.mjINT_IMPLICIT,
@@ -36,6 +36,8 @@ def test_qderiv_against_mujoco(model_path, source, flg_bias):
     """Every entry of qDeriv at random states (controls partly beyond their ranges),
     constraints disabled, in MuJoCo's sparse layout (the same D_* arrays)."""
     mm, m = load_pair(model_path, source)
+    # the integrator decides whether the ellipsoid fluid blocks are symmetrised, in both
+    m.opt.integrator = Integrator.IMPLICIT if flg_bias else Integrator.IMPLICITFAST
     for name in ("D_rownnz", "D_rowadr", "D_diag", "D_colind"):
         np.testing.assert_array_equal(getattr(m, name), getattr(mm, name), err_msg=name)
     assert m.nD == mm.nD
@@ -90,6 +92,96 @@ def test_qderiv_against_finite_differences(path):
             err = np.abs(np.where(inside, D - fd, 0.0)).max()
             assert err <= 1e-6 * scale, (path.stem, flg_bias, err, scale)
             assert np.abs(fd).max() > 1e-3               # the derivative is exercised
+
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+def finite_difference(m, d, state, field, eps=1e-6):
+    """Central differences of a force field of the forward pass in qvel (nv x nv)."""
+    qpos, qvel, ctrl, act = state
+    fd = np.zeros((m.nv, m.nv))
+    for k in range(m.nv):
+        out = []
+        for sgn in (1.0, -1.0):
+            v = qvel.copy()
+            v[k] += sgn * eps
+            set_state(d, (qpos, v, ctrl, act))
+            engine.forward(m, d)
+            out.append(getattr(d, field).copy())
+        fd[:, k] = (out[0] - out[1]) / (2 * eps)
+    return fd
+
+
+@pytest.mark.parametrize("name, stage, field", [
+    ("muscles", derivative.actuator_vel, "qfrc_actuator"),
+    ("fluid_ellipsoid", derivative.passive_vel, "qfrc_passive")], ids=["muscle", "ellipsoid"])
+def test_stage_against_finite_differences(name, stage, field):
+    """The muscle gain term (actuator_vel on muscle actuators: joint, fixed and wrapped
+    tendon transmissions, stateless and actearly ones) and the ellipsoid fluid term
+    (passive_vel: added mass, Magnus, Kutta, drag, angular drag on every geom type, beside
+    the inertia-box model) alone, against central differences of the force they derive, at
+    random states. All these couplings lie on one kinematic chain: the whole matrix is
+    compared, and it must be the exact derivative (the model's integrator is not
+    IMPLICITFAST, which would symmetrise the fluid blocks)."""
+    mm, m = load_pair(str(DATA / f"{name}.xml"), "ours")
+    assert m.opt.integrator != Integrator.IMPLICITFAST
+    d = engine.make_data(m)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        state = random_state(mm, rng)
+        fd = finite_difference(m, d, state, field)
+        set_state(d, state)
+        engine.forward(m, d)
+        d.qDeriv[:] = 0.0
+        stage(m._struct, d._struct)
+        D = derivative.dense_D(m, d.qDeriv)
+        scale = np.abs(fd).max()
+        assert scale > 1e-2                                  # the term is exercised
+        np.testing.assert_allclose(D, fd, rtol=0, atol=1e-6 * scale)
+
+
+def test_ellipsoid_fluid_at_rest_against_mujoco():
+    """No wind and qvel = 0: every velocity of the fluid model is zero, where its drag and
+    lift derivatives have removable singularities; qDeriv stays finite and equals MuJoCo's."""
+    mm, m = load_pair(str(DATA / "fluid_ellipsoid.xml"), "mujoco")
+    mm.opt.wind[:] = 0.0
+    m.opt.wind[:] = 0.0
+    m.opt.integrator = Integrator.IMPLICIT
+    state = random_state(mm, np.random.default_rng(6))
+    state = (state[0], np.zeros(mm.nv), state[2], state[3])
+    ref = mujoco_qderiv(mm, state, True)
+    d = engine.make_data(m)
+    set_state(d, state)
+    engine.forward(m, d)
+    d.qDeriv[:] = np.nan
+    derivative.mjd_smooth_vel(m, d, True)
+    assert np.isfinite(d.qDeriv).all()
+    assert np.abs(ref).max() > 1e-4
+    assert_close("qDeriv at rest", d.qDeriv, ref, tol=1e-9)
+
+
+def test_implicitfast_symmetrises_ellipsoid_blocks():
+    """IMPLICITFAST (as MuJoCo's mjd_ellipsoidFluid) replaces each geom's fluid block B by
+    (B + B') / 2 except on standalone free bodies: the qDeriv of the articulated arm is then
+    the symmetric part of the exact one, the free bodies' entries are the exact ones."""
+    mm, m = load_pair(str(DATA / "fluid_ellipsoid.xml"), "ours")
+    d = engine.make_data(m)
+    set_state(d, random_state(mm, np.random.default_rng(8)))
+    engine.forward(m, d)
+    D = {}
+    for integrator in (Integrator.IMPLICIT, Integrator.IMPLICITFAST):
+        m.opt.integrator = integrator
+        derivative.mjd_smooth_vel(m, d, False)
+        D[integrator] = derivative.dense_D(m, d.qDeriv)
+    exact, fast = D[Integrator.IMPLICIT], D[Integrator.IMPLICITFAST]
+    free = np.array([bool(m.body_isfree[m.dof_bodyid[i]]) for i in range(m.nv)])
+    arm = np.ix_(~free, ~free)
+    assert free.sum() == 30 and (~free).sum() == 4       # five free bodies, ball + hinge
+    assert np.abs(exact[arm] - exact[arm].T).max() > 1e-4 * np.abs(exact[arm]).max()
+    np.testing.assert_allclose(fast[arm], 0.5 * (exact[arm] + exact[arm].T), rtol=0,
+                               atol=1e-14 * np.abs(exact).max())
+    np.testing.assert_array_equal(fast[np.ix_(free, free)], exact[np.ix_(free, free)])
 
 
 @pytest.mark.parametrize("path", [SUITE / "humanoid.xml", SUITE / "manipulator.xml"],

@@ -512,16 +512,16 @@ def test_reload_keeps_the_state(app):
     from pyglet.window import key
     old = app.runner
     old.submit(lambda m, d: d.qvel.__setitem__(slice(0, 6), [0.2, 0.0, 0.0, 0.0, 1.0, 0.0]))
-    assert pump_until(app, lambda: old.snapshot.time > 0.1)
+    assert pump_until(app, lambda: old.snapshot.time > 0.1
+                      and np.any(old.snapshot.qpos != app.m.qpos0))    # the push moved it
     old.set_paused(True)
-    app.pump(3)
+    assert pump_until(app, lambda: old.idle)
     before = old.snapshot
     assert np.any(before.qvel != 0) and np.any(before.qpos != app.m.qpos0)
     press_key(app, key.L, key.MOD_CTRL)
     new = app.runner
     assert new is not old and new.m is not old.m and new.paused
-    app.pump(2)
-    assert new.snapshot.time == before.time
+    assert pump_until(app, lambda: new.snapshot.time == before.time)
     np.testing.assert_array_equal(new.snapshot.qpos, before.qpos)
     np.testing.assert_array_equal(new.snapshot.qvel, before.qvel)
 
