@@ -2,8 +2,10 @@
 
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
 name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, rollout,
-state_size, get_state, set_state, Recorder, load_trajectory, Model, Data, ModelError and the
-enums (ObjType, SensorType and State among them).
+state_size, get_state, set_state, transition_fd, inverse_fd, transition_derivatives,
+inverse_derivatives, smooth_derivatives, Recorder, load_trajectory, Model, Data, ModelError and
+the enums (ObjType, SensorType and State among them); Spec (models edited in code) and
+save_model_xml.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
                     Integrator, JointType, ObjType, SensorType, Solver, Stabilization, State,
@@ -17,7 +19,12 @@ from .inverse import inverse  # noqa: E402
 from .constraint import contact_force  # noqa: E402
 from .rollout import get_state, rollout, set_state, state_size  # noqa: E402
 from .smooth import jac  # noqa: E402
+from .derivative_fd import inverse_fd, transition_fd  # noqa: E402
+from .derivative_analytic import (inverse_derivatives, smooth_derivatives,  # noqa: E402
+                                  transition_derivatives)
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
+from .compiler import Spec  # noqa: E402
+from .compiler.save import save_model_xml  # noqa: E402
 from . import warmup  # noqa: E402
 
 warmup.start()     # on an empty numba cache: compile part of the engine in a second process
@@ -29,7 +36,9 @@ __all__ = [
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",
     "rollout", "state_size", "get_state", "set_state", "jac",
-    "Recorder", "load_trajectory", "TrajectoryModelMismatch",
+    "transition_fd", "inverse_fd", "transition_derivatives", "inverse_derivatives",
+    "smooth_derivatives",
+    "Recorder", "load_trajectory", "TrajectoryModelMismatch", "Spec", "save_model_xml",
 ]
 
 

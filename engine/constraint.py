@@ -134,6 +134,34 @@ def _jac_dot(m, d, row, body, point, dirv, rot, scale):
 
 
 @jit
+def equality_frames(m, d, e):
+    """The frames a connect or weld constraint e joins: bodies b1, b2, anchor points p1, p2 and
+    orientations fq1, fq2 (of the two sites, or of the bodies)."""
+    o1 = m.eq_obj1id[e]
+    o2 = m.eq_obj2id[e]
+    if m.eq_objtype[e] == OBJ_SITE:
+        # site semantics: the two site frames coincide
+        b1, b2 = m.site_bodyid[o1], m.site_bodyid[o2]
+        p1, p2 = vec3(d.site_xpos, o1), vec3(d.site_xpos, o2)
+        fq1 = quat_mul(quat4(d.xquat, b1), quat4(m.site_quat, o1))
+        fq2 = quat_mul(quat4(d.xquat, b2), quat4(m.site_quat, o2))
+    else:
+        b1, b2 = o1, max(o2, 0)
+        # anchor on body 1 (eq_data 0:3) and on body 2 (connect: 3:6; weld: 3:6 relpose)
+        if m.eq_type[e] == EqType.CONNECT:
+            a1 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
+            a2 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
+        else:
+            a2 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
+            a1 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
+        p1 = add3(vec3(d.xpos, b1), mulmatvec3(mat9(d.xmat, b1), a1))
+        p2 = add3(vec3(d.xpos, b2), mulmatvec3(mat9(d.xmat, b2), a2))
+        fq1 = quat4(d.xquat, b1)
+        fq2 = quat4(d.xquat, b2)
+    return b1, b2, p1, p2, fq1, fq2
+
+
+@jit
 def _equality_rows(m, d):
     for e in range(m.eq_type.shape[0]):
         if not m.eq_active0[e]:
@@ -146,25 +174,7 @@ def _equality_rows(m, d):
         o1 = m.eq_obj1id[e]
         o2 = m.eq_obj2id[e]
         if t == EqType.CONNECT or t == EqType.WELD:
-            if m.eq_objtype[e] == OBJ_SITE:
-                # site semantics: the two site frames coincide
-                b1, b2 = m.site_bodyid[o1], m.site_bodyid[o2]
-                p1, p2 = vec3(d.site_xpos, o1), vec3(d.site_xpos, o2)
-                fq1 = quat_mul(quat4(d.xquat, b1), quat4(m.site_quat, o1))
-                fq2 = quat_mul(quat4(d.xquat, b2), quat4(m.site_quat, o2))
-            else:
-                b1, b2 = o1, max(o2, 0)
-                # anchor on body 1 (eq_data 0:3) and on body 2 (connect: 3:6; weld: 3:6 relpose)
-                if t == EqType.CONNECT:
-                    a1 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
-                    a2 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
-                else:
-                    a2 = (m.eq_data[e, 0], m.eq_data[e, 1], m.eq_data[e, 2])
-                    a1 = (m.eq_data[e, 3], m.eq_data[e, 4], m.eq_data[e, 5])
-                p1 = add3(vec3(d.xpos, b1), mulmatvec3(mat9(d.xmat, b1), a1))
-                p2 = add3(vec3(d.xpos, b2), mulmatvec3(mat9(d.xmat, b2), a2))
-                fq1 = quat4(d.xquat, b1)
-                fq2 = quat4(d.xquat, b2)
+            b1, b2, p1, p2, fq1, fq2 = equality_frames(m, d, e)
             err = sub3(p1, p2)
             approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
             for k in range(3):

@@ -296,7 +296,9 @@ class DataType(IntEnum):
 
 
 class Stage(IntEnum):
-    """Pipeline stage a sensor needs (m.sensor_needstage), as MuJoCo's mjtStage."""
+    """Pipeline stages, as MuJoCo's mjtStage: the stage a sensor needs (m.sensor_needstage);
+    a computation that skips a stage reuses what the last one computed for it (finite
+    differences)."""
     NONE = 0
     POS = 1
     VEL = 2

@@ -153,18 +153,21 @@ def inverse_constraint(m, d, vnext):
 
 
 @jit
-def inverse_kernel(m, d):
-    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force, and the
-    sensors of each stage (sensordata) as MuJoCo's inverse computes them."""
-    nv = d.qvel.shape[0]
-    h = m.opt_timestep[0]
-    # position and velocity stages of the forward dynamics, without the inertia matrix
+def inverse_position(m, d):
+    """Position stages of the forward dynamics, without the inertia matrix: kinematics, com,
+    tendons, contacts, constraint rows, transmission."""
     smooth.kinematics(m, d)
     smooth.com_pos(m, d)
     smooth.tendon(m, d)
     collision_driver.collision(m, d)
     constraint.make_constraint(m, d)
     actuator.transmission(m, d)
+
+
+@jit
+def inverse_velocity(m, d):
+    """Velocity stages: tendon and actuator velocities, cvel, the inertia where needed,
+    position sensors, passive forces, v* (eq. 24), velocity sensors."""
     smooth.tendon_actuator_velocity(m, d)
     smooth.com_vel(m, d)
     integ = m.opt_integrator[0]
@@ -180,6 +183,16 @@ def inverse_kernel(m, d):
         actuator.fwd_actuation(m, d)   # qDeriv's actuator terms read the forces
     constraint.reference(m, d)
     sensor.sensor_vel(m, d)
+
+
+@jit
+def inverse_acceleration(m, d):
+    """Impulses of v' = v + h a (Theorems 2, 4), the applied force (12) and the acceleration
+    sensors: efc_impulse, efc_force, qfrc_constraint, qfrc_inverse, qacc_continuous."""
+    nv = d.qvel.shape[0]
+    h = m.opt_timestep[0]
+    integ = m.opt_integrator[0]
+    implicit = integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST
     gravity_on = not m.opt_disableflags[0] & DisableBit.GRAVITY
     a = d.qacc_continuous
     if implicit:
@@ -212,6 +225,27 @@ def inverse_kernel(m, d):
     sensor.sensor_acc(m, d, d.qacc, damped)
 
 
+@jit
+def inverse_kernel(m, d):
+    """The whole inverse dynamics (MuJoCo's mj_inverse): qfrc_inverse, efc_force, and the
+    sensors of each stage (sensordata) as MuJoCo's inverse computes them."""
+    inverse_position(m, d)
+    inverse_velocity(m, d)
+    inverse_acceleration(m, d)
+
+
+def check_invertible(m: Model) -> None:
+    """Raise ValueError when the model has active hard equality constraints, whose impulses
+    the inverse dynamics cannot recover."""
+    flags = int(m.opt.disableflags)
+    if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
+            and np.any(np.asarray(m.eq_hard)[np.asarray(m.eq_active0) != 0])):
+        hard = [i for i in range(m.neq) if m.eq_hard[i] and m.eq_active0[i]]
+        raise ValueError(f"inverse dynamics is not defined with hard equality constraints "
+                         f"(equality {hard} has hard=\"true\"): their impulses cannot be "
+                         "recovered from the motion (paper section II.C); make them soft")
+
+
 def inverse(m: Model, d: Data) -> None:
     """Inverse dynamics: from qpos, qvel, qacc write qfrc_inverse and efc_force (and
     qfrc_constraint, efc_impulse, the contacts and constraint rows).
@@ -222,13 +256,7 @@ def inverse(m: Model, d: Data) -> None:
     and act are read too; qacc_continuous receives the forward's acceleration of the step).
     """
     warmup.join()
-    flags = int(m.opt.disableflags)
-    if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
-            and np.any(np.asarray(m.eq_hard)[np.asarray(m.eq_active0) != 0])):
-        hard = [i for i in range(m.neq) if m.eq_hard[i] and m.eq_active0[i]]
-        raise ValueError(f"inverse dynamics is not defined with hard equality constraints "
-                         f"(equality {hard} has hard=\"true\"): their impulses cannot be "
-                         "recovered from the motion (paper section II.C); make them soft")
+    check_invertible(m)
     inverse_kernel(m._struct, d._struct)
     while d.nefc_overflow[0]:
         _grow(m, d)

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import keyframes
 from .capture import Capture
-from .loader import load_model_file
+from .loader import load_model_file, save_mjcf
 from .runner import Runner
 from .state import UIState
 from .window import configure_pyglet, make_window
@@ -76,6 +76,8 @@ class App:
         self.profiler = Profiler()
         self.last_recording = runner.record_path   # offered by the Analysis panel
         self.file_browser = FileBrowser(Path(self.model_path).parent, remember="browse_dir")
+        self.save_browser = FileBrowser(Path(self.model_path).parent, title="Save as MJCF",
+                                        on_pick=self.save_model, save=True)
         self.capture = Capture(self)
         self.perturb = PerturbController(self)
         self.fps = 0.0
@@ -165,6 +167,16 @@ class App:
                     geomgroup=self.renderer.options.groups)
 
     # -- model loading ---------------------------------------------------------------------------
+    def save_model(self, path) -> None:
+        """Save the model as MJCF to ``path`` (from the simulation thread, between steps): as
+        edited in the panels, with the studio's keyframes (studio.loader.save_mjcf)."""
+        keys = list(self.keys)
+
+        def apply(m, d):
+            err = save_mjcf(m, str(path), keys)
+            self.status = err or f"saved {path}"
+        self.runner.submit(apply)
+
     def open_model(self, path, keep_state=False) -> bool:
         """Load ``path``; on error show the message and keep the current model running."""
         m, d, err = load_model_file(path)
@@ -322,6 +334,11 @@ class App:
                     self.file_browser.show()
                 track(self, "open_model")
                 imgui.same_line()
+                if imgui.button("Save as MJCF..."):
+                    model = Path(self.model_path)
+                    self.save_browser.show(model.with_name(model.stem + "-saved.xml"))
+                track(self, "save_model")
+                imgui.same_line()
                 imgui.text(os.path.basename(self.model_path))
                 simulation.draw(self)
                 options.draw(self)
@@ -345,6 +362,7 @@ class App:
         profiler.draw_window(self)
         help.draw(self)
         file_browser.draw(self)
+        file_browser.draw(self, self.save_browser)
         self._draw_error()
         imgui.render()
         # the scene: screenshots and video frames are read from the window, so those frames are

@@ -5,6 +5,8 @@ numba's cache) before any clock starts, or ``(None, None, message)`` with the Mo
 message (file, line, element, attribute) or the reason the file could not be read. A path
 DIR/CELL into a sweep directory (engine.sweep) loads that cell's model.
 ``empty_world()`` is what the window shows when the model given on the command line fails.
+``save_mjcf(m, path, keys)`` writes the model as MJCF with the edits made in the panels and the
+studio's keyframes.
 """
 from __future__ import annotations
 
@@ -48,3 +50,26 @@ def empty_world():
     """(m, d) of a world without bodies or geoms."""
     import engine
     return _prepared(engine.load_model_from_string(EMPTY_WORLD))
+
+
+def save_mjcf(m, path, keys=None):
+    """Write model `m` as MJCF to `path`: its spec with the values edited since it was loaded
+    (options, equality switches ...) and, when given, `keys` (studio.keyframes.Key) as its
+    keyframes. Returns None, or the reason it could not be written."""
+    from engine.compiler.elements import Key
+    from engine.compiler.save import update_spec
+    try:
+        spec = update_spec(m).copy()
+    except ValueError as e:
+        return str(e)
+    if keys is not None:
+        spec.keys = []
+        for k in keys:
+            values = {f: [float(x) for x in getattr(k, f)] for f in
+                      ("qpos", "qvel", "act", "ctrl", "mpos", "mquat") if len(getattr(k, f))}
+            spec.keys.append(Key(name=k.name, time=float(k.time), **values))
+    try:
+        spec.save_xml(path)
+    except OSError as e:
+        return f"cannot write {path}: {e.strerror or e}"
+    return None

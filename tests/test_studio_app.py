@@ -538,6 +538,34 @@ def test_open_button_shows_the_file_browser_and_opens_a_model(app, tmp_path):
     assert app.m.names["body"][1] == "ball" and drawn_window("Open model") is None
 
 
+def test_save_as_mjcf_writes_the_edited_model(app, tmp_path):
+    """Save as MJCF: the option edited in the panel (through the runner) and a keyframe added
+    in the studio are in the saved file, which loads in this engine and in MuJoCo."""
+    import engine
+    mujoco = pytest.importorskip("mujoco")
+    r = app.runner
+    r.set_option("timestep", 0.001)
+    r.set_option("gravity", np.array([0.0, 0.0, -2.0]))
+    assert pump_until(app, lambda: app.m.opt.timestep == 0.001)
+    click(app, "add_key")
+    assert pump_until(app, lambda: len(app.keys) == 1)
+    click(app, "save_model")
+    assert app.save_browser.open
+    app.pump(2)
+    assert drawn_window("Save as MJCF") is not None
+    assert app.save_browser.path_text.endswith("float-saved.xml")
+    out = tmp_path / "saved" / "float.xml"
+    out.parent.mkdir()
+    app.save_browser.path_text = str(out)
+    click(app, "save_as")
+    assert pump_until(app, lambda: out.exists() and app.status.startswith("saved"))
+    assert not app.save_browser.open
+    m = engine.load_model(out)
+    assert m.opt.timestep == 0.001 and list(m.opt.gravity) == [0, 0, -2]
+    assert m.nkey == 1 and np.array_equal(m.key_qpos[0], app.keys[0].qpos)
+    assert mujoco.MjModel.from_xml_path(str(out)).opt.timestep == 0.001
+
+
 def test_keyframes_added_exported_and_kept_across_reload(app):
     """In a model without keyframes: Add key saves the state, Export writes it as MJCF beside
     the model, Ctrl+L keeps it, Load key brings the state back."""

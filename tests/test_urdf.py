@@ -17,7 +17,8 @@ FILES = ["urdf_arm.urdf", "urdf_floating.urdf"]
 FIELDS = ["body_parentid", "body_mass", "body_inertia", "body_ipos", "body_pos", "body_quat",
           "jnt_type", "jnt_bodyid", "jnt_axis", "jnt_range", "jnt_limited", "dof_damping",
           "dof_frictionloss", "geom_type", "geom_size", "geom_bodyid", "geom_pos",
-          "geom_contype", "geom_conaffinity", "geom_rgba"]
+          "geom_contype", "geom_conaffinity", "geom_rgba", "jnt_actfrclimited",
+          "jnt_actfrcrange"]
 SIZES = ["nq", "nv", "nbody", "njnt", "ngeom", "nmesh"]
 
 
@@ -44,7 +45,7 @@ def compare(ours, ref, rtol=1e-9, atol=1e-12):
 def test_generated_mjcf_matches_mujoco_urdf(name):
     # the translation alone, both sides compiled by MuJoCo
     path = os.path.join(DATA, name)
-    xml, assets, _ = urdf_to_mjcf(path)
+    xml, assets = urdf_to_mjcf(path)
     compare(mujoco.MjModel.from_xml_string(xml, assets), mujoco.MjModel.from_xml_path(path))
 
 

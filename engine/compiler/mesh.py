@@ -20,11 +20,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..constants import MINVAL
 from ..enums import GeomType
 from ..types import ModelError
-from . import inertia as I
-
-MINVAL = 1e-15          # MuJoCo's mjMINVAL
+from . import frames
+from .inertia import eig3
 _MAX_COORD = 2.0 ** 30  # MuJoCo refuses larger STL coordinates
 
 INERTIA_MODES = ("legacy", "convex", "exact", "shell")
@@ -282,7 +282,7 @@ def _load_msh(data, filename):
 # ----------------------------------------------------------------------------------------------
 def quat2mat(q):
     """3x3 rotation matrix of a quaternion (MuJoCo's compiler formula)."""
-    return np.array(I.quat2mat([float(x) for x in q])).reshape(3, 3)
+    return np.array(frames.quat2mat([float(x) for x in q])).reshape(3, 3)
 
 
 def _sum(x):
@@ -384,20 +384,14 @@ def hull_extrema(vert, graph):
     return np.argmax(hull @ grid.T, axis=0)
 
 
-def mesh_graphs(infos, geom_type, geom_dataid, geom_contype, geom_conaffinity, pair_geoms):
-    """(mesh_graphadr, mesh_graph, mesh_extrema) of the meshes that collide (as MuJoCo: used
-    by a mesh geom with a nonzero contype or conaffinity, or by one named in a <pair>);
+def mesh_graphs(infos, collides):
+    """(mesh_graphadr, mesh_graph, mesh_extrema) of the meshes flagged in `collides`;
     address -1 and extrema 0 for the others."""
-    need = np.zeros(len(infos), dtype=bool)
-    for g in range(len(geom_type)):
-        if geom_type[g] == GeomType.MESH and geom_dataid[g] >= 0 and (
-                geom_contype[g] or geom_conaffinity[g] or g in pair_geoms):
-            need[geom_dataid[g]] = True
     adr = np.full(len(infos), -1, dtype=np.int64)
     extrema = np.zeros((len(infos), 27), dtype=np.int64)
     parts, size = [], 0
     for k, info in enumerate(infos):
-        graph = hull_graph(info.hull_face) if need[k] else None
+        graph = hull_graph(info.hull_face) if collides[k] else None
         if graph is not None:
             adr[k] = size
             extrema[k] = hull_extrema(info.vert, graph)
@@ -458,7 +452,7 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
     if refpos is not None and np.any(np.asarray(refpos) != 0):
         v = v - np.asarray(refpos, dtype=np.float64)
     if refquat is not None and np.any(np.asarray(refquat) != (1, 0, 0, 0)):
-        R = quat2mat(I.normalized([float(x) for x in refquat]))
+        R = quat2mat(frames.normalized([float(x) for x in refquat]))
         v = _mulmatvec(R.T, v)
     if np.any(scale != 1):
         v = v * scale
@@ -525,7 +519,7 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
             -P[3], P[0] + P[2], -P[5],
             -P[4], -P[5], P[0] + P[1]]
 
-    eigval, quat = I.eig3(full, tol=1e-7)
+    eigval, quat = eig3(full, tol=1e-7)
     eigval, quat = np.array(eigval), np.array(quat)
     if eigval[2] <= 0:
         raise ModelError(f"mesh '{name}': eigenvalue of mesh inertia must be positive", file=file)
@@ -538,7 +532,7 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
     boxsz = 0.5 * np.sqrt(6 * np.array([b + c - a, a + c - b, a + b - c]) / volume)
 
     # vertices in the principal frame: R' (v - com)
-    vert = _mulmatvec(quat2mat(I.negquat(list(quat))), vc)
+    vert = _mulmatvec(quat2mat(frames.negquat(list(quat))), vc)
     aamm = np.concatenate([vert.min(axis=0), vert.max(axis=0)])
     hull = convex_hull(vert, maxhullvert)
     return MeshInfo(vert=vert, face=f, volume=volume, pos=com, quat=quat, inertia=eigval,
@@ -581,7 +575,8 @@ def fit_geom(info: MeshInfo, geom_type, fitaabb: bool = False, fitscale: float =
         lo, hi = info.aamm[:3], info.aamm[3:]
         cen = (lo + hi) / 2
         half = hi - cen
-        pos = pos + np.array(I.rotvecquat([float(x) for x in cen], [float(x) for x in info.quat]))
+        pos = pos + np.array(frames.rotvecquat([float(x) for x in cen],
+                                                [float(x) for x in info.quat]))
         if gt == GeomType.SPHERE:
             size[0] = half.max()
         elif gt == GeomType.CAPSULE:

@@ -1,11 +1,14 @@
-"""MJCF grammar: which attributes each element takes, how to read them, and their defaults.
+"""MJCF grammar: which attributes each element takes and how to read (and write) them.
 
 Attribute kinds: ("f", n) exactly n numbers (n=1: a scalar), ("p", n) 1..n numbers where the rest
 keep the inherited value (MuJoCo reads size, friction, gear, *prm, solref, solimp that way),
 ("v",) any number of numbers, ("i",) integer, ("s",) text, ("k", {keyword: value}) keyword,
-("b",) true/false. Values are MuJoCo 4.0's defaults (mjs_default* in src/user/user_init.c).
+("b",) true/false. The default values are those of the spec objects (elements.py).
 """
 from __future__ import annotations
+
+from ..enums import BiasType, CamLight, DynType, GainType, GeomType, JointType
+from .elements import TFAuto
 
 F1 = ("f", 1)
 
@@ -30,15 +33,15 @@ def K(*words, values=None):
     return ("k", values)
 
 
-TFAUTO = K(values={"false": 0, "true": 1, "auto": 2})
+TFAUTO = K(values={t.name.lower(): t for t in TFAuto})
 ORIENT = ("quat", "axisangle", "xyaxes", "zaxis", "euler")
 ORIENT_TABLE = {"quat": F(4), "axisangle": F(4), "xyaxes": F(6), "zaxis": F(3), "euler": F(3)}
 SOFT_TABLE = {"epsilon": F1, "kappa": F1, "rmin": F1}
 
-GEOM_TYPES = {"plane": 0, "hfield": 1, "sphere": 2, "capsule": 3, "ellipsoid": 4,
-              "cylinder": 5, "box": 6, "mesh": 7, "sdf": 8}
-JOINT_TYPES = {"free": 0, "ball": 1, "slide": 2, "hinge": 3}
-CAMLIGHT = {"fixed": 0, "track": 1, "trackcom": 2, "targetbody": 3, "targetbodycom": 4}
+GEOM_TYPES = {t.name.lower(): t for t in GeomType}
+GEOM_TYPES["sdf"] = None                       # signed distance fields: not implemented
+JOINT_TYPES = {t.name.lower(): t for t in JointType}
+CAMLIGHT = {t.name.lower(): t for t in CamLight}
 
 SOLREF = P(2)
 SOLIMP = P(5)
@@ -50,14 +53,6 @@ JOINT = {
     "solimpfriction": SOLIMP, "stiffness": F1, "range": F(2), "actuatorfrcrange": F(2),
     "actuatorgravcomp": B, "margin": F1, "ref": F1, "springref": F1, "armature": F1,
     "damping": F1, "frictionloss": F1, "springyield": F1, "user": V, **SOFT_TABLE}
-JOINT_DEFAULT = {
-    "type": 3, "group": 0, "pos": [0.0, 0.0, 0.0], "axis": [0.0, 0.0, 1.0],
-    "springdamper": [0.0, 0.0], "limited": 2, "actuatorfrclimited": 2,
-    "solreflimit": [0.02, 1.0], "solimplimit": [0.9, 0.95, 0.001, 0.5, 2.0],
-    "solreffriction": [0.02, 1.0], "solimpfriction": [0.9, 0.95, 0.001, 0.5, 2.0],
-    "stiffness": 0.0, "range": [0.0, 0.0], "actuatorfrcrange": [0.0, 0.0],
-    "actuatorgravcomp": False, "margin": 0.0, "ref": 0.0, "springref": 0.0, "armature": 0.0,
-    "damping": 0.0, "frictionloss": 0.0, "springyield": 0.0, "user": []}
 
 GEOM = {
     "type": K(values=GEOM_TYPES), "pos": F(3), **ORIENT_TABLE, "contype": I1,
@@ -67,65 +62,31 @@ GEOM = {
     "mesh": S, "fitscale": F1, "rgba": F(4), "fluidshape": K("none", "ellipsoid"),
     "fluidcoef": P(5), "user": V, "castshadow": B, "adhesion": F1, "surfacevel": P(6),
     **SOFT_TABLE}
-GEOM_DEFAULT = {
-    "type": 2, "pos": [0.0, 0.0, 0.0], "quat": [1.0, 0.0, 0.0, 0.0], "contype": 1,
-    "conaffinity": 1, "condim": 3, "group": 0, "priority": 0, "size": [0.0, 0.0, 0.0],
-    "material": "", "friction": [1.0, 0.005, 0.0001], "mass": None, "density": 1000.0,
-    "shellinertia": False, "solmix": 1.0, "solref": [0.02, 1.0],
-    "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "margin": 0.0, "gap": 0.0, "fromto": None,
-    "hfield": "", "mesh": "", "fitscale": 1.0, "rgba": [0.5, 0.5, 0.5, 1.0],
-    "fluidshape": "none", "fluidcoef": [0.5, 0.25, 1.5, 1.0, 1.0], "user": [],
-    "castshadow": True, "adhesion": 0.0, "surfacevel": [0.0] * 6}
 
 SITE = {"type": K(values=GEOM_TYPES), "group": I1, "pos": F(3), **ORIENT_TABLE, "material": S,
         "size": P(3), "fromto": F(6), "rgba": F(4), "user": V, "mesh": S}
-SITE_DEFAULT = {"type": 2, "group": 0, "pos": [0.0, 0.0, 0.0], "quat": [1.0, 0.0, 0.0, 0.0],
-                "material": "", "size": [0.005, 0.005, 0.005], "fromto": None,
-                "rgba": [0.5, 0.5, 0.5, 1.0], "user": [], "mesh": ""}
 
 CAMERA = {"projection": K("perspective", "orthographic"), "orthographic": B, "fovy": F1,
           "ipd": F1, "resolution": F(2), "pos": F(3), **ORIENT_TABLE, "mode": K(values=CAMLIGHT),
           "focal": F(2), "focalpixel": F(2), "principal": F(2), "principalpixel": F(2),
           "sensorsize": F(2), "user": V, "output": S}
-CAMERA_DEFAULT = {"projection": "perspective", "orthographic": False, "fovy": 45.0,
-                  "ipd": 0.068, "resolution": [1.0, 1.0], "pos": [0.0, 0.0, 0.0],
-                  "quat": [1.0, 0.0, 0.0, 0.0], "mode": 0, "focal": [0.0, 0.0],
-                  "focalpixel": [0.0, 0.0], "principal": [0.0, 0.0],
-                  "principalpixel": [0.0, 0.0], "sensorsize": [0.0, 0.0], "user": [],
-                  "output": "rgb"}
 
 LIGHT = {"pos": F(3), "dir": F(3), "bulbradius": F1, "intensity": F1, "range": F1,
          "directional": B, "type": K("spot", "directional", "point", "image"),
          "castshadow": B, "active": B, "attenuation": F(3), "cutoff": F1, "exponent": F1,
          "ambient": F(3), "diffuse": F(3), "specular": F(3), "mode": K(values=CAMLIGHT),
          "softness": F1}
-LIGHT_DEFAULT = {"pos": [0.0, 0.0, 0.0], "dir": [0.0, 0.0, -1.0], "bulbradius": 0.02,
-                 "intensity": 0.0, "range": 10.0, "directional": False, "type": "spot",
-                 "castshadow": True, "active": True, "attenuation": [1.0, 0.0, 0.0],
-                 "cutoff": 45.0, "exponent": 10.0, "ambient": [0.0, 0.0, 0.0],
-                 "diffuse": [0.7, 0.7, 0.7], "specular": [0.3, 0.3, 0.3], "mode": 0,
-                 "softness": 0.2}
 
 MESH = {"scale": F(3), "maxhullvert": I1,
         "inertia": K("legacy", "convex", "exact", "shell")}
-MESH_DEFAULT = {"scale": [1.0, 1.0, 1.0], "maxhullvert": -1, "inertia": "legacy"}
 
 MATERIAL = {"texture": S, "emission": F1, "specular": F1, "shininess": F1, "reflectance": F1,
             "metallic": F1, "roughness": F1, "rgba": F(4), "texrepeat": F(2), "texuniform": B}
-MATERIAL_DEFAULT = {"texture": "", "emission": 0.0, "specular": 0.5, "shininess": 0.5,
-                    "reflectance": 0.0, "metallic": -1.0, "roughness": -1.0,
-                    "rgba": [1.0, 1.0, 1.0, 1.0], "texrepeat": [1.0, 1.0], "texuniform": False}
 
 PAIR = {"condim": I1, "friction": P(5), "solref": SOLREF, "solreffriction": SOLREF,
         "solimp": SOLIMP, "gap": F1, "margin": F1, "adhesion": F1, **SOFT_TABLE}
-PAIR_DEFAULT = {"condim": 3, "friction": [1.0, 1.0, 0.005, 0.0001, 0.0001],
-                "solref": [0.02, 1.0], "solreffriction": [0.0, 0.0],
-                "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "gap": 0.0, "margin": 0.0,
-                "adhesion": 0.0}
 
 EQUALITY = {"active": B, "solref": SOLREF, "solimp": SOLIMP, "hard": B, **SOFT_TABLE}
-EQUALITY_DEFAULT = {"active": True, "hard": False, "solref": [0.02, 1.0],
-                    "solimp": [0.9, 0.95, 0.001, 0.5, 2.0]}
 
 TENDON = {"group": I1, "limited": TFAUTO, "actuatorfrclimited": TFAUTO, "range": F(2),
           "actuatorfrcrange": F(2), "solreflimit": SOLREF, "solimplimit": SOLIMP,
@@ -133,13 +94,6 @@ TENDON = {"group": I1, "limited": TFAUTO, "actuatorfrclimited": TFAUTO, "range":
           "springlength": P(2), "width": F1, "material": S, "margin": F1, "stiffness": F1,
           "damping": F1, "armature": F1, "rgba": F(4), "user": V, "springyield": F1,
           **SOFT_TABLE}
-TENDON_DEFAULT = {"group": 0, "limited": 2, "actuatorfrclimited": 2, "range": [0.0, 0.0],
-                  "actuatorfrcrange": [0.0, 0.0], "solreflimit": [0.02, 1.0],
-                  "solimplimit": [0.9, 0.95, 0.001, 0.5, 2.0], "solreffriction": [0.02, 1.0],
-                  "solimpfriction": [0.9, 0.95, 0.001, 0.5, 2.0], "frictionloss": 0.0,
-                  "springlength": None, "width": 0.003, "material": "", "margin": 0.0,
-                  "stiffness": 0.0, "damping": 0.0, "armature": 0.0,
-                  "rgba": [0.5, 0.5, 0.5, 1.0], "user": [], "springyield": 0.0}
 
 # actuators: attributes common to all shortcut elements, then per element
 ACT_COMMON = {"ctrllimited": TFAUTO, "forcelimited": TFAUTO, "actlimited": TFAUTO,
@@ -148,9 +102,9 @@ ACT_COMMON = {"ctrllimited": TFAUTO, "forcelimited": TFAUTO, "actlimited": TFAUT
               # MuJoCo 4 additions, all rejected when set except the history buffer size:
               "armature": F1, "damping": P(3), "delay": F1, "nsample": I1,
               "interp": K("zoh", "linear", "cubic")}
-DYN_TYPES = {"none": 0, "integrator": 1, "filter": 2, "filterexact": 3, "muscle": 4, "user": 5}
-GAIN_TYPES = {"fixed": 0, "affine": 1, "muscle": 2, "user": 3}
-BIAS_TYPES = {"none": 0, "affine": 1, "muscle": 2, "user": 3}
+DYN_TYPES = {t.name.lower(): t for t in DynType}
+GAIN_TYPES = {t.name.lower(): t for t in GainType}
+BIAS_TYPES = {t.name.lower(): t for t in BiasType}
 ACT_SPECIFIC = {
     "general": {"actdim": I1, "dyntype": K(values=DYN_TYPES), "gaintype": K(values=GAIN_TYPES),
                 "biastype": K(values=BIAS_TYPES), "dynprm": P(10), "gainprm": P(10),
@@ -183,23 +137,9 @@ def act_table(tag):
     return t
 
 
-def actuator_default():
-    return {"ctrllimited": 2, "forcelimited": 2, "actlimited": 2, "ctrlrange": [0.0, 0.0],
-            "forcerange": [0.0, 0.0], "actrange": [0.0, 0.0], "lengthrange": [0.0, 0.0],
-            "gear": [1.0, 0, 0, 0, 0, 0], "cranklength": 0.0, "user": [], "group": 0,
-            "actdim": -1, "dyntype": 0, "gaintype": 0, "biastype": 0,
-            "dynprm": [1.0] + [0.0] * 9, "gainprm": [1.0] + [0.0] * 9, "biasprm": [0.0] * 10,
-            "actearly": False, "inheritrange": 0.0, "shortcut": "general",
-            "armature": 0.0, "damping": [0.0, 0.0, 0.0], "delay": 0.0,
-            "nsample": 0, "interp": "zoh", "ffrange": [0.0, 0.0], "velrange": [0.0, 0.0],
-            "input": None}
-
-
-DEFAULT_KINDS = {"joint": (JOINT, JOINT_DEFAULT), "geom": (GEOM, GEOM_DEFAULT),
-                 "site": (SITE, SITE_DEFAULT), "camera": (CAMERA, CAMERA_DEFAULT),
-                 "light": (LIGHT, LIGHT_DEFAULT), "mesh": (MESH, MESH_DEFAULT),
-                 "material": (MATERIAL, MATERIAL_DEFAULT), "pair": (PAIR, PAIR_DEFAULT),
-                 "equality": (EQUALITY, EQUALITY_DEFAULT), "tendon": (TENDON, TENDON_DEFAULT)}
+DEFAULT_KINDS = {"joint": JOINT, "geom": GEOM, "site": SITE, "camera": CAMERA, "light": LIGHT,
+                 "mesh": MESH, "material": MATERIAL, "pair": PAIR, "equality": EQUALITY,
+                 "tendon": TENDON}
 
 # <option>
 OPTION = {"timestep": F1, "impratio": F1, "tolerance": F1, "ls_tolerance": F1,
@@ -221,9 +161,13 @@ COMPILER = {"autolimits": B, "boundmass": F1, "boundinertia": F1, "settotalmass"
             "balanceinertia": B, "strippath": B, "coordinate": K("local", "global"),
             "angle": K("radian", "degree"), "fitaabb": B, "eulerseq": S, "meshdir": S,
             "texturedir": S, "discardvisual": B, "usethread": B, "fusestatic": B,
-            "inertiafromgeom": K(values={"false": 0, "true": 1, "auto": 2}),
+            "inertiafromgeom": TFAUTO,
             "inertiagrouprange": ("i2",), "saveinertial": B, "assetdir": S, "alignfree": B,
             "savecanonical": B, "savecompiled": S, "conflict": S, "passthrough": B}
+
+LENGTHRANGE = {"mode": K("none", "muscle", "muscleuser", "all"), "useexisting": B,
+               "uselimit": B, "accel": F1, "maxforce": F1, "timeconst": F1, "timestep": F1,
+               "inttotal": F1, "interval": F1, "tolrange": F1}
 
 SIZE = ("memory", "njmax", "nconmax", "nstack", "nuserdata", "nkey", "nuser_body",
         "nuser_jnt", "nuser_geom", "nuser_site", "nuser_cam", "nuser_tendon", "nuser_actuator",
@@ -248,26 +192,31 @@ VISUAL = {"global": ("cameraid", "orthographic", "fovy", "ipd", "azimuth", "elev
 
 STATISTIC = ("meaninertia", "meanmass", "meansize", "extent", "center")
 
-TEXTURE = ("name", "type", "colorspace", "content_type", "file", "gridsize", "gridlayout",
-           "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback", "builtin",
-           "rgb1", "rgb2", "mark", "markrgb", "random", "width", "height", "hflip", "vflip",
-           "nchannel", "class", "embed")
+TEXTURE = {"type": S, "colorspace": S, "content_type": S, "file": S, "gridsize": ("i2",),
+           "gridlayout": S, "fileright": S, "fileleft": S, "fileup": S, "filedown": S,
+           "filefront": S, "fileback": S, "builtin": S, "rgb1": F(3), "rgb2": F(3), "mark": S,
+           "markrgb": F(3), "random": F1, "width": I1, "height": I1, "hflip": B, "vflip": B,
+           "nchannel": I1, "embed": S}
 TEXTURE_DEFAULT = ("builtin", "colorspace", "embed", "gridlayout", "gridsize", "height", "hflip",
                    "mark", "markrgb", "nchannel", "random", "rgb1", "rgb2", "type", "vflip",
                    "width")
 TEXTURE_FILES = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
 
-MESH_ASSET = ("name", "class", "content_type", "file", "vertex", "normal", "texcoord", "face",
-              "refpos", "refquat", "scale", "smoothnormal", "maxhullvert", "inertia", "builtin",
-              "params", "material")
-HFIELD = ("name", "content_type", "file", "nrow", "ncol", "size", "elevation")
+MESH_ASSET = {**MESH, "name": S, "class": S, "content_type": S, "file": S, "vertex": V,
+              "normal": V, "texcoord": V, "face": V, "refpos": F(3), "refquat": F(4),
+              "smoothnormal": B, "material": S, "builtin": S, "params": V}
+HFIELD = {"name": S, "content_type": S, "file": S, "nrow": I1, "ncol": I1, "size": F(4),
+          "elevation": V}
 
-BODY = ("name", "childclass", "pos", "quat", "mocap", "axisangle", "xyaxes", "zaxis", "euler",
-        "gravcomp", "sleep", "user", "fuse", "simple")
-FRAME = ("name", "childclass", "pos", "quat", "axisangle", "xyaxes", "zaxis", "euler")
-INERTIAL = ("pos", "quat", "mass", "diaginertia", "axisangle", "xyaxes", "zaxis", "euler",
-            "fullinertia")
-FREEJOINT = ("name", "group", "align")
+BODY = {"name": S, "childclass": S, "pos": F(3), **ORIENT_TABLE, "mocap": B, "gravcomp": F1,
+        "user": V, "sleep": K("auto", "never", "allowed", "init"),
+        "fuse": K("true", "false", "auto"), "simple": K("true", "false", "auto")}
+FRAME = {"name": S, "childclass": S, "pos": F(3), **ORIENT_TABLE}
+INERTIAL = {"pos": F(3), **ORIENT_TABLE, "mass": F1, "diaginertia": F(3), "fullinertia": F(6)}
+FREEJOINT = {"name": S, "group": I1, "align": TFAUTO}
+KEY = {"name": S, "time": F1, "qpos": V, "qvel": V, "act": V, "mpos": V, "mquat": V, "ctrl": V,
+       "plastic": V}
+EXCLUDE = {"name": S, "body1": S, "body2": S}
 
 # sensors: tag -> (object attribute, object type, dim)
 SENSORS = {
@@ -313,3 +262,25 @@ SENSOR_EXTRA = {
 for _t in ("framepos", "framequat", "framexaxis", "frameyaxis", "framezaxis", "framelinvel",
            "frameangvel"):
     SENSOR_EXTRA[_t] = ("objtype", "objname", "reftype", "refname")
+
+
+def sensor_table(tag):
+    """The attributes of sensor element `tag` and how to read them (others are text)."""
+    attr = SENSORS[tag][0]
+    names = list(SENSOR_COMMON) + list(SENSOR_EXTRA.get(tag, ())) + ([attr] if attr else [])
+    return {a: SENSOR_KINDS.get(a, S) for a in names}
+
+
+SENSOR_KINDS = {"noise": F1, "cutoff": F1, "user": V, "dim": I1, "num": I1, "nsample": I1,
+                "delay": F1, "interval": P(2)}
+
+# equality constraints: the attributes of each element besides EQUALITY's
+EQUALITY_ATTRS = {"connect": ("body1", "body2", "anchor", "site1", "site2"),
+                  "weld": ("body1", "body2", "relpose", "anchor", "site1", "site2", "torquescale"),
+                  "joint": ("joint1", "joint2", "polycoef"),
+                  "tendon": ("tendon1", "tendon2", "polycoef")}
+EQUALITY_KINDS = {"anchor": F(3), "relpose": F(7), "torquescale": F1, "polycoef": P(5)}
+
+
+def equality_table(tag):
+    return {a: EQUALITY_KINDS.get(a, S) for a in EQUALITY_ATTRS[tag]}

@@ -1,4 +1,4 @@
-"""URDF reader: translates a URDF robot into MJCF and compiles it with the MJCF compiler.
+"""URDF reader: a URDF robot read into a Spec, as MuJoCo's xml_urdf.cc reads it.
 
 The translation follows what MuJoCo does when it loads a URDF file, so that the compiled model
 agrees with ``mujoco.MjModel.from_xml_path("robot.urdf")``:
@@ -8,7 +8,7 @@ agrees with ``mujoco.MjModel.from_xml_path("robot.urdf")``:
 * joints: revolute -> hinge (range from lower/upper), continuous -> hinge without range,
   prismatic -> slide, floating -> free, planar -> two slides and a hinge (as MuJoCo),
   spherical (a common extension) -> ball; fixed -> no joint. dynamics damping / friction ->
-  damping / frictionloss. Angles are radians.
+  damping / frictionloss, limit effort -> actuatorfrcrange (as MuJoCo). Angles are radians.
 * inertial: origin, mass and the full inertia matrix (diagonalised as MuJoCo does);
 * geometry: box, cylinder, sphere, capsule (an extension MuJoCo accepts) and mesh (filename,
   scale); collision elements become colliding geoms, visual elements are discarded unless
@@ -18,8 +18,9 @@ agrees with ``mujoco.MjModel.from_xml_path("robot.urdf")``:
   MuJoCo's ``fusestatic`` (on by default for URDF) does: their geoms and mass move to the parent.
 * the optional ``<mujoco>`` element may hold ``<compiler>``, ``<option>`` and ``<size>``.
 
-Errors name the URDF file, line, element and attribute; errors found while compiling the
-generated MJCF are reported at the URDF element that produced the offending line.
+Errors name the URDF file, line, element and attribute; errors found by the compile step are
+reported at the URDF element behind the spec object (the link's <inertial> for mass and inertia),
+with the URDF name of the attribute.
 """
 from __future__ import annotations
 
@@ -29,64 +30,47 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..enums import GeomType, JointType
 from ..types import ModelError
+from . import frames as F
+from .elements import Inertial, TFAuto
+from .inertia import full_inertia
+from .spec import Spec
 from .xmltree import parse_text
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar", "spherical")
 
 
 # ----------------------------------------------------------------------------------------------
-# small frame helpers (MuJoCo conventions: quaternions w, x, y, z)
+# frames (the compiler's helpers, frames.py, on numpy vectors)
 # ----------------------------------------------------------------------------------------------
-def _mulquat(a, b):
-    return np.array([
-        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+def _floats(values):
+    return [float(x) for x in np.ravel(values)]
 
 
 def _quat2mat(q):
-    w, x, y, z = q
-    return np.array([
-        [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z]])
+    return np.array(F.quat2mat(_floats(q))).reshape(3, 3)
+
+
+def _mulquat(a, b):
+    return np.array(F.mulquat(_floats(a), _floats(b)))
 
 
 def rpy2quat(rpy):
     """URDF roll-pitch-yaw (fixed axes x, then y, then z) as a quaternion: qz * qy * qx."""
-    q = np.array([1.0, 0.0, 0.0, 0.0])
+    q = [1.0, 0.0, 0.0, 0.0]
     for axis, angle in enumerate(rpy):
-        rot = np.zeros(4)
-        rot[0] = math.cos(angle / 2)
+        rot = [math.cos(angle / 2), 0.0, 0.0, 0.0]
         rot[axis + 1] = math.sin(angle / 2)
-        q = _mulquat(rot, q)
-    return q / np.linalg.norm(q)
+        q = F.mulquat(rot, q)
+    F.normvec(q)
+    return np.array(q)
 
 
 def _accum(pos, quat, cpos, cquat):
     """Frame (cpos, cquat) given in frame (pos, quat), expressed in the outer frame."""
-    return pos + _quat2mat(quat) @ cpos, _mulquat(quat, cquat)
-
-
-def _z2quat(vec):
-    """Minimal rotation taking (0, 0, 1) to vec (as MuJoCo's z2quat)."""
-    v = np.asarray(vec, float)
-    n = np.linalg.norm(v)
-    v = v / n if n > 0 else np.array([0.0, 0.0, 1.0])
-    axis = np.cross([0.0, 0.0, 1.0], v)
-    s = np.linalg.norm(axis)
-    if s < 1e-10:
-        axis = np.array([1.0, 0.0, 0.0])
-    else:
-        axis = axis / s
-    ang = math.atan2(s, v[2])
-    return np.concatenate([[math.cos(ang / 2)], axis * math.sin(ang / 2)])
-
-
-def _fmt(values):
-    return " ".join(repr(float(x)) for x in np.ravel(values))
+    p, q = F.frameaccum(_floats(pos), _floats(quat), _floats(cpos), _floats(cquat))
+    return np.array(p), np.array(q)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -125,6 +109,7 @@ class _Joint:
     upper: object = None
     damping: float = 0.0
     friction: float = 0.0
+    effort: float = 0.0
     mimic: object = None     # (mimicked joint name, multiplier, offset, <mimic> element)
 
 
@@ -143,14 +128,11 @@ class _Reader:
     def __init__(self, path):
         self.path = path
         self.dir = os.path.dirname(os.path.abspath(path))
-        self.assets = {}           # key -> bytes for the MJCF compiler
         self.meshes = {}           # mesh name -> [(scale, key, node)]
         self.mesh_list = []        # (name, key, scale, node) in creation order
         self.mesh_keys = {}        # mesh name -> (key, scale, node)
         self.mesh_infos = {}       # mesh name -> MeshInfo
         self.materials = {}
-        self.lines = []            # generated MJCF lines
-        self.origin = []           # URDF node behind each generated line
         self.compiler_attrs = {}
         self.extra_sections = []   # (tag, attrib, node) for <option>, <size>
 
@@ -325,14 +307,12 @@ class _Reader:
                 raise a.error("joint axis is zero", "xyz")
         j = _Joint(node=n, name=name, type=jtype, pos=pos, quat=quat, axis=axis)
         lim = self.child(n, "limit")
-        if lim is not None and jtype != "continuous":   # continuous joints have no range
-            lo = lim.float("lower") if lim.has("lower") else None
-            hi = lim.float("upper") if lim.has("upper") else None
-            j.lower, j.upper = lo, hi
-            if lim.has("effort"):
-                lim.float("effort")       # validate the number; MuJoCo keeps it as a force
-            if lim.has("velocity"):       # range, which this engine does not model
-                lim.float("velocity")
+        if lim is not None:
+            if jtype != "continuous":     # continuous joints have no range
+                j.lower = lim.float("lower") if lim.has("lower") else None
+                j.upper = lim.float("upper") if lim.has("upper") else None
+            j.effort = abs(lim.float("effort", 0.0))   # the actuator force range (as MuJoCo)
+            lim.float("velocity")         # validated; MuJoCo has no velocity limit
         dyn = self.child(n, "dynamics")
         if dyn is not None:
             j.damping = dyn.float("damping", 0.0)
@@ -446,20 +426,18 @@ class _Reader:
                 return name
         name = base if not entries else f"{base}{len(entries)}"
         entries.append((scale, name))
-        key = f"urdfmesh{len(self.mesh_list)}_{os.path.basename(path)}"
-        with open(path, "rb") as f:
-            self.assets[key] = f.read()
-        self.mesh_list.append((name, key, scale, shape))
-        self.mesh_keys[name] = (key, scale, shape)
+        self.mesh_list.append((name, path, scale, shape))
+        self.mesh_keys[name] = (path, scale, shape)
         return name
 
     def mesh_info(self, name):
         """Processed mesh (volume, inertia, frame) for the mass of fused geoms."""
         if name not in self.mesh_infos:
             from .mesh import load_mesh, process_mesh
-            key, scale, shape = self.mesh_keys[name]
+            path, scale, shape = self.mesh_keys[name]
             try:
-                v, f = load_mesh(self.assets[key], key)
+                with open(path, "rb") as f:
+                    v, f = load_mesh(f.read(), path)
                 self.mesh_infos[name] = process_mesh(v, f, scale, "legacy", name=name)
             except ModelError as e:
                 raise shape.error(e.reason, "filename") from None
@@ -553,76 +531,69 @@ class _Reader:
         link.fused = True
         link.inertial_local = None
 
-    # ---- MJCF output ----------------------------------------------------------------------------
-    def emit(self, depth, text, node):
-        self.lines.append("  " * depth + text)
-        self.origin.append(node)
-
-    def generate(self):
+    # ---- the spec ------------------------------------------------------------------------------
+    def build(self):
+        """The Spec of the robot (static links fused first, as MuJoCo's fusestatic)."""
+        from .reader import _Reader
         fusestatic = self.compiler_flag("fusestatic", True)
         root = self.root
         if fusestatic:
             self.fuse(root)
-
-        comp = {k: v for k, v in self.compiler_attrs.items()
-                if k not in ("fusestatic", "discardvisual", "strippath", "meshdir", "angle",
-                             "assetdir", "texturedir")}
-        comp["angle"] = "radian"
-        name = self.robot.text("name", "robot")
-        self.emit(0, f'<mujoco model="{_esc(name)}">', self.robot)
-        node = getattr(self, "compiler_node", self.robot)
-        self.emit(1, "<compiler " + " ".join(f'{k}="{_esc(v)}"' for k, v in comp.items())
-                  + "/>", node)
+        spec = Spec()
+        spec.file = self.path
+        spec.modelfiledir = self.dir
+        spec.modelname = self.robot.text("name", "robot")
+        spec._src = self.robot
+        spec.worldbody._src = _Source(self.robot)
+        reader = _Reader(spec, self.path)
+        node = getattr(self, "compiler_node", None)
+        if node is not None:
+            reader.read_compiler(node, skip=URDF_COMPILER_OWN)
+        spec.compiler.angle = "radian"
         for sec in self.extra_sections:
-            self.emit(1, f"<{sec.tag} " + " ".join(f'{k}="{_esc(v)}"'
-                                                   for k, v in sec.attrib.items()) + "/>", sec)
-        if self.mesh_list:
-            self.emit(1, "<asset>", self.robot)
-            for mname, key, scale, shape in self.mesh_list:
-                self.emit(2, f'<mesh name="{_esc(mname)}" file="{_esc(key)}" '
-                             f'scale="{_fmt(scale)}"/>', shape)
-            self.emit(1, "</asset>", self.robot)
-        self.emit(1, "<worldbody>", self.robot)
+            if sec.tag == "option":
+                reader.read_option(sec)
+            else:
+                reader.read_size([sec])
+        for mname, path, scale, shape in self.mesh_list:
+            m = spec.add_mesh(name=mname, file=path, scale=[float(x) for x in scale])
+            m._src = _Source(shape)
         self.geom_names = set()
+        world = spec.worldbody
         if root.name == "world" or fusestatic:
             # the root is the world itself, or a static body fused into it
             for g in root.geoms:
-                self.emit_geom(2, g)
+                self.add_geom(world, g)
             for j, child in root.children:
-                self.emit_body(2, child, j)
+                self.add_body(world, child, j)
         else:
-            self.emit_body(2, root, None)
-        self.emit(1, "</worldbody>", self.robot)
+            self.add_body(world, root, None)
         # <mimic>: joint = offset + multiplier * mimicked joint, a joint equality (as MuJoCo)
-        mimics = [j for j in self.joints.values() if j.mimic is not None]
-        if mimics:
-            self.emit(1, "<equality>", self.robot)
-            for j in mimics:
+        for j in self.joints.values():
+            if j.mimic is not None:
                 target, multiplier, offset, node = j.mimic
-                self.emit(2, f'<joint joint1="{_esc(j.name)}" joint2="{_esc(target)}" '
-                             f'polycoef="{offset!r} {multiplier!r} 0 0 0"/>', node)
-            self.emit(1, "</equality>", self.robot)
-        self.emit(0, "</mujoco>", self.robot)
-        return "\n".join(self.lines) + "\n"
+                e = spec.add_equality("joint", joint1=j.name, joint2=target,
+                                      polycoef=[offset, multiplier, 0.0, 0.0, 0.0])
+                e._src = _Source(node)
+        return spec
 
-    def emit_body(self, depth, link, j):
+    def add_body(self, parent, link, j):
         pos = j.pos if j is not None else np.zeros(3)
         quat = j.quat if j is not None else np.array([1.0, 0, 0, 0])
         node = j.node if j is not None else link.node
         # errors about mass or inertia found at the body are reported at the link's inertial
         inode = link.inertials[0].node if link.inertials else link.node
-        self.emit(depth, f'<body name="{_esc(link.name)}" pos="{_fmt(pos)}" quat="{_fmt(quat)}">',
-                  {"default": node, "inertia": inode})
-        self.emit_inertial(depth + 1, link)
+        b = parent.add_body(name=link.name, pos=_floats(pos), quat=_floats(quat))
+        b._src = _Source(node, inode)
+        self.add_inertial(b, link)
         if j is not None and j.type != "fixed":
-            self.emit_joint(depth + 1, j)
+            self.add_joints(b, j)
         for g in link.geoms:
-            self.emit_geom(depth + 1, g)
+            self.add_geom(b, g)
         for cj, child in link.children:
-            self.emit_body(depth + 1, child, cj)
-        self.emit(depth, "</body>", link.node)
+            self.add_body(b, child, cj)
 
-    def emit_inertial(self, depth, link):
+    def add_inertial(self, body, link):
         if not link.inertials or not (link.explicit or getattr(link, "fused", False)):
             return                    # nothing fused in: the compiler infers it from the geoms
         local = getattr(link, "inertial_local", None)
@@ -630,26 +601,23 @@ class _Reader:
             pos, quat, full, mass, node = local
             if not np.any(full):
                 # all-zero inertia in URDF: undefined, keep the mass only
-                self.emit(depth, f'<inertial pos="{_fmt(pos)}" quat="{_fmt(quat)}" '
-                                 f'mass="{float(mass)!r}" diaginertia="0 0 0"/>', node)
+                self.set_inertial(body, node, pos=pos, quat=quat, mass=mass,
+                                  diaginertia=[0.0, 0.0, 0.0])
                 return
             # diagonalise in the inertial frame, then rotate by the URDF origin (as MuJoCo)
-            from .inertia import full_inertia
             res = full_inertia([full[0, 0], full[1, 1], full[2, 2], full[0, 1], full[0, 2],
                                 full[1, 2]])
             if res is not None:
                 lquat, diag = res
                 iquat = _mulquat(quat, np.asarray(lquat, float))
-                self.emit(depth, f'<inertial pos="{_fmt(pos)}" quat="{_fmt(iquat)}" '
-                                 f'mass="{float(mass)!r}" diaginertia="{_fmt(diag)}"/>', node)
+                self.set_inertial(body, node, pos=pos, quat=iquat, mass=mass, diaginertia=diag)
                 return
         # fused inertials: total mass, centre of mass, full inertia about it (parallel axes)
         mass = sum(it.mass for it in link.inertials)
         node = link.inertials[0].node
         if mass <= 0:
             com = np.mean([it.com for it in link.inertials], axis=0)
-            self.emit(depth, f'<inertial pos="{_fmt(com)}" mass="0" diaginertia="0 0 0"/>',
-                      node)
+            self.set_inertial(body, node, pos=com, mass=0.0, diaginertia=[0.0, 0.0, 0.0])
             return
         com = sum(it.mass * it.com for it in link.inertials) / mass
         full = np.zeros((3, 3))
@@ -657,95 +625,111 @@ class _Reader:
             d = it.com - com
             full += it.full + it.mass * (d @ d * np.eye(3) - np.outer(d, d))
         fi = [full[0, 0], full[1, 1], full[2, 2], full[0, 1], full[0, 2], full[1, 2]]
-        self.emit(depth, f'<inertial pos="{_fmt(com)}" mass="{float(mass)!r}" '
-                         f'fullinertia="{_fmt(fi)}"/>', node)
+        self.set_inertial(body, node, pos=com, mass=mass, fullinertia=fi)
 
-    def emit_joint(self, depth, j):
-        common = ""
+    @staticmethod
+    def set_inertial(body, node, **values):
+        e = Inertial()
+        for k, v in values.items():
+            setattr(e, k, float(v) if k == "mass" else _floats(v))
+        e._src = _Source(node)
+        body.inertial = e
+
+    def add_joints(self, body, j):
+        common = {}
         if j.damping:
-            common += f' damping="{j.damping!r}"'
+            common["damping"] = float(j.damping)
         if j.friction:
-            common += f' frictionloss="{j.friction!r}"'
-        name = _esc(j.name)
+            common["frictionloss"] = float(j.friction)
+        if j.effort > 0:
+            common["actuatorfrcrange"] = [-j.effort, j.effort]
+        zero = [0.0, 0.0, 0.0]
         if j.type in ("revolute", "continuous", "prismatic"):
-            jt = "slide" if j.type == "prismatic" else "hinge"
-            rng = ""
+            jt = JointType.SLIDE if j.type == "prismatic" else JointType.HINGE
+            rng = {}
             if j.lower is not None or j.upper is not None:
                 lo = j.lower if j.lower is not None else 0.0
                 hi = j.upper if j.upper is not None else 0.0
                 if (j.lower is None) != (j.upper is None) or lo > hi:
-                    rng = ' limited="false"'     # as MuJoCo: a malformed range is ignored
+                    rng = {"limited": TFAuto.FALSE}     # as MuJoCo: a malformed range is ignored
                 else:
-                    rng = f' range="{lo!r} {hi!r}"'
-            self.emit(depth, f'<joint name="{name}" type="{jt}" pos="0 0 0" '
-                             f'axis="{_fmt(j.axis)}"{rng}{common}/>', j.node)
+                    rng = {"range": [float(lo), float(hi)]}
+            joints = [body.add_joint(name=j.name, type=jt, pos=zero, axis=_floats(j.axis),
+                                     **rng, **common)]
         elif j.type == "floating":
-            self.emit(depth, f'<joint name="{name}" type="free"{common}/>', j.node)
+            joints = [body.add_joint(name=j.name, type=JointType.FREE, **common)]
         elif j.type == "spherical":
-            self.emit(depth, f'<joint name="{name}" type="ball" pos="0 0 0"{common}/>', j.node)
-        elif j.type == "planar":
-            # the plane normal is the axis: slides along the frame's x and y, a hinge about z
-            mat = _quat2mat(_z2quat(j.axis))
-            for suffix, jt, ax in (("_TX", "slide", mat[:, 0]), ("_TY", "slide", mat[:, 1]),
-                                   ("_RZ", "hinge", j.axis)):
-                self.emit(depth, f'<joint name="{name}{suffix}" type="{jt}" pos="0 0 0" '
-                                 f'axis="{_fmt(ax)}"{common}/>', j.node)
+            joints = [body.add_joint(name=j.name, type=JointType.BALL, pos=zero, **common)]
+        else:
+            # planar: the plane normal is the axis: slides along the frame's x and y, a hinge
+            # about z
+            mat = _quat2mat(F.z2quat(_floats(j.axis)))
+            joints = [body.add_joint(name=j.name + suffix, type=jt, pos=zero, axis=_floats(ax),
+                                     **common)
+                      for suffix, jt, ax in (("_TX", JointType.SLIDE, mat[:, 0]),
+                                             ("_TY", JointType.SLIDE, mat[:, 1]),
+                                             ("_RZ", JointType.HINGE, j.axis))]
+        for joint in joints:
+            joint._src = _Source(j.node)
 
-    def emit_geom(self, depth, g):
-        attrs = []
+    def add_geom(self, body, g):
+        kw = {}
         if g.name and g.name not in self.geom_names:
             self.geom_names.add(g.name)
-            attrs.append(f'name="{_esc(g.name)}"')
+            kw["name"] = g.name
         if g.kind == "mesh":
-            attrs.append(f'type="mesh" mesh="{_esc(g.mesh)}"')
+            kw.update(type=GeomType.MESH, mesh=g.mesh)
         else:
             n = {"box": 3, "cylinder": 2, "capsule": 2, "sphere": 1}[g.kind]
-            attrs.append(f'type="{g.kind}" size="{_fmt(g.size[:n])}"')
-        attrs.append(f'pos="{_fmt(g.pos)}" quat="{_fmt(g.quat)}"')
+            kw.update(type=GeomType[g.kind.upper()], size=_floats(g.size[:n]) + [0.0] * (3 - n))
+        kw.update(pos=_floats(g.pos), quat=_floats(g.quat))
         if g.collision:
-            attrs.append('contype="1" conaffinity="1"')
+            kw.update(contype=1, conaffinity=1)
         else:
-            attrs.append('contype="0" conaffinity="0" group="1" density="0"')
+            kw.update(contype=0, conaffinity=0, group=1, density=0.0)
         if g.rgba is not None:
-            attrs.append(f'rgba="{_fmt(g.rgba)}"')
-        self.emit(depth, "<geom " + " ".join(attrs) + "/>", g.node)
+            kw["rgba"] = _floats(g.rgba)
+        geom = body.add_geom(**kw)
+        geom._src = _Source(g.node)
 
 
-def _esc(s):
-    return (str(s).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-            .replace(">", "&gt;"))
-
-
+URDF_COMPILER_OWN = ("fusestatic", "discardvisual", "strippath", "meshdir", "angle", "assetdir",
+                     "texturedir")
 _ATTRIBUTE_MAP = {"range": "lower", "axis": "xyz", "mass": "value", "fullinertia": "inertia",
                   "diaginertia": "inertia", "scale": "scale", "file": "filename"}
 
 
-def urdf_to_mjcf(path):
-    """Translate a URDF file: returns (MJCF text, assets dict, line -> URDF element list)."""
+class _Source:
+    """Where a spec object made from URDF came from: errors name the URDF element (the link's
+    inertial for errors about mass and inertia) and the URDF attribute behind an MJCF one."""
+
+    def __init__(self, node, inertia_node=None):
+        self.node, self.inertia_node = node, inertia_node
+        self.file, self.line, self.tag = node.file, node.line, node.tag
+
+    def error(self, message, attribute=None):
+        node = self.node
+        if self.inertia_node is not None and ("inertia" in message.lower() or
+                                              "mass" in message.lower()):
+            node = self.inertia_node
+        attr = _ATTRIBUTE_MAP.get(attribute) if attribute else None
+        return ModelError(message, file=node.file, line=node.line, element=node.tag,
+                          attribute=attr)
+
+
+def read_urdf(path):
+    """Spec of a URDF file (see the module docstring for the translation)."""
     r = _Reader(os.fspath(path))
     r.read()
-    xml = r.generate()
-    return xml, r.assets, r.origin
+    return r.build()
+
+
+def urdf_to_mjcf(path):
+    """Translate a URDF file to MJCF: returns (MJCF text, assets dict)."""
+    return read_urdf(path).to_xml(), {}
 
 
 def load_urdf(path):
     """Compile a URDF file into a Model (see the module docstring for the translation)."""
-    path = os.fspath(path)
-    xml, assets, origin = urdf_to_mjcf(path)
-    from .mjcf import load_mjcf_string
-    try:
-        return load_mjcf_string(xml, assets)
-    except ModelError as e:
-        # report at the URDF element that produced the offending generated line
-        src = None
-        if e.line is not None and 1 <= e.line <= len(origin):
-            src = origin[e.line - 1]
-            if isinstance(src, dict):
-                reason = e.reason.lower()
-                src = src["inertia"] if ("inertia" in reason or "mass" in reason) \
-                    else src["default"]
-        if src is None:
-            raise ModelError(e.reason, file=path) from None
-        attr = _ATTRIBUTE_MAP.get(e.attribute) if e.attribute else None
-        raise ModelError(e.reason, file=path, line=src.line, element=src.tag,
-                         attribute=attr) from None
+    from .compile import compile_spec
+    return compile_spec(read_urdf(path))

@@ -182,6 +182,14 @@ class Source:
 
     def find(self, name, directories):
         """Return (bytes, resolved name) or None. Assets are looked up by exact and base name."""
+        found = self.locate(name, directories)
+        if found is None or found[0] is not None:
+            return found
+        with open(found[1], "rb") as f:
+            return f.read(), found[1]
+
+    def locate(self, name, directories):
+        """(bytes, name) of an asset, (None, path) of a file, or None; files are not read."""
         if name in self.assets:
             return _as_bytes(self.assets[name]), name
         if os.path.isabs(name):
@@ -193,8 +201,7 @@ class Source:
             if path in self.assets:
                 return _as_bytes(self.assets[path]), path
             if os.path.isfile(path):
-                with open(path, "rb") as f:
-                    return f.read(), path
+                return None, path
         base = os.path.basename(name)
         if base in self.assets:
             return _as_bytes(self.assets[base]), base

@@ -1,6 +1,8 @@
 """A small ImGui file browser: models (.xml, .urdf) by default, or any extensions with a callback
-(the Analysis panel opens recordings with it), or folders (``folders=True``: the output folder).
-It stays in the folder it was last in, also across sessions (``remember``: a studio.settings key).
+(the Analysis panel opens recordings with it), or folders (``folders=True``: the output folder),
+or a file name to write (``save=True``: a name that does not exist yet is picked too, Save as
+MJCF). It stays in the folder it was last in, also across sessions (``remember``: a
+studio.settings key).
 """
 from __future__ import annotations
 
@@ -9,12 +11,15 @@ from pathlib import Path
 
 from imgui_bundle import imgui
 
+from . import track
+
 EXTENSIONS = (".xml", ".urdf", ".mjcf")
 
 
 class FileBrowser:
     def __init__(self, start: str | os.PathLike, extensions=EXTENSIONS, title="Open model",
-                 on_pick=None, remember: str | None = None, folders: bool = False):
+                 on_pick=None, remember: str | None = None, folders: bool = False,
+                 save: bool = False):
         from .. import settings
         p = Path(start)
         default = p if p.is_dir() else p.parent
@@ -26,6 +31,7 @@ class FileBrowser:
         self.title = title
         self.on_pick = on_pick                   # callable(path); None: open it as a model
         self.folders = folders                   # pick a folder instead of a file
+        self.save = save                         # pick a new file name (and show a Save button)
 
     def cd(self, path) -> None:
         self.dir = Path(path).resolve()
@@ -44,11 +50,13 @@ class FileBrowser:
             self.on_pick(str(path))
 
     def show(self, start=None):
-        """Open the browser in ``start``, or where it was last."""
+        """Open the browser in ``start``, or where it was last (in save mode ``start`` may be
+        the file name proposed)."""
         if start is not None:
             p = Path(start)
             self.dir = (p if p.is_dir() else p.parent).resolve()
-        self.path_text = str(self.dir)
+        self.path_text = str(start) if self.save and start is not None and \
+            not Path(start).is_dir() else str(self.dir)
         self.open = True
 
     def entries(self):
@@ -76,11 +84,15 @@ def draw(app, fb=None) -> None:
         changed, text = imgui.input_text("path", fb.path_text,
                                          imgui.InputTextFlags_.enter_returns_true)
         fb.path_text = text
+        if fb.save:
+            imgui.same_line()
+            changed = imgui.button("Save") or changed
+            track(app, "save_as")
         if changed:
-            p = Path(text).expanduser()
+            p = Path(fb.path_text).expanduser()
             if p.is_dir():
                 fb.cd(p)
-            elif p.is_file() and not fb.folders:
+            elif (p.is_file() or (fb.save and p.parent.is_dir())) and not fb.folders:
                 fb.pick(app, p)
         if imgui.button(".. (up)"):
             fb.cd(fb.dir.parent)
