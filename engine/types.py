@@ -457,6 +457,10 @@ efc_b               f njmax      # v- - v*: linear term of the impulse problem (
 efc_grad            f njmax      # scratch: gradient of the impulse problem
 qacc_warmstart      f nv         # qacc of the previous step, to warm-start the solver
 solver_w            f nv         # scratch: M^-1 J' f, the velocity change of the impulses
+solver_v            f nv         # scratch: M^-1 J' f of the cost (solver.dual_cost)
+solver_L            f njmax 6    # scratch: Cholesky factors of the contact blocks (PGS)
+solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
+solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)
 newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
 dense_M             f nv nv      # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step
