@@ -59,7 +59,7 @@ def assemble(c):
 def model_sizes(c):
     """The sizes of MODEL_SIZES, and the address layout of joints and dofs on `c`."""
     layout_dofs(c)
-    c.mesh_graphs = colliding_mesh_graphs(c)
+    c.mesh_graphs = hull_graphs(c)
     nmocap = sum(1 for b in c.bodies if b.spec.mocap)
     sizes = dict(
         nq=c.nq, nv=len(c.dof_parent), nu=len(c.actuators),
@@ -80,17 +80,17 @@ def model_sizes(c):
     return sizes
 
 
-def colliding_mesh_graphs(c):
-    """The convex hull graphs of the meshes that collide (as MuJoCo: used by a mesh geom with
-    a nonzero contype or conaffinity, or by one named in a <pair>): support functions climb
-    them."""
+def hull_graphs(c):
+    """The convex hull graphs of the meshes that collide (used by a mesh geom with a nonzero
+    contype or conaffinity, or by one named in a <pair>) and of those given without faces,
+    as MuJoCo: support functions climb them."""
     in_pair = {g for p in c.pairs for g in (p.geom1, p.geom2)}
-    collides = np.zeros(len(c.meshes), dtype=bool)
+    need = np.array([m.info.hull_only for m in c.meshes], dtype=bool)
     for g in c.geoms:
         if g.type == GeomType.MESH and g.meshid >= 0 and (
                 g.spec.contype or g.spec.conaffinity or g.id in in_pair):
-            collides[g.meshid] = True
-    return mesh_graphs([m.info for m in c.meshes], collides)
+            need[g.meshid] = True
+    return mesh_graphs([m.info for m in c.meshes], need)
 
 
 def layout_dofs(c):

@@ -41,6 +41,7 @@ class MeshInfo(NamedTuple):
     hull_face: np.ndarray  # (k,3) convex hull triangles, indices into vert, oriented outward
     boxsz: np.ndarray      # (3,) half-sizes of the box with the same inertia (for fitting)
     aamm: np.ndarray       # (6,) axis-aligned bounds in the mesh frame: min xyz, max xyz
+    hull_only: bool = False  # no faces were given: the surface is the convex hull
 
 
 # ----------------------------------------------------------------------------------------------
@@ -384,14 +385,14 @@ def hull_extrema(vert, graph):
     return np.argmax(hull @ grid.T, axis=0)
 
 
-def mesh_graphs(infos, collides):
-    """(mesh_graphadr, mesh_graph, mesh_extrema) of the meshes flagged in `collides`;
+def mesh_graphs(infos, need):
+    """(mesh_graphadr, mesh_graph, mesh_extrema) of the meshes flagged in `need`;
     address -1 and extrema 0 for the others."""
     adr = np.full(len(infos), -1, dtype=np.int64)
     extrema = np.zeros((len(infos), 27), dtype=np.int64)
     parts, size = [], 0
     for k, info in enumerate(infos):
-        graph = hull_graph(info.hull_face) if collides[k] else None
+        graph = hull_graph(info.hull_face) if need[k] else None
         if graph is not None:
             adr[k] = size
             extrema[k] = hull_extrema(info.vert, graph)
@@ -430,7 +431,8 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
         f = f[:, [0, 2, 1]]
 
     # no faces: the surface is the convex hull
-    if len(f) == 0:
+    hull_only = len(f) == 0
+    if hull_only:
         f = convex_hull(v, maxhullvert)
         if len(f) == 0:
             raise ModelError(f"mesh '{name}': the vertices span no volume, cannot make a hull",
@@ -536,7 +538,7 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
     aamm = np.concatenate([vert.min(axis=0), vert.max(axis=0)])
     hull = convex_hull(vert, maxhullvert)
     return MeshInfo(vert=vert, face=f, volume=volume, pos=com, quat=quat, inertia=eigval,
-                    hull_face=hull, boxsz=boxsz, aamm=aamm)
+                    hull_face=hull, boxsz=boxsz, aamm=aamm, hull_only=hull_only)
 
 
 def mesh_geom_size(info: MeshInfo):
