@@ -1,6 +1,6 @@
 """Studio frame rate and start-up under the current display (Xvfb + llvmpipe for the reference):
 
-    xvfb-run -a -s "-screen 0 1280x720x24" python benchmarks/studio.py [--quick]
+    xvfb-run -a -s "-screen 0 1280x720x24" python benchmarks/studio.py [--quick] [--breakdown]
 
 llvmpipe then rasterises with a thread per core, as when the studio is launched; prefix
 LP_NUM_THREADS=1 to measure it with a single rasteriser thread.
@@ -19,6 +19,14 @@ steps replayed from the same state without the studio), the load average of the 
 the start-up: the time from launching ``python -m studio MODEL`` with an empty numba cache to
 its window on the screen with the progress screen (xdotool; the process is stopped once the
 progress shows). The last lines state the issue's targets and whether this run met them.
+
+``--breakdown`` adds, per robot at the auto settings, where a frame's time goes: the GL work is
+finished (glFinish) at every boundary between the frame's stages, so the rasteriser's time is
+charged to the stage that asked for it (the frames are then slower than when the stages
+overlap: the breakdown's total is not the FPS above), in wall time and in the process's CPU time
+(which other load on the machine inflates less; it includes the simulation thread's share).
+Beside it, the simulation thread's wall time per frame (its steps per frame times its measured
+time per step: it runs concurrently).
 """
 from __future__ import annotations
 
@@ -43,7 +51,77 @@ def hundred_bodies() -> str:
             '<geom type="plane" size="3 3 0.1"/>' + "".join(bodies) + "</worldbody></mujoco>")
 
 
-def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None):
+class StageClock:
+    """Wall and CPU time (of the whole process: with llvmpipe's threads, and the simulation
+    thread's share) per named stage of a frame; the GL work is finished at every boundary, so
+    llvmpipe's rasterising is charged to the stage that submitted it. Stages nest: time in an
+    inner stage is not charged to the outer one."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.total = {}                      # stage -> [wall, cpu] seconds
+        self.stack = ["other (Python: pump, clock)"]
+        self.t = (time.perf_counter(), time.process_time())
+
+    def _charge(self):
+        self.ctx.finish()
+        now = (time.perf_counter(), time.process_time())
+        total = self.total.setdefault(self.stack[-1], [0.0, 0.0])
+        for k in range(2):
+            total[k] += now[k] - self.t[k]
+        self.t = now
+
+    def wrap(self, owner, attr, name):
+        fn = getattr(owner, attr)
+
+        def timed(*args, **kwargs):
+            self._charge()
+            self.stack.append(name)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._charge()
+                self.stack.pop()
+        setattr(owner, attr, timed)
+        return lambda: setattr(owner, attr, fn)
+
+
+def breakdown(app, seconds=3.0):
+    """{stage: (wall, CPU) milliseconds per frame} over ``seconds`` of frames (StageClock)."""
+    import studio.scene
+    import studio.ui.plots
+    clock = StageClock(app.ctx)
+    r = app.renderer
+    stages = [(app.window, "dispatch_events", "window events"),
+              (app, "draw_frame", "panels (ImGui widgets, Python)"),
+              (studio.ui.plots, "draw", "plots panel (ImPlot)"),
+              (studio.scene, "build", "scene instances (numpy)"),
+              (r, "frame_key", "frame key (hash)"),
+              (r, "render", "render setup (lights, uniforms)"),
+              (r, "_instances", "instance upload"),
+              (r, "_draw_shadows", "shadow pass"),
+              (r, "_draw_mirror", "reflection pass"),
+              (r, "_draw_picture", "scene pass"),
+              (app.viewport, "_pass", "FXAA + upscale"),
+              (app.gui, "render", "panels drawn (GL)"),
+              (app.window, "flip", "present (swap buffers)")]
+    undo = [clock.wrap(*s) for s in stages if hasattr(s[0], s[1])]
+    f0, steps0 = app.runner.frames, app.runner.steps
+    t0 = time.perf_counter()
+    clock.t = (t0, time.process_time())
+    while time.perf_counter() - t0 < seconds:
+        app.pump(1)
+    clock._charge()
+    frames = max(app.runner.frames - f0, 1)
+    for u in reversed(undo):
+        u()
+    out = {k: (1e3 * w / frames, 1e3 * c / frames) for k, (w, c) in clock.total.items()}
+    steps = (app.runner.steps - steps0) / frames
+    out["(simulation thread, concurrent)"] = (1e3 * steps * app.runner.step_seconds, float("nan"))
+    return out
+
+
+def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=False):
     from studio.__main__ import load
     from studio.app import create_app
     from studio.runner import Runner
@@ -75,6 +153,7 @@ def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None):
     rtf = (runner.snapshot.time - s0) / wall
     nsteps = runner.steps - steps0
     scale, msaa, gl, aa = app.frame_scale, app.ui.msaa, app.gl_renderer, app.ui.fxaa
+    parts = breakdown(app) if stages else None
     plotted = sorted(app.plots.data)                 # the signals the Plots panel drew
     shown = [k for k, (x0, y0, x1, y1) in app.widgets.items()
              if k.startswith("plot:") and y0 >= 0 and y1 <= 720]
@@ -88,7 +167,7 @@ def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None):
     engine.step(m, d, max(nsteps, 1))
     engine_rtf = max(nsteps, 1) * float(m.opt.timestep) / (time.perf_counter() - t)
     return dict(fps=fps, rtf=rtf, cpu_ms=1e3 * cpu / max(frames, 1), engine_rtf=engine_rtf,
-                scale=scale, msaa=msaa, gl=gl, plotted=plotted, fxaa=aa)
+                scale=scale, msaa=msaa, gl=gl, plotted=plotted, fxaa=aa, stages=parts)
 
 
 TARGET_FPS, TARGET_RTF = 60.0, 0.95
@@ -146,6 +225,7 @@ def load_average():
 
 def main():
     quick = "--quick" in sys.argv
+    stages = "--breakdown" in sys.argv
     robots = []
     try:
         import dm_control
@@ -171,7 +251,8 @@ def main():
     header = False
     results = {}
     for name, path, scale, fxaa in runs:
-        r = measure(path, scale, fxaa=fxaa)
+        r = measure(path, scale, fxaa=fxaa, stages=stages and scale is None
+                    and not name.startswith("100"))
         if not header:
             print(f"{r['gl']}  LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', '(unset)')}  "
                   f"1280x720, panels open with Plots ({', '.join(r['plotted'])})")
@@ -182,6 +263,13 @@ def main():
               f"cpu_per_frame={r['cpu_ms']:5.1f} ms  "
               f"engine_alone_realtime_factor={r['engine_rtf']:.3f}  load={load_average()}",
               flush=True)
+        if r["stages"]:
+            wall, cpu = (sum(v[i] for k, v in r["stages"].items() if not k.startswith("("))
+                         for i in range(2))
+            print(f"  per frame with the stages serialised: wall {wall:.1f} ms "
+                  f"({1e3 / max(wall, 1e-9):.0f} FPS), CPU {cpu:.1f} ms")
+            for k, (w, c) in sorted(r["stages"].items(), key=lambda kv: -kv[1][1]):
+                print(f"    {k:34s} wall {w:6.2f} ms  CPU {c:6.2f} ms")
         if scale is None:
             results[name] = r
     seconds, title = window_seconds(robots[0][1] if robots else tmp)

@@ -1,11 +1,11 @@
 """A multi-joint dynamics engine with contact in the spirit of MuJoCo.
 
 Public API (see README): load_model, load_model_from_string, make_data, reset_data, reset_keyframe,
-name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, rollout,
+name2id, id2name, forward, step, inverse, full_inertia, energy, contact_force, jac, rollout,
 state_size, get_state, set_state, transition_fd, inverse_fd, transition_derivatives,
-inverse_derivatives, smooth_derivatives, Recorder, load_trajectory, Model, Data, ModelError and
-the enums (ObjType, SensorType and State among them); Spec (models edited in code) and
-save_model_xml.
+inverse_derivatives, smooth_derivatives, rigid_inverse, lcp (LCP solvers), Recorder,
+load_trajectory, Model, Data, ModelError and the enums (ObjType, SensorType and State among
+them); Spec (models edited in code) and save_model_xml.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
                     Integrator, JointType, ObjType, SensorType, Solver, Stabilization, State,
@@ -22,6 +22,8 @@ from .smooth import jac  # noqa: E402
 from .derivative_fd import inverse_fd, transition_fd  # noqa: E402
 from .derivative_analytic import (inverse_derivatives, smooth_derivatives,  # noqa: E402
                                   transition_derivatives)
+from . import lcp  # noqa: E402
+from .rigid_inverse import rigid_inverse  # noqa: E402
 from .trajectory import Recorder, TrajectoryModelMismatch, load_trajectory  # noqa: E402
 from .compiler import Spec  # noqa: E402
 from .compiler.save import save_model_xml  # noqa: E402
@@ -39,6 +41,7 @@ __all__ = [
     "transition_fd", "inverse_fd", "transition_derivatives", "inverse_derivatives",
     "smooth_derivatives",
     "Recorder", "load_trajectory", "TrajectoryModelMismatch", "Spec", "save_model_xml",
+    "lcp", "rigid_inverse",
 ]
 
 

@@ -42,6 +42,15 @@ the step's friction rows (their forces are not the soft model's), or
 when the inverse finds other constraint rows than the forward recorded. A model with active hard
 equality constraints cannot be analysed at all (their impulses are not determined by the
 motion): ``analyse`` raises AnalysisError before the first step.
+
+With ``inverse_model="noslip" | "coulomb" | "convex"`` the rigid-contact inverse
+(``engine.rigid_inverse``) replaces the soft one: each step's recorded acceleration is the desired
+one (the model predicts the unactuated dofs' and the contact forces itself), the call is
+warm-started from the previous step's. Its actuator forces are compared with the recorded ones
+(and, as above, the controls), its contact forces (normal and tangents in each contact's frame)
+with the forward's recorded ones, and the summary adds the torque chatter of both (sum over
+consecutive analysed steps of |force_k - force_k-1|, and the largest single change).
+Hard equality constraints are held rigidly by that inverse, so they are not refused.
 """
 from __future__ import annotations
 
@@ -57,7 +66,9 @@ from .enums import BiasType, DisableBit, DynType, EqType, GainType, Integrator, 
 from .enums import ConstraintType as CT
 from .actuator import muscle_bias, muscle_gain
 from .forward import make_data
-from .inverse import inverse
+from .inverse import inverse as inverse_soft
+from .lcp import LCPStatus
+from .rigid_inverse import rigid_inverse
 from .trajectory import Trajectory, apply_options, options_dict
 
 ROW_NAMES = ("normal", "tangent1", "tangent2", "spin", "roll1", "roll2")
@@ -226,6 +237,8 @@ class Analysis:
         self.skipped = {}
         self.kinds = actuator_kinds(m)
         self.inverse_times = []     # wall time of each inverse call
+        self.inverse_model = "soft"
+        self.chatter = None         # rigid models: chatter of recorded and recovered forces
 
     def skip(self, reason):
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -263,6 +276,8 @@ class Analysis:
             # the median, as the first call may compile
             "inverse_us_per_step": (1e6 * float(np.median(self.inverse_times))
                                     if self.inverse_times else None),
+            "inverse_model": self.inverse_model,
+            "chatter": self.chatter,
             "actuators": [{"name": act_names[i], "recovered": k, "model": why}
                           for i, (k, why) in enumerate(self.kinds)],
             "families": fam, "signals": sig,
@@ -289,22 +304,31 @@ def _dof_names(header, nv):
     return out
 
 
-def analyse(traj: Trajectory, m, progress=False, inverse_model="soft") -> Analysis:
+def analyse(traj: Trajectory, m, progress=False, inverse_model="soft",
+            **rigid_options) -> Analysis:
     """Inverse dynamics over every step of traj with model m (checked against the recording's
-    hash; TrajectoryModelMismatch otherwise). See the module docstring. inverse_model: "soft"
-    (the engine's contacts, engine.inverse) or a rigid-contact model of INVERSE_MODELS."""
-    if inverse_model != "soft":
-        return _analyse_rigid(traj, m, inverse_model, progress)
+    hash; TrajectoryModelMismatch otherwise). inverse_model: "soft" (the engine's contacts,
+    engine.inverse) or a rigid-contact model of INVERSE_MODELS (engine.rigid_inverse, which
+    receives rigid_options: nedges, stabilization (default 0: the recording's penetration is
+    the compliant contacts' resting state), max_bases). See the module docstring."""
+    if inverse_model not in INVERSE_MODELS:
+        raise AnalysisError(f"inverse_model must be one of {', '.join(INVERSE_MODELS)}, not "
+                            f"{inverse_model!r}")
+    inverse = inverse_model
+    # the recording's contacts are compliant: their resting penetration is no error to remove
+    rigid_options.setdefault("stabilization", 0.0)
     traj.check_model(m)
     hard = [_name(traj.names, "equality", i) for i in range(m.neq)
             if m.eq_hard[i] and m.eq_active0[i]]
-    if hard:
+    if hard and inverse == "soft":
         raise AnalysisError(f"the model has hard equality constraints ({', '.join(hard)}): "
                             f"their forces are not determined by the motion, so the recording "
                             f"cannot be inverted (make them soft to analyse it)")
     out = Analysis(traj, m)
+    out.inverse_model = inverse
     n = len(traj)
     d = make_data(m)
+    warm = None
     names = traj.names
     dof_names = _dof_names(traj.header, m.nv)
     saved_options = options_dict(m)
@@ -341,7 +365,8 @@ def analyse(traj: Trajectory, m, progress=False, inverse_model="soft") -> Analys
             if integrator not in ONE_STAGE:
                 out.skip(f"the {integrator.name} integrator has several stages (no inverse)")
                 continue
-            if m.opt.noslip_iterations > 0 and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any():
+            if (inverse == "soft" and m.opt.noslip_iterations > 0
+                    and np.isin(traj.efc(k)["type"], FRICTION_ROWS).any()):
                 out.skip("noslip changed the friction forces (no inverse)")
                 continue
             explicit = integrator == Integrator.EXPLICIT
@@ -356,8 +381,22 @@ def analyse(traj: Trajectory, m, progress=False, inverse_model="soft") -> Analys
             d.mocap_pos[:], d.mocap_quat[:] = traj.mocap_pos[k], traj.mocap_quat[k]
             # (1): v' = v + h qacc
             d.qacc[:] = (traj.qvel[k] - qvel) / h
+            if inverse != "soft":
+                t0 = time.perf_counter()
+                res = rigid_inverse(m, d, d.qacc, model=inverse, warmstart=warm,
+                                    **rigid_options)
+                out.inverse_times.append(time.perf_counter() - t0)
+                warm = res.warmstart
+                if res.status != LCPStatus.SOLVED:
+                    out.skip(f"the {inverse} inverse found no solution ({res.status.name})")
+                    continue
+                out.analysed[k] = True
+                _compare_contacts(out, traj, m, d, k, res.contact_force, names)
+                _compare_actuation(out, traj, m, d, k, act, ctrl_idx, act_idx, act_last,
+                                   res.actuator_force)
+                continue
             t0 = time.perf_counter()
-            inverse(m, d)
+            inverse_soft(m, d)
             out.inverse_times.append(time.perf_counter() - t0)
             if not _velocities_follow(qvel, traj.qvel[k], d.qacc_continuous, traj.qacc[k], h):
                 out.skip("the state was edited between records")
@@ -371,25 +410,13 @@ def analyse(traj: Trajectory, m, progress=False, inverse_model="soft") -> Analys
             out.analysed[k] = True
             _compare_rows(out, traj, m, d, k, rows, names, dof_names)
             _compare_actuation(out, traj, m, d, k, act, ctrl_idx, act_idx, act_last)
+        if inverse != "soft":
+            out.chatter = {"recorded": _chatter(out.force_recorded, out.analysed),
+                           "recovered": _chatter(out.force_recovered, out.analysed)}
     finally:
         apply_options(m, saved_options)
         bar.close()
     return out
-
-
-def _analyse_rigid(traj, m, model, progress):
-    """The rigid-contact inverse models (no-slip, Coulomb, convex) plug in here:
-    engine.rigid_inverse.analyse_trajectory(traj, m, model=..., progress=...) -> Analysis."""
-    if model not in INVERSE_MODELS:
-        raise AnalysisError(f"unknown inverse model {model!r}; one of "
-                            f"{', '.join(INVERSE_MODELS)}")
-    try:
-        from .rigid_inverse import analyse_trajectory
-    except ImportError:
-        raise AnalysisError(f"the rigid inverse model {model!r} is not available in this engine "
-                            f"yet (engine.rigid_inverse.analyse_trajectory); use the soft "
-                            f"model") from None
-    return analyse_trajectory(traj, m, model=model, progress=progress)
 
 
 ONE_STAGE = (Integrator.SEMIIMPLICIT, Integrator.EXPLICIT, Integrator.IMPLICIT,
@@ -468,6 +495,70 @@ def _compare_rows(out, traj, m, d, k, rows, names, dof_names):
         i += nrow
 
 
+def _recorded_contact_force(con, rows, c):
+    """Force of recorded contact c in its frame (normal, tangent 1, tangent 2) from the
+    recorded rows, as engine.contact_force: elliptic rows as they are, pyramid edges
+    f_n = sum e, f_j = mu_j (e+ - e-)."""
+    out = np.zeros(3)
+    adr = int(con["efc_address"][c])
+    if adr < 0:
+        return out
+    dim = int(con["dim"][c])
+    if int(rows["type"][adr]) == CT.CONTACT_PYRAMIDAL:
+        for j in range(1, min(dim, 3)):
+            plus, minus = rows["force"][adr + 2 * (j - 1)], rows["force"][adr + 2 * (j - 1) + 1]
+            out[0] += plus + minus
+            out[j] = con["friction"][c][j - 1] * (plus - minus)
+        for j in range(3, dim):                 # torsional and rolling edges add to the normal
+            out[0] += rows["force"][adr + 2 * (j - 1)] + rows["force"][adr + 2 * (j - 1) + 1]
+    else:
+        n = min(dim, 3) if int(rows["type"][adr]) == CT.CONTACT_ELLIPTIC else 1
+        out[:n] = rows["force"][adr:adr + n]
+    return out
+
+
+def _compare_contacts(out, traj, m, d, k, predicted, names):
+    """Recorded forward contact forces against a rigid inverse's (normal, tangents in each
+    contact's frame), contacts matched by geom pair and rank (the inverse's collision runs at
+    the same state; contacts in the gap zone, which the forward records without rows, count as
+    recorded with zero force)."""
+    con, rows = traj.contact(k), traj.efc(k)
+    recorded = {}
+    seen = {}
+    for c in range(len(con["geom1"])):
+        key = (int(con["geom1"][c]), int(con["geom2"][c]))
+        rank = seen.get(key, 0)
+        seen[key] = rank + 1
+        recorded[key + (rank,)] = (_recorded_contact_force(con, rows, c), int(con["dim"][c]))
+    seen = {}
+    for c in range(len(predicted)):
+        g1, g2 = int(d.contact_geom1[c]), int(d.contact_geom2[c])
+        rank = seen.get((g1, g2), 0)
+        seen[(g1, g2)] = rank + 1
+        ref, dim = recorded.get((g1, g2, rank), (np.zeros(3), int(d.contact_dim[c])))
+        group = (f"contact {_name(names, 'geom', g1)}/{_name(names, 'geom', g2)}"
+                 + (f" [{rank}]" if rank else ""))
+        for r in range(1 if dim == 1 else 3):
+            label = f"{group} {ROW_NAMES[r]}"
+            s = out.efc_signals.get(label)
+            if s is None:
+                family = "contact_normal" if r == 0 else "contact_friction"
+                s = out.efc_signals[label] = Signal(label, family, group, "N")
+            s.add(k, float(ref[r]), float(predicted[c, r]))
+
+
+def _chatter(force, analysed):
+    """Torque chatter of a (steps, nu) force history over consecutive analysed steps: the sum
+    of |f_k - f_k-1| (all actuators) and the largest single change."""
+    both = analysed[1:] & analysed[:-1]
+    if not both.any() or force.shape[1] == 0:
+        return {"sum": 0.0, "peak": 0.0, "steps": 0}
+    dif = np.abs(np.diff(force, axis=0))[both]
+    dif = dif[np.all(np.isfinite(dif), axis=1)]
+    return {"sum": float(dif.sum()), "peak": float(dif.max()) if dif.size else 0.0,
+            "steps": int(len(dif))}
+
+
 def _joint_unit(m, j, dof=0):
     """Unit of a joint's generalised force: N along a translation, N m about a rotation."""
     t = m.jnt_type[j]
@@ -493,18 +584,23 @@ def _row_unit(m, t, oid, r):
     return "N"      # pyramid edges, connect, tendons
 
 
-def _compare_actuation(out, traj, m, d, k, act_prev, ctrl_idx, act_idx, act_last):
-    """qfrc_inverse against the recorded applied forces; actuator forces, ctrl and act by least
-    squares on the actuator moments (module docstring)."""
+def _compare_actuation(out, traj, m, d, k, act_prev, ctrl_idx, act_idx, act_last, force=None):
+    """qfrc_inverse against the recorded applied forces; actuator forces (given: those of a
+    rigid-contact inverse; else by least squares on the actuator moments), ctrl and act
+    (module docstring)."""
     flags = m.opt.disableflags
     external = traj.qfrc_applied[k] + jt_xfrc(m, d, traj.xfrc_applied[k])
     moment = d.actuator_moment
-    out.qfrc_inverse[k] = d.qfrc_inverse
     out.qfrc_expected[k] = external + moment.T @ traj.actuator_force[k]
+    if force is not None:
+        out.qfrc_inverse[k] = external + moment.T @ force
+    else:
+        out.qfrc_inverse[k] = d.qfrc_inverse
     if m.nu == 0 or flags & DisableBit.ACTUATION:
         return
-    # qfrc_inverse - applied - J' xfrc = moment' force
-    force = np.linalg.lstsq(moment.T, d.qfrc_inverse - external, rcond=None)[0]
+    if force is None:
+        # qfrc_inverse - applied - J' xfrc = moment' force
+        force = np.linalg.lstsq(moment.T, d.qfrc_inverse - external, rcond=None)[0]
     out.force_recorded[k] = traj.actuator_force[k]
     out.force_recovered[k] = force
     gain, bias = _gain_bias(m, d)

@@ -22,7 +22,8 @@ recordings and models are read, and the outputs written, at the same paths on ev
 shared file system).
 
 ``--inverse``: ``soft`` (default, engine.inverse) or a rigid-contact model (``noslip``,
-``coulomb``, ``convex``: engine.analysis.analyse passes it on to engine.rigid_inverse).
+``coulomb``, ``convex``: engine.analysis.analyse passes it on to engine.rigid_inverse); for one
+recording the torque chatter of the recorded and the predicted actuator forces is printed.
 """
 import argparse
 import glob
@@ -158,7 +159,7 @@ def main(argv=None):
         return 2
     s = result.summary()
     us = s["inverse_us_per_step"]
-    print(f"analyze: {s['analysed']}/{s['steps']} steps analysed, inverse "
+    print(f"analyze: {s['analysed']}/{s['steps']} steps analysed, {args.inverse} inverse "
           + (f"{us:.1f} us/step (median)" if us is not None else "not run")
           + f", outputs in {out}")
     for reason, count in s["skipped"].items():
@@ -170,6 +171,11 @@ def main(argv=None):
             rel = "n/a" if st["max_rel"] is None else f"{st['max_rel']:.2e}"
             print(f"  {fam:<22}{st['max_abs']:>15.3e}{st['rms']:>13.3e}{st['scale']:>13.3e}"
                   f"{rel:>11}")
+    if s["chatter"] is not None:
+        rec, got = s["chatter"]["recorded"], s["chatter"]["recovered"]
+        print(f"  torque chatter (sum |f_k - f_k-1| over {got['steps']} step pairs): recorded "
+              f"{rec['sum']:.4g} (peak {rec['peak']:.4g}), {args.inverse} inverse "
+              f"{got['sum']:.4g} (peak {got['peak']:.4g})")
     png = s["impulses_png"]
     if png["shown"] < png["objects"]:
         print(f"  impulses.png shows {png['shown']} of {png['objects']} constraint objects "

@@ -37,7 +37,7 @@ from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMID
 from .derivative import actuator_vel, passive_vel, rne_vel
 from .derivative_fd import restore_state, save_state
 from .enums import (BiasType, DisableBit, DynType, EqType, GainType, GeomType, Integrator,
-                    JointType, Stabilization, TrnType, WrapType)
+                    JointType, Solver, Stabilization, TrnType, WrapType)
 from .forward import _grow, forward_kernel, implicit_damping
 from .inverse import check_invertible, inverse_kernel
 from .jit import inlined, jit
@@ -1713,6 +1713,11 @@ def transition_derivatives(m: Model, d: Data):
     solver's residual). At a state where the active set changes (a contact about to open, a
     cone about to saturate), it is the derivative of the piece the state lies on. The state
     and warm start of d are restored bitwise; its computed fields are the forward pass's."""
+    if m.opt.solver == Solver.LCP:         # hard contact: its own Jacobians (Nimble)
+        from . import hard_contact, hard_contact_grad
+        jac = hard_contact_grad.step_derivatives(m, d, hard_contact.options(m),
+                                                 warm=hard_contact.warm_set(d))
+        return jac.A, jac.B
     warmup.join()
     _check(m, step=True)
     ndx = 2 * m.nv + m.na

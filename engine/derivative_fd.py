@@ -27,7 +27,7 @@ from .forward import (_grow, euler, explicit_euler, fwd_acceleration, fwd_constr
                       fwd_velocity, implicit, integrate_pos, step_kernel)
 from .inverse import (check_invertible, inverse_acceleration, inverse_position,
                       inverse_velocity)
-from .enums import Integrator, JointType, Stage
+from .enums import Integrator, JointType, Solver, Stage
 from .jit import jit
 from .math import quat_normalize, quat_sub
 from .types import Data, Model
@@ -358,12 +358,18 @@ def transition_fd(m: Model, d: Data, eps: float = 1e-6, centered: bool = False):
     dx' = A dx + B du with x = (qpos in the tangent space, qvel, act), u = ctrl.
 
     Returns A (2 nv + na, 2 nv + na) and B (2 nv + na, nu). Forward differences, or centered
-    ones (twice the steps, error O(eps^2) instead of O(eps)). The state of d (qpos, qvel, act,
+    ones (twice the steps, error O(eps^2) instead of O(eps)); a hard-contact model
+    (Solver.LCP) is differenced centered (engine.hard_contact_grad.step_fd). The state of d (qpos, qvel, act,
     ctrl, time, warm start) is restored bitwise; its computed fields are those of the
     unperturbed step. One compiled call (two if the contacts outgrow d, which then grows).
     """
-    warmup.join()
     eps = _check_eps(eps)
+    if m.opt.solver == Solver.LCP:         # hard contact: differences of its own step
+        from . import hard_contact, hard_contact_grad
+        jac = hard_contact_grad.step_fd(m, d, hard_contact.options(m), eps,
+                                        warm=hard_contact.warm_set(d))
+        return jac.A, jac.B
+    warmup.join()
     ndx = 2 * m.nv + m.na
     A = np.zeros((ndx, ndx))
     B = np.zeros((ndx, m.nu))

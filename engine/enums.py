@@ -54,6 +54,7 @@ class Integrator(IntEnum):
 class Solver(IntEnum):
     PGS = 0
     NEWTON = 2
+    LCP = 3         # our extension: rigid contact as an LCP (engine.hard_contact), not MuJoCo's
 
 
 class Cone(IntEnum):

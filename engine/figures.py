@@ -86,9 +86,10 @@ def controls_figure(a):
     one recovered by inverse dynamics (dashed)."""
     from .analysis import _name
 
+    rigid = getattr(a, "inverse_model", "soft") != "soft"
     panels = []
     for i in range(a.m.nu):
-        kind = a.kinds[i][0]
+        kind = "force" if rigid else a.kinds[i][0]      # a rigid model's prediction: forces
         ref, got = {"ctrl": (a.ctrl_recorded, a.ctrl_recovered),
                     "act": (a.act_recorded, a.act_recovered),
                     "force": (a.force_recorded, a.force_recovered)}[kind]
@@ -96,8 +97,13 @@ def controls_figure(a):
                        [(a.time, ref[:, i], got[:, i], "")]))
     if not panels:
         panels = [("the model has no actuators", CONTROL_AXES["ctrl"], [])]
-    return _grid(panels, a.time, "actuators: recorded and recovered by inverse dynamics",
-                 "recorded (forward)", "recovered by inverse dynamics")
+    title = "actuators: recorded and recovered by inverse dynamics"
+    if rigid:
+        ch = a.chatter
+        title = (f"actuator forces: recorded and predicted by the {a.inverse_model} rigid-contact "
+                 f"inverse; chatter (sum |f_k - f_k-1|) recorded {ch['recorded']['sum']:.4g}, "
+                 f"predicted {ch['recovered']['sum']:.4g}")
+    return _grid(panels, a.time, title, "recorded (forward)", "recovered by inverse dynamics")
 
 
 def impulses_figure(a, max_panels=None):
@@ -125,6 +131,8 @@ def impulses_figure(a, max_panels=None):
     if not panels:
         panels = [("no constraint rows in the recording", "force (N)", [])]
     title = "constraint forces: forward and inverse dynamics"
+    if getattr(a, "inverse_model", "soft") != "soft":
+        title = f"contact forces: forward dynamics and the {a.inverse_model} rigid-contact inverse"
     if len(order) > max_panels:
         title += (f"; the {max_panels} of {len(order)} objects present in the most steps "
                   f"(all in impulses.csv)")

@@ -725,6 +725,9 @@ def _grow(m: Model, d: Data) -> None:
 def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
     warmup.join()
+    if m.opt_solver[0] == Solver.LCP:
+        from . import hard_contact          # hard contact: a Python-level driver of the stages
+        return hard_contact.forward(m, d)
     forward_kernel(m._struct, d._struct)
     while d.nefc_overflow[0]:
         _grow(m, d)
@@ -735,8 +738,11 @@ def step(m: Model, d: Data, nstep: int = 1) -> None:
     """Advance the simulation by nstep timesteps with m.opt.integrator, in one compiled call
     (another only if the contacts outgrew the capacities of d, which then grow)."""
     warmup.join()
-    done = 0
     n = operator.index(nstep)
+    if m.opt_solver[0] == Solver.LCP:
+        from . import hard_contact
+        return hard_contact.step(m, d, n)
+    done = 0
     while done < n:
         done += step_kernel(m._struct, d._struct, n - done)
         if d.nefc_overflow[0]:

@@ -6,9 +6,8 @@ Spatial vectors are (rot, lin), MuJoCo's convention.
 """
 import math
 
+from .constants import MINVAL  # noqa: F401 (re-exported: kernels import it from here)
 from .jit import jit
-
-MINVAL = 1e-15  # MuJoCo's mjMINVAL
 
 
 @jit

@@ -18,11 +18,12 @@ import math
 
 import numpy as np
 
+from .constants import MINVAL
+from .enums import GeomType
 from .jit import jit
 from .math import cross3, dot3, mat9, mulmatvec3, sub3, vec3
 
-PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
-MINVAL = 1e-15            # mjMINVAL
+PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = (int(t) for t in GeomType)
 NGROUP = 6                # mjNGROUP
 ALL_GROUPS = (1 << NGROUP) - 1
 ZERO3 = (0.0, 0.0, 0.0)

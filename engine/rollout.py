@@ -22,7 +22,7 @@ import numpy as np
 from numba import typed
 
 from . import warmup
-from .enums import Integrator, State, Warning
+from .enums import Integrator, Solver, State, Warning
 from .forward import _grow, make_data, reset_history, reset_state, step_kernel
 from .jit import jit
 from .types import Data, Model
@@ -319,9 +319,38 @@ def rollout(model: Model | Sequence[Model], initial_state=None, control=None, *,
             or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     if batch.nbatch and batch.nstep:
-        _run(batch, datas, [(r, min(r + chunk_size, batch.nbatch))
-                            for r in range(0, batch.nbatch, chunk_size)])
+        if any(x.opt.solver == Solver.LCP for x in batch.models):
+            _run_lcp(batch, datas[0])
+        else:
+            _run(batch, datas, [(r, min(r + chunk_size, batch.nbatch))
+                                for r in range(0, batch.nbatch, chunk_size)])
     return batch.state, batch.sensordata
+
+
+def _run_lcp(batch, d):
+    """The rollouts of hard-contact models (Solver.LCP): its step is a Python-level driver
+    (engine.hard_contact), which the compiled rollout_kernel cannot call, so the rollouts run one
+    after another in the calling thread, each from d reset as rollout_kernel resets it (the LCP's
+    warm start forgotten), with the same outputs."""
+    from . import hard_contact
+    ds = d._struct
+    for r in range(batch.nbatch):
+        m = batch.models[r if len(batch.models) > 1 else 0]
+        ms = m._struct
+        reset_state(ms, ds)
+        reset_history(ds)
+        hard_contact.forget_warm_start(d)
+        if batch.initial_state.shape[0] > 0:
+            _set_state(ms, ds, batch.state_spec,
+                       batch.initial_state[r if batch.initial_state.shape[0] > 1 else 0])
+        rc = r if batch.control.shape[0] > 1 else 0
+        for t in range(batch.nstep):
+            if batch.control_spec:
+                _set_state(ms, ds, batch.control_spec,
+                           batch.control[rc, t if batch.control.shape[1] > 1 else 0])
+            hard_contact.step(m, d)
+            _get_state(ms, ds, batch.state_spec, batch.state[r, t])
+            batch.sensordata[r, t, :] = d.sensordata
 
 
 class _Batch:

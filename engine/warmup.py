@@ -33,6 +33,16 @@ FOREGROUND = ("engine.forward:fwd_velocity", "engine.constraint:make_constraint"
 _process = None
 
 
+def _argument_types(spec):
+    """Numba types of a kernel's arguments: (Model, Data) and, for sensor_acc, (qacc, damped)."""
+    from numba import types
+
+    from .types import DATA_TYPE, MODEL_TYPE
+    if spec == "engine.sensor:sensor_acc":
+        return (MODEL_TYPE, DATA_TYPE, types.float64[::1], types.boolean)
+    return (MODEL_TYPE, DATA_TYPE)
+
+
 def _cache_is_cold():
     root = jit.cache_dir()
     return not os.path.isdir(root) or not any(
@@ -40,13 +50,12 @@ def _cache_is_cold():
 
 
 def compile_kernels(names):
-    """Compile the named kernels (``module:function``) for (Model, Data)."""
+    """Compile the named kernels (``module:function``) for their argument types."""
     import importlib
 
-    from .types import DATA_TYPE, MODEL_TYPE
     for spec in names:
         module, name = spec.split(":")
-        getattr(importlib.import_module(module), name).compile((MODEL_TYPE, DATA_TYPE))
+        getattr(importlib.import_module(module), name).compile(_argument_types(spec))
 
 
 def start():

@@ -6,7 +6,9 @@
 // straight-line code (no loop, no branch on the light's type). Up to two lights cast shadows (shadow maps, the hardware's 2x2
 // comparison filter). Textures (2D with mipmaps, cube) modulate the colour; a reflective plane
 // mixes in the mirrored scene (u_reflection, drawn beforehand); planes fade into the haze at
-// the horizon, and the optional fog follows the distance.
+// the horizon, and the optional fog follows the distance. The renderer compiles a variant per set
+// of the features a batch of geoms uses (TEXTURE, MIRROR, HAZE, FOG defined before this text), so
+// that a software rasteriser does not run the code of the others for every pixel.
 
 in vec3 v_world;
 in vec3 v_normal;
@@ -86,6 +88,7 @@ void main() {
     vec3 n = normalize(gl_FrontFacing ? v_normal : -v_normal);
     vec3 to_eye = normalize(u_eye - v_world);
     vec3 base = v_color.rgb;
+#ifdef TEXTURE
     float mode = v_texmap.w;
     if (mode > 1.5) {                     // cube texture: the direction from the object's centre
         vec3 d = normalize(v_local);
@@ -94,18 +97,26 @@ void main() {
         vec2 uv = (v_texmap.z > 0.5 ? v_scaled.xy : v_local.xy) * 0.5 * v_texmap.xy;
         base *= texture(u_tex2d, uv).rgb;
     }
+#endif
     float specular = v_material.y;
     float shininess = max(v_material.z * 128.0, 1.0);
     vec3 color = v_material.x * base;
     /* LIGHTS */
+#ifdef MIRROR
     if (u_mirror > 0.5) {                 // the mirrored scene, where there is some
         vec4 r = texture(u_reflection, gl_FragCoord.xy / u_viewport);
         color = mix(color, r.rgb, v_material.w * r.a);
     }
-    float dist = length(u_eye - v_world);
+#endif
+#ifdef HAZE
     if (u_haze_range.y > 0.0)
-        color = mix(color, u_haze_color, smoothstep(u_haze_range.x, u_haze_range.y, dist));
+        color = mix(color, u_haze_color, smoothstep(u_haze_range.x, u_haze_range.y,
+                                                    length(u_eye - v_world)));
+#endif
+#ifdef FOG
     if (u_fog.y > 0.0)
-        color = mix(color, u_fog_color, clamp((dist - u_fog.x) / max(u_fog.y - u_fog.x, 1e-6), 0.0, 1.0));
+        color = mix(color, u_fog_color, clamp((length(u_eye - v_world) - u_fog.x)
+                                              / max(u_fog.y - u_fog.x, 1e-6), 0.0, 1.0));
+#endif
     f_color = vec4(color, v_color.a);
 }

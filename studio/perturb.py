@@ -24,8 +24,9 @@ import time
 import numpy as np
 
 import engine
+from engine import math as engine_math
 
-FREE, BALL, SLIDE, HINGE = 0, 1, 2, 3
+FREE, BALL, SLIDE, HINGE = (int(t) for t in engine.JointType)
 SPRING_PERIOD = 0.25          # seconds: the period of the undamped spring
 INERTIA_REFRESH = 0.05        # seconds of wall time between recomputations of the spring inertia
 IK_ITERATIONS = 20            # damped least-squares steps per paused drag event
@@ -93,10 +94,8 @@ def point_jacobians(m, d, body, point):
 
 
 def quat_mul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+    """Hamilton product of two quaternions (w, x, y, z) as an array."""
+    return np.array(engine_math.quat_mul(tuple(map(float, a)), tuple(map(float, b))))
 
 
 def axis_angle_quat(axis, angle):

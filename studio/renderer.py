@@ -26,6 +26,8 @@ import threading
 import moderngl
 import numpy as np
 
+from engine.enums import LightType
+
 from . import SHADER_DIR, meshes
 from .camera import OrbitCamera, look_at, model_statistic, perspective
 from .hfield_mesh import hfield_meshes
@@ -45,15 +47,74 @@ SHADOW_TEXELS = 8.0                   # ... and this many shadow-map texels in t
 # times as much), so there the mipmaps alone keep the far floor from shimmering
 ANISOTROPY = 8.0
 # unit meshes that are closed surfaces (studio.meshes: counter-clockwise seen from outside), drawn
-# with back faces culled; mesh assets and height fields may be open or wound either way
+# with back faces culled in every pass. Mesh assets are wound counter-clockwise seen from outside
+# too (MuJoCo's convention) but may be open: as MuJoCo's renderer (its "Cull Face" flag, on by
+# default) the picture and the mirror cull their back faces (SceneOptions.cull_faces), while all
+# their faces cast shadows. Height fields are never culled.
 CLOSED_SHAPES = ("sphere", "capsule", "cylinder", "box")
-SPOT, DIRECTIONAL, POINT = 0, 1, 2    # engine.enums.LightType
+SPOT, DIRECTIONAL, POINT = (int(LightType.SPOT), int(LightType.DIRECTIONAL), int(LightType.POINT))
 GL_CLIP_DISTANCE0 = 0x3000
 
-_INSTANCE_FORMAT = "3f 3f 3f 3f 3f 4f 4f 4f/i"
-_INSTANCE_ATTRS = ("i_pos", "i_row0", "i_row1", "i_row2", "i_scale", "i_color", "i_material",
-                   "i_texmap")
-assert NFLOAT == 27
+# the instance columns (studio.scene: NFLOAT floats) as vertex attributes
+_INSTANCE_LAYOUT = (("3f", "i_pos"), ("3f", "i_row0"), ("3f", "i_row1"), ("3f", "i_row2"),
+                    ("3f", "i_scale"), ("4f", "i_color"), ("4f", "i_material"), ("4f", "i_texmap"))
+assert NFLOAT == sum(int(f[0]) for f, _ in _INSTANCE_LAYOUT)
+
+
+def instance_format(prog, layout=_INSTANCE_LAYOUT) -> tuple:
+    """(moderngl buffer format, attribute names) of the instance columns that ``prog`` reads;
+    the columns it does not read (the compiler drops unused inputs) are skipped as padding."""
+    fmt, names = [], []
+    for f, name in layout:
+        if name in prog:
+            fmt.append(f)
+            names.append(name)
+        else:
+            fmt.append(f"{4 * int(f[0])}x")
+    return " ".join(fmt) + "/i", names
+
+
+def set_uniform(prog, name, value) -> None:
+    if name in prog:                       # the GLSL compiler may drop unused uniforms
+        prog[name].value = value
+
+
+def write_uniform(prog, name, array) -> None:
+    """Write a float uniform (an array's first elements as the compiler kept them)."""
+    if name in prog:
+        u = prog[name]
+        a = np.ascontiguousarray(array, dtype="f4")
+        u.write(np.ascontiguousarray(a.reshape(-1, u.dimension)[:max(u.array_length, 1)]).tobytes())
+
+
+class _Uniforms:
+    """Uniform values shared by the geom programs (one per feature set, ``Renderer._program``):
+    set once, written into each program when it next draws (``apply``)."""
+
+    def __init__(self):
+        self.values = {}                 # name -> (value, is an array)
+        self.log = []                    # names in the order they were set this frame
+        self.applied = {}                # program -> len(log) when it was last brought up to date
+
+    def new_frame(self) -> None:
+        self.log.clear()
+        self.applied.clear()
+
+    def set(self, name, value, array=False) -> None:
+        """A uniform's value (a number or a tuple)."""
+        self.values[name] = (value, array)
+        self.log.append(name)
+
+    def array(self, name, value) -> None:
+        """A float uniform from an array (its first elements as the compiler kept them)."""
+        self.set(name, value, array=True)
+
+    def apply(self, prog) -> None:
+        n = self.applied.get(prog)
+        for name in (self.values if n is None else self.log[n:]):
+            value, array = self.values[name]
+            (write_uniform if array else set_uniform)(prog, name, value)
+        self.applied[prog] = len(self.log)
 
 
 def load_shader(name: str) -> str:
@@ -84,12 +145,13 @@ def visual(m, section, key, default):
 class _Geometry:
     """A mesh on the GPU (vertex and index buffers), uploaded once."""
 
-    def __init__(self, ctx, vertices, indices, closed=False):
+    def __init__(self, ctx, vertices, indices, closed=False, mesh=False):
         self.nindex = int(indices.size)
         self.vbo = ctx.buffer(np.ascontiguousarray(vertices, np.float32).tobytes())
         self.ibo = ctx.buffer(np.ascontiguousarray(indices, np.uint32).tobytes()) \
             if indices.size else None
-        self.closed = closed
+        self.closed = closed            # culled in every pass
+        self.mesh = mesh                # a mesh asset: culled in the picture when asked
 
     def release(self):
         for b in (self.vbo, self.ibo):
@@ -100,8 +162,9 @@ class _Geometry:
 class _Batch:
     """Instances of one geometry drawn together: a growable instance buffer and its VAOs."""
 
-    def __init__(self, ctx, prog, shadow_prog, geometry: _Geometry):
+    def __init__(self, ctx, prog, shadow_prog, geometry: _Geometry, features=frozenset()):
         self.ctx, self.prog, self.shadow_prog, self.geometry = ctx, prog, shadow_prog, geometry
+        self.features = features         # of the geom program drawing it (Renderer._program)
         self.capacity = 0
         self.inst = self.vao = self.shadow_vao = None
         self.count = 0
@@ -115,13 +178,14 @@ class _Batch:
         self.capacity = n
         g = self.geometry
         self.inst = self.ctx.buffer(reserve=n * NFLOAT * 4, dynamic=True)
+        fmt, names = instance_format(self.prog)
         self.vao = self.ctx.vertex_array(
             self.prog, [(g.vbo, "3f 3f 1f", "in_pos", "in_normal", "in_end"),
-                        (self.inst, _INSTANCE_FORMAT, *_INSTANCE_ATTRS)],
+                        (self.inst, fmt, *names)],
             index_buffer=g.ibo, index_element_size=4)
+        fmt, names = instance_format(self.shadow_prog)
         self.shadow_vao = self.ctx.vertex_array(
-            self.shadow_prog, [(g.vbo, "3f 12x 1f", "in_pos", "in_end"),
-                               (self.inst, "3f 3f 3f 3f 3f 48x/i", *_INSTANCE_ATTRS[:5])],
+            self.shadow_prog, [(g.vbo, "3f 12x 1f", "in_pos", "in_end"), (self.inst, fmt, *names)],
             index_buffer=g.ibo, index_element_size=4)
 
     def upload(self, inst: np.ndarray) -> None:
@@ -132,15 +196,18 @@ class _Batch:
             self.inst.write(np.ascontiguousarray(inst, dtype=np.float32).tobytes())
         self.count = n
 
-    def draw(self, shadow=False) -> None:
+    def draw(self, shadow=False, cull_meshes=False) -> None:
+        """Draw the instances; back faces culled for a closed unit mesh, and for a mesh asset
+        outside the shadow pass when ``cull_meshes``."""
         g = self.geometry
         if not self.count or not g.nindex:
             return
-        if g.closed:              # back faces of a closed surface are hidden: not rasterised
+        cull = g.closed or (g.mesh and cull_meshes and not shadow)
+        if cull:                  # back faces hidden behind the front ones: not rasterised
             self.ctx.enable(moderngl.CULL_FACE)
         (self.shadow_vao if shadow else self.vao).render(moderngl.TRIANGLES, vertices=g.nindex,
                                                          instances=self.count)
-        if g.closed:
+        if cull:
             self.ctx.disable(moderngl.CULL_FACE)
 
     def release(self) -> None:
@@ -168,8 +235,9 @@ class Renderer:
         self.ctx = ctx
         self.m = m
         self.software = is_software(ctx)
-        self.light_code = None               # the LIGHTS of the compiled program
-        self.prog = None
+        self.light_code = None               # the LIGHTS of the compiled programs, and fog
+        self.programs = {}                   # features -> the geom program (_program)
+        self.uniforms = _Uniforms()          # the geom programs' uniforms
         self.shadow_prog = ctx.program(vertex_shader=load_shader("shadow.vert"),
                                        fragment_shader=load_shader("shadow.frag"))
         self.sky_prog = ctx.program(vertex_shader=load_shader("skybox.vert"),
@@ -311,11 +379,10 @@ class Renderer:
         key = (shape, layer == "decor", detail)
         g = self.geometries.get(key)
         if g is None:
+            data = self.mesh_data.get(shape[1]) if isinstance(shape, tuple) else None
             if isinstance(shape, tuple):
-                sid = shape[1]
-                data = self.mesh_data.get(sid)
                 if data is None:
-                    verts, idx = self.hfields[sid]
+                    verts, idx = self.hfields[shape[1]]
                 elif detail < 0 or data.levels is None:
                     verts, idx = data.soup
                 else:
@@ -324,7 +391,8 @@ class Renderer:
                 verts, idx = self.unit_decor[shape]
             else:
                 verts, idx = self.unit[shape]
-            g = _Geometry(self.ctx, verts, idx, closed=shape in CLOSED_SHAPES)
+            g = _Geometry(self.ctx, verts, idx, closed=shape in CLOSED_SHAPES,
+                          mesh=data is not None)
             self.geometries[key] = g
         return g
 
@@ -332,8 +400,14 @@ class Renderer:
         """The batch of a scene key and pass (key + (pass,)) at a level of detail."""
         b = self.batches.get((key, detail))
         if b is None:
-            b = _Batch(self.ctx, self.prog, self.shadow_prog,
-                       self._geometry(key[0], key[1], detail))
+            features = {"TEXTURE"} if len(key) > 3 else set()     # (shape, layer, texture, pass)
+            if key[1] == "mirror":
+                features.add("MIRROR")
+            if key[0] == "plane":
+                features.add("HAZE")
+            features = frozenset(features)
+            b = _Batch(self.ctx, self._program(features), self.shadow_prog,
+                       self._geometry(key[0], key[1], detail), features)
             self.batches[(key, detail)] = b
         return b
 
@@ -406,38 +480,40 @@ class Renderer:
                                            (0, 0, 1))) < 0.99 else (0.0, 1.0, 0.0)
         return perspective(fov, 1.0, max(dist - r, 1e-3 * r), dist + r) @ look_at(pos, target, up)
 
-    def _program(self, lights, lshadow) -> None:
-        """The geom program for this set of lights: mesh.frag's /* LIGHTS */ replaced by a shade()
-        call per light (type and shadow map as literals). Compiled again only when they change
-        (a light switched on or off, shadows toggled); the batches' vertex arrays follow."""
+    def _lights_code(self, lights, lshadow) -> None:
+        """Set the geom programs' lights: mesh.frag's /* LIGHTS */ replaced by a shade() call per
+        light (type and shadow map as literals). The programs are compiled again only when
+        these change (a light switched on or off, shadows or fog toggled); the batches' vertex
+        arrays follow."""
         code = " ".join(f"color += shade({i}, {int(lt[0])}, {k}, n, to_eye, base, specular, "
                         f"shininess);" for i, (lt, k) in enumerate(zip(lights, lshadow)))
-        if code == self.light_code and self.prog is not None:
+        code = (code, bool(self.options.fog))
+        if code == self.light_code:
             return
-        old = self.prog
-        self.prog = self.ctx.program(vertex_shader=load_shader("mesh.vert"),
-                                     fragment_shader=load_shader("mesh.frag").replace(
-                                         "/* LIGHTS */", code))
+        old = list(self.programs.values())
+        self.programs.clear()
         self.light_code = code
         for b in self.batches.values():
-            b.prog = self.prog
+            b.prog = self._program(b.features)
             b._grow(b.capacity)
-        if old is not None:
-            old.release()
+        for prog in old:
+            prog.release()
+
+    def _program(self, features) -> moderngl.Program:
+        """The geom program with these features of mesh.frag (TEXTURE, MIRROR, HAZE; FOG when
+        the fog is on) and the current lights, compiled on first use."""
+        prog = self.programs.get(features)
+        if prog is None:
+            lights, fog = self.light_code or ("", False)
+            defines = "".join(f"#define {f}\n"
+                              for f in sorted(features | {"FOG"} if fog else features))
+            head, _, rest = load_shader("mesh.frag").partition("\n")    # after #version
+            source = head + "\n" + defines + rest.replace("/* LIGHTS */", lights)
+            prog = self.ctx.program(vertex_shader=load_shader("mesh.vert"), fragment_shader=source)
+            self.programs[features] = prog
+        return prog
 
     # -- drawing ---------------------------------------------------------------------------------
-    def _set(self, prog, name, value) -> None:
-        if name in prog:                       # the GLSL compiler may drop unused uniforms
-            prog[name].value = value
-
-    def _write(self, prog, name, array) -> None:
-        """Write a float uniform (an array's first elements as the compiler kept them)."""
-        if name in prog:
-            u = prog[name]
-            a = np.ascontiguousarray(array, dtype="f4")
-            a = np.ascontiguousarray(a.reshape(-1, u.dimension)[:max(u.array_length, 1)])
-            u.write(a.tobytes())
-
     def frame_key(self, d, scene, view_size) -> tuple:
         """What a frame of ``scene`` looks like, for SceneViewport to skip drawing it again:
         the instances, the camera, the lights' poses, the options and the meshes' readiness."""
@@ -474,7 +550,10 @@ class Renderer:
         dist = np.linalg.norm(inst[:, 0:3] - eye, axis=1)
         fits = cells[None, :] <= (LOD_PIXELS * pixel_angle * np.maximum(dist, 1e-6))[:, None]
         level = np.where(fits, np.arange(len(cells))[None, :], 0).max(axis=1)
-        return [(int(lv), inst[level == lv]) for lv in np.unique(level)]
+        levels = np.unique(level)
+        if len(levels) == 1:
+            return [(int(levels[0]), inst)]
+        return [(int(lv), inst[level == lv]) for lv in levels]
 
     def render(self, fbo: moderngl.Framebuffer, width: int, height: int, d, scene=None,
                view_size=None) -> None:
@@ -508,44 +587,10 @@ class Renderer:
                 if lvp is not None:
                     lshadow[i] = len(maps)
                     maps.append(lvp)
-        self._program(lights, lshadow)
-        prog = self.prog
-
-        # this frame's instances, per level of detail: the picture's, the shadows' (a texel of
-        # the shadow map) and the mirror's (half resolution)
-        for b in self.batches.values():
-            b.count = 0
-        drawn = {"opaque": [], "mirror": [], "transparent": [], "decor": [], "shadow": [],
-                 "reflected": []}
-        texel = SHADOW_TEXELS * 2.0 * scene.radius / size
-        for key, inst in scene.instances.items():
-            shape, layer = key[0], key[1]
-            if isinstance(shape, tuple) and shape[1] not in self.mesh_data \
-                    and shape[1] not in self.hfields:
-                continue
-            tex = key[2] if len(key) > 2 else None
-            passes = [(layer, pixel_angle)]
-            if layer == "opaque" and shape != "plane":
-                passes += [("shadow", None), ("reflected", 2.0 * pixel_angle)]
-            for name, angle in passes:
-                for detail, part in self._detail(key, inst, eye, angle,
-                                                 texel if name == "shadow" else None):
-                    b = self._batch((*key, name), detail)
-                    b.upload(part)
-                    if shape == "plane":
-                        b.plane_half = float(part[:, 12:14].max())
-                    drawn[name].append((b, tex, shape))
-
-        for k, lvp in enumerate(maps):
-            tex, sfbo = self.shadow_maps[k]
-            sfbo.use()
-            ctx.viewport = (0, 0, tex.width, tex.width)
-            sfbo.clear(depth=1.0)
-            ctx.enable(moderngl.DEPTH_TEST)
-            ctx.depth_func = "<"
-            self._write(self.shadow_prog, "u_light_viewproj", lvp.T)
-            for b, _, _ in drawn["shadow"]:
-                b.draw(shadow=True)
+        self._lights_code(lights, lshadow)
+        self.uniforms.new_frame()
+        drawn = self._instances(scene, eye, pixel_angle, SHADOW_TEXELS * 2.0 * scene.radius / size)
+        self._draw_shadows(maps, drawn["shadow"])
 
         # the uniforms of the picture
         n = len(lights)
@@ -556,32 +601,39 @@ class Renderer:
             return np.array(rows + [np.zeros(width)] * pad, "f4")
         for name, j in (("u_lpos", 1), ("u_ldir", 2), ("u_lambient", 3), ("u_ldiffuse", 4),
                         ("u_lspecular", 5), ("u_lattenuation", 6)):
-            self._write(prog, name, column(j))
+            self.uniforms.array(name, column(j))
         spot = [(math.cos(math.radians(min(lt[7], 180.0))), lt[8]) for lt in lights]
-        self._write(prog, "u_lspot", np.array(spot + [(0.0, 0.0)] * pad, "f4"))
+        self.uniforms.array("u_lspot", np.array(spot + [(0.0, 0.0)] * pad, "f4"))
         light_vps = maps + [np.eye(4)] * (2 - len(maps))
-        self._write(prog, "u_shadow_vp", np.stack([light_vps[0].T, light_vps[1].T]))
-        self._set(prog, "u_shadow_on", 1.0 if maps else 0.0)
+        self.uniforms.array("u_shadow_vp", np.stack([light_vps[0].T, light_vps[1].T]))
+        self.uniforms.set("u_shadow_on", 1.0 if maps else 0.0)
         for k, (tex, _) in enumerate(self.shadow_maps):
             tex.use(location=1 + k)
         for name, unit in (("u_shadow_map0", 1), ("u_shadow_map1", 2), ("u_tex2d", 3),
                            ("u_texcube", 4), ("u_reflection", 5)):
-            self._set(prog, name, unit)
-        self._set(prog, "u_eye", tuple(eye))
-        self._set(prog, "u_haze_color", tuple(self.haze_color))
+            self.uniforms.set(name, unit)
+        self.uniforms.set("u_eye", tuple(eye))
+        self.uniforms.set("u_haze_color", tuple(self.haze_color))
         ext, fog = cam.extent, self.fog
-        self._set(prog, "u_fog", (fog[0] * ext, fog[1] * ext, 0.0) if opts.fog else (0.0, 0.0, 0.0))
-        self._set(prog, "u_fog_color", tuple(fog[2]))
-        self._set(prog, "u_clip_plane", (0.0, 0.0, 0.0, 1.0))
-        self._write(prog, "u_reflect", np.eye(4))
-        self._set(prog, "u_mirror", 0.0)
-        self._set(prog, "u_haze_range", (0.0, 0.0))
+        self.uniforms.set("u_fog", (fog[0] * ext, fog[1] * ext, 0.0) if opts.fog else (0.0,) * 3)
+        self.uniforms.set("u_fog_color", tuple(fog[2]))
+        self.uniforms.set("u_clip_plane", (0.0, 0.0, 0.0, 1.0))
+        self.uniforms.array("u_reflect", np.eye(4))
+        self.uniforms.set("u_mirror", 0.0)
+        self.uniforms.set("u_haze_range", (0.0, 0.0))
 
         # the mirror: the opaque geoms reflected in the first reflective plane
         mirror = drawn["mirror"]
         has_reflection = bool(mirror) and bool(opts.reflections) and self._draw_mirror(
             scene, drawn["reflected"], vp, eye, width, height)
-        # the picture
+        self._draw_picture(fbo, width, height, drawn, vp, eye, has_reflection)
+
+    def _draw_picture(self, fbo, width, height, drawn, vp, eye, has_reflection) -> None:
+        """The picture: clear ``fbo``, then the opaque geoms, the reflective plane (mixing in the
+        mirror pass when ``has_reflection``), the skybox, the decorations and the transparent
+        geoms without depth writes."""
+        ctx, opts = self.ctx, self.options
+        mirror = drawn["mirror"]
         fbo.use()
         ctx.viewport = (0, 0, width, height)
         fbo.clear(*BACKGROUND, 1.0, depth=1.0)
@@ -590,18 +642,18 @@ class Renderer:
         ctx.depth_func = "<"
         ctx.front_face, ctx.cull_face = "ccw", "back"
         ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
-        self._write(prog, "u_viewproj", vp.T)
-        self._set(prog, "u_viewport", (float(width), float(height)))
+        self.uniforms.array("u_viewproj", vp.T)
+        self.uniforms.set("u_viewport", (float(width), float(height)))
         ctx.wireframe = bool(opts.wireframe)
         self._draw_list(drawn["opaque"], eye)
         if mirror:
-            self._set(prog, "u_mirror", 1.0 if has_reflection else 0.0)
+            self.uniforms.set("u_mirror", 1.0 if has_reflection else 0.0)
             self._draw_list(mirror, eye)
-            self._set(prog, "u_mirror", 0.0)
+            self.uniforms.set("u_mirror", 0.0)
         ctx.wireframe = False
         if self.sky >= 0 and opts.skybox:
             self._draw_sky(vp)
-        self._set(prog, "u_shadow_on", 0.0)
+        self.uniforms.set("u_shadow_on", 0.0)
         ctx.enable(moderngl.BLEND)
         self._draw_list(drawn["decor"], eye)
         ctx.depth_mask = False
@@ -611,27 +663,75 @@ class Renderer:
         ctx.depth_mask = True
         ctx.disable(moderngl.BLEND)
 
+    def _instances(self, scene, eye, pixel_angle, texel) -> dict:
+        """Upload this frame's instances into the batches, per level of detail: the picture's,
+        the shadows' (``texel``: a shadow-map texel in world units) and the mirror's (half
+        resolution). Returns the draw lists {pass: [(batch, texture, shape)]}."""
+        for b in self.batches.values():
+            b.count = 0
+        drawn = {"opaque": [], "mirror": [], "transparent": [], "decor": [], "shadow": [],
+                 "reflected": []}
+        for key, inst in scene.instances.items():
+            shape, layer = key[0], key[1]
+            if isinstance(shape, tuple) and shape[1] not in self.mesh_data \
+                    and shape[1] not in self.hfields:
+                continue
+            tex = key[2] if len(key) > 2 else None
+            passes = [(layer, pixel_angle)]
+            if layer == "opaque" and shape != "plane":
+                passes += [("shadow", None), ("reflected", 2.0 * pixel_angle)]
+            whole = {}                 # detail -> the batch holding all of ``inst`` at it
+            for name, angle in passes:
+                for detail, part in self._detail(key, inst, eye, angle,
+                                                 texel if name == "shadow" else None):
+                    # a pass drawing every instance at a level already uploaded by an earlier
+                    # pass draws that batch again (its vertex arrays read the same buffer)
+                    b = whole.get(detail) if part is inst else None
+                    if b is None:
+                        b = self._batch((*key, name), detail)
+                        b.upload(part)
+                        if part is inst:
+                            whole[detail] = b
+                    if shape == "plane":
+                        b.plane_half = float(part[:, 12:14].max())
+                    drawn[name].append((b, tex, shape))
+        return drawn
+
+    def _draw_shadows(self, maps, casters) -> None:
+        """Fill the shadow maps: the depth of ``casters`` seen by each light view-projection."""
+        ctx = self.ctx
+        for k, lvp in enumerate(maps):
+            tex, sfbo = self.shadow_maps[k]
+            sfbo.use()
+            ctx.viewport = (0, 0, tex.width, tex.width)
+            sfbo.clear(depth=1.0)
+            ctx.enable(moderngl.DEPTH_TEST)
+            ctx.depth_func = "<"
+            write_uniform(self.shadow_prog, "u_light_viewproj", lvp.T)
+            for b, _, _ in casters:
+                b.draw(shadow=True)
+
     def _draw_list(self, items, eye) -> None:
-        prog = self.prog
         for b, tex, shape in items:
             if tex is not None:
                 t = self._texture(tex)
                 t.use(location=4 if isinstance(t, moderngl.TextureCube) else 3)
             if shape == "plane" and self.options.haze and b.plane_half >= INFINITE_PLANE:
                 far = b.plane_half                   # an infinite plane fades at the horizon
-                self._set(prog, "u_haze_range", (0.45 * far, 0.95 * far))
-            b.draw()
+                self.uniforms.set("u_haze_range", (0.45 * far, 0.95 * far))
+            self.uniforms.apply(b.prog)
+            b.draw(cull_meshes=self.options.cull_faces)
             if shape == "plane":
-                self._set(prog, "u_haze_range", (0.0, 0.0))
+                self.uniforms.set("u_haze_range", (0.0, 0.0))
 
     def _draw_sky(self, vp) -> None:
         ctx = self.ctx
         prog = self.sky_prog
         self._texture(self.sky).use(location=6)
-        self._set(prog, "u_sky", 6)
-        self._write(prog, "u_inv_viewproj", np.linalg.inv(vp).T)
-        self._set(prog, "u_haze_color", tuple(self.haze_color))
-        self._set(prog, "u_haze", float(self.haze) if self.options.haze else 0.0)
+        set_uniform(prog, "u_sky", 6)
+        write_uniform(prog, "u_inv_viewproj", np.linalg.inv(vp).T)
+        set_uniform(prog, "u_haze_color", tuple(self.haze_color))
+        set_uniform(prog, "u_haze", float(self.haze) if self.options.haze else 0.0)
         ctx.depth_func = "<="
         ctx.depth_mask = False
         self.sky_vao.render(moderngl.TRIANGLES, vertices=3)
@@ -641,7 +741,7 @@ class Renderer:
     def _draw_mirror(self, scene, opaque, vp, eye, width, height) -> bool:
         """Draw the opaque geoms mirrored in the first reflective plane into the reflection
         texture (half the target's resolution); False if the eye is behind the mirror."""
-        ctx, prog = self.ctx, self.prog
+        ctx = self.ctx
         key = next(k for k, v in scene.instances.items() if len(k) > 1 and k[1] == "mirror")
         plane = scene.instances[key][0]
         p = plane[0:3].astype(float)
@@ -672,17 +772,17 @@ class Renderer:
         ctx.disable(moderngl.BLEND)
         ctx.enable_direct(GL_CLIP_DISTANCE0)
         ctx.front_face = "cw"                       # the reflection turns the winding over
-        self._write(prog, "u_viewproj", vp.T)
-        self._write(prog, "u_reflect", reflect.T)
-        self._set(prog, "u_clip_plane", (*normal, offset))
+        self.uniforms.array("u_viewproj", vp.T)
+        self.uniforms.array("u_reflect", reflect.T)
+        self.uniforms.set("u_clip_plane", (*normal, offset))
         mirrored_eye = reflect[:3, :3] @ eye + reflect[:3, 3]
-        self._set(prog, "u_eye", tuple(mirrored_eye))
+        self.uniforms.set("u_eye", tuple(mirrored_eye))
         self._draw_list(opaque, mirrored_eye)
         ctx.front_face = "ccw"
         ctx.disable_direct(GL_CLIP_DISTANCE0)
-        self._write(prog, "u_reflect", np.eye(4))
-        self._set(prog, "u_clip_plane", (0.0, 0.0, 0.0, 1.0))
-        self._set(prog, "u_eye", tuple(eye))
+        self.uniforms.array("u_reflect", np.eye(4))
+        self.uniforms.set("u_clip_plane", (0.0, 0.0, 0.0, 1.0))
+        self.uniforms.set("u_eye", tuple(eye))
         color.use(location=5)
         return True
 
@@ -706,7 +806,7 @@ class Renderer:
             self.reflection[3].release()
             self.reflection = None
         self.sky_vao.release()
-        for p in (self.sky_prog, self.shadow_prog, self.prog):
-            if p is not None:                      # (the geoms' program: made by the first frame)
-                p.release()
+        for p in (self.sky_prog, self.shadow_prog, *self.programs.values()):
+            p.release()
+        self.programs.clear()
 

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.enums import GeomType
+
 from .hfield_mesh import shape_id as hfield_shape_id
 
 # engine.GeomType values (MuJoCo's mjtGeom)
-PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
+PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = (int(t) for t in GeomType)
 INFINITE_PLANE = 50.0                 # half-size drawn for a plane whose size is 0 (infinite)
 HIDDEN_GROUPS_FROM = 3                # like MuJoCo, geom groups 0-2 are visible by default
 DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)    # MuJoCo's default geom colour (a material's colour wins over it)
@@ -61,6 +63,7 @@ class SceneOptions:
     haze: bool = True
     textures: bool = True
     wireframe: bool = False
+    cull_faces: bool = True              # mesh back faces not drawn (MuJoCo's "Cull Face")
     groups: list = field(default_factory=lambda: [True, True, True, False, False, False])
 
 

@@ -110,3 +110,26 @@ def kinetic_energy(m, d, qvel):
         v, w = jacp @ qvel, jacr @ qvel
         e += 0.5 * (m.body_mass[b] * v @ v + w @ _body_inertia(m, d, b) @ w)
     return e
+
+
+def lcp_enumerate(M, q, tol=1e-9):
+    """Every complementary basic solution of w = M z + q, z >= 0, w >= 0, z'w = 0: for each
+    index set a with M_aa nonsingular, z_a = -M_aa^-1 q_a (the rest 0), kept when z and w are
+    non-negative. Exponential (2^n sets); an independent oracle for small n."""
+    import itertools
+    n = len(q)
+    scale = max(1.0, np.abs(q).max(), np.abs(M).max())
+    out = []
+    for k in range(n + 1):
+        for a in itertools.combinations(range(n), k):
+            a = list(a)
+            z = np.zeros(n)
+            if k:
+                block = M[np.ix_(a, a)]
+                if np.linalg.cond(block) > 1e12:
+                    continue
+                z[a] = np.linalg.solve(block, -q[a])
+            w = M @ z + q
+            if z.min() >= -tol * scale and w.min() >= -tol * scale:
+                out.append((z, w, tuple(a)))
+    return out

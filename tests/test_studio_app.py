@@ -911,6 +911,7 @@ def test_record_then_analysis_panel_plots(xdisplay, tmp_path, monkeypatch):
         assert a.last_recording == str(traj)
         a.open_panel("Analysis")
         a.pump(2)
+        assert "inverse_model" in a.widgets and a.analysis.inverse == "soft"   # the default
         click(a, "analyse_last")
         assert a.analysis.running or a.analysis.result is not None
         assert pump_until(a, lambda: not a.analysis.running, timeout=600)
@@ -1385,3 +1386,39 @@ def test_a_still_scene_is_not_drawn_again(app, monkeypatch):
     app.window.dispatch_event("on_mouse_drag", x, y, 20, 0, mouse.LEFT, 0)
     app.pump(2)
     assert len(calls) > n
+
+
+def test_wireframe_toggles_flags_and_impratio_through_the_panels(app):
+    """Clicks in the side panel reach the picture and the running engine: the wireframe
+    checkbox leaves the box's faces unfilled (W turns it back); a toggle of the Rendering
+    grid; a disable flag (gravity) and impratio set in the running model; the fwdinv enable
+    flag starts the live forward-vs-inverse check."""
+    import engine
+    from pyglet.window import key
+
+    def red_pixels():
+        app.pump(2)
+        tex = app.viewport.color                       # the 3D view as last drawn
+        img = np.frombuffer(tex.read(), np.uint8).reshape(tex.height, tex.width, 4)
+        return int(((img[..., 0] > 120) & (img[..., 1] < 90)).sum())
+
+    app.open_panel("Rendering", "Physics options")
+    app.pump(3)
+    solid = red_pixels()
+    assert solid > 200                                 # the red box
+    click(app, "wireframe")
+    assert app.ui.wireframe and app.renderer.options.wireframe
+    assert 0 < red_pixels() < 0.3 * solid              # its edges only
+    press_key(app, key.W)
+    assert not app.ui.wireframe
+    assert red_pixels() > 0.9 * solid
+    click(app, "show:shadows")
+    assert not app.renderer.options.shadows
+    m, r = app.m, app.runner
+    click(app, "disable:gravity")
+    assert pump_until(app, lambda: m.opt.disableflags & engine.DisableBit.GRAVITY)
+    click(app, "impratio", fx=0.5)                     # log scale 1e-2 to 1e3: about 20
+    assert pump_until(app, lambda: 3.0 < m.opt.impratio < 100.0)
+    assert r.inverse_check is None
+    click(app, "enable:fwdinv##enable")
+    assert pump_until(app, lambda: r.inverse_check is not None)

@@ -173,6 +173,40 @@ def test_spot_light_cone_and_its_shadow(ctx):
     assert np.percentile(np.abs(shade[~dark] - lit[~dark]), 99) < 5  # the rest is as lit
 
 
+# an open mesh: a box without its lid (outward winding), opening upwards, above a lit floor
+CUP = """<mujoco>
+<visual><headlight active="0"/></visual>
+<asset><mesh name="cup" vertex="-1 -1 0  1 -1 0  1 1 0  -1 1 0  -1 -1 1  1 -1 1  1 1 1  -1 1 1"
+  face="0 2 1  0 3 2  0 1 5  0 5 4  1 2 6  1 6 5  2 3 7  2 7 6  3 0 4  3 4 7"
+  scale=".3 .3 .3"/></asset>
+<worldbody>
+  <light directional="true" pos="0 0 3" dir="0 0 -1" castshadow="true" diffuse="1 1 1"
+         ambient=".1 .1 .1" specular="0 0 0"/>
+  <geom type="plane" size="3 3 .1" rgba=".8 .8 .8 1"/>
+  <geom type="mesh" mesh="cup" pos="0 0 0.5" rgba=".9 .1 .1 1" contype="0" conaffinity="0"/>
+</worldbody></mujoco>"""
+
+
+def test_mesh_back_faces_are_culled_but_cast_shadows(ctx):
+    """As MuJoCo's renderer ("Cull Face", on by default): looking down into an open mesh, every
+    face shows its back, so with culling the floor is seen through it, in the shadow that all
+    its faces cast; without culling the inside of the cup is drawn (red)."""
+    def top_down(r):
+        r.camera.elevation, r.camera.azimuth, r.camera.distance = -89.9, 90.0, 3.0
+        r.camera.lookat[:] = 0.0
+    culled = _render(ctx, CUP, setup=top_down, haze=False, reflections=False)
+    drawn = _render(ctx, CUP, setup=top_down, haze=False, reflections=False, cull_faces=False)
+    h, w = culled.shape[:2]
+    centre = (slice(h // 2 - 5, h // 2 + 5), slice(w // 2 - 5, w // 2 + 5))
+    red, green = drawn[centre + (0,)], drawn[centre + (1,)]
+    assert red.min() > 120 and green.max() < 60                      # the cup's inside
+    assert np.abs(culled[centre + (0,)] - culled[centre + (1,)]).max() < 10   # floor: not red
+    no_cup = _render(ctx, CUP.replace(".9 .1 .1 1", ".9 .1 .1 0"), setup=top_down, haze=False,
+                     reflections=False)
+    lit = no_cup[centre].mean(axis=2)
+    assert lit.min() > 60 and (culled[centre].mean(axis=2) < 0.5 * lit).all()   # the shadow
+
+
 def test_mesh_levels_of_detail():
     """Coarser levels have fewer triangles, stay inside the mesh's bounding box, and their
     normals are unit vectors; the full level keeps every triangle."""
@@ -258,3 +292,57 @@ def test_texture_files_match_mujoco(tmp_path):
         a, w, h = mm.tex_adr[i], mm.tex_width[i], mm.tex_height[i]
         ref = mm.tex_data[a:a + w * h * 3].reshape(h, w, 3)
         np.testing.assert_array_equal(pix.reshape(-1, pix.shape[-2], 3), ref, err_msg=str(i))
+
+
+FOG_HAZE = """<mujoco>
+<visual><headlight ambient=".4 .4 .4" diffuse=".5 .5 .5"/><map fogstart="0.1" fogend="0.2"/>
+  <rgba fog="1 0 0 1" haze="0 1 0 1"/></visual>
+<worldbody>
+  <geom type="plane" size="0 0 .1" rgba=".5 .5 .5 1"/>
+  <geom type="sphere" pos="0 0 .3" size=".3" rgba=".5 .5 .5 1"/>
+</worldbody></mujoco>"""
+
+
+def test_fog_and_haze(ctx):
+    """Fog (off by default) turns what is beyond fogend (times the model's extent) the fog's
+    colour; the haze (on by default) fades an infinite floor into the haze colour towards the
+    horizon, and only there."""
+    def low(r):
+        r.camera.elevation, r.camera.distance = -6.0, 3.0
+        r.camera.lookat[:] = (0.0, 0.0, 0.3)
+    plain = _render(ctx, FOG_HAZE, setup=low, haze=False, reflections=False)
+    fog = _render(ctx, FOG_HAZE, setup=low, haze=False, fog=True, reflections=False)
+    haze = _render(ctx, FOG_HAZE, setup=low, reflections=False)
+    drawn = np.abs(plain - plain[0, 0]).max(axis=2) > 10             # not the background
+    red = (fog[..., 0] > 200) & (fog[..., 1] < 40) & (fog[..., 2] < 40)
+    assert red[drawn].mean() > 0.95 and not red[~drawn].any()
+    assert not ((plain[..., 0] > 200) & (plain[..., 1] < 40)).any()
+    greener = (haze[..., 1] - plain[..., 1])[:, :20]                 # the floor beside the ball
+    floor = drawn[:, :20]
+    horizon = np.nonzero(floor.any(axis=1))[0].min()                 # the floor's far edge
+    assert np.median(greener[horizon:horizon + 2][floor[horizon:horizon + 2]]) > 40
+    assert np.abs(greener[-10:]).max() < 3                           # the near floor: as before
+
+
+POINT = """<mujoco>
+<visual><headlight active="0"/></visual>
+<worldbody>
+  <light type="point" pos="0 0 .6" castshadow="false" diffuse="1 1 1" ambient="0 0 0"
+         specular="0 0 0" attenuation="1 0 0"/>
+  <geom type="plane" size="3 3 .1" rgba=".8 .8 .8 1"/>
+</worldbody></mujoco>"""
+
+
+def test_point_light_lights_all_around(ctx):
+    """A point light above the floor (headlight off) lights it in every direction, brightest
+    below it and falling off with the angle of incidence (no cone: the corners are lit too,
+    unlike the spot light's)."""
+    def top_down(r):
+        r.camera.elevation, r.camera.azimuth, r.camera.distance = -89.9, 90.0, 3.0
+        r.camera.lookat[:] = 0.0
+    img = _render(ctx, POINT, setup=top_down, haze=False, reflections=False,
+                  textures=False).mean(axis=2)
+    h, w = img.shape
+    centre = img[h // 2 - 5:h // 2 + 5, w // 2 - 5:w // 2 + 5].mean()
+    corner = img[:15, :15].mean()
+    assert centre > 120 and 5 < corner < 0.5 * centre

@@ -127,6 +127,24 @@ def test_every_decoration_draws(ctx):
     assert _differs(img).sum() > 20
 
 
+def test_perturbation_spring_is_a_coil_in_its_own_colour():
+    """The perturbation spring is a helix of segments around the line from the grabbed point to
+    the target (not a thin line), in a colour of its own (not a force arrow's)."""
+    from studio.scene import FRICTION_RGBA, NORMAL_RGBA, SPRING_RGBA, spring
+    p0, p1, extent = np.zeros(3), np.array([0.0, 0.0, 1.0]), 1.0
+    coil, ends = spring(p0, p1, extent)
+    colours = np.vstack([coil, ends])[:, 15:19]
+    np.testing.assert_allclose(colours, np.tile(SPRING_RGBA, (len(colours), 1)),
+                               rtol=1e-6)
+    assert SPRING_RGBA not in (FRICTION_RGBA, NORMAL_RGBA)
+    centres = coil[:, 0:3]
+    radius = np.linalg.norm(centres[:, :2], axis=1)                  # off the line's axis
+    assert len(coil) >= 40 and radius.min() > 0.005 * extent
+    angle = np.unwrap(np.arctan2(centres[:, 1], centres[:, 0]))
+    assert abs(angle[-1] - angle[0]) > 4 * 2 * np.pi                 # several turns around it
+    np.testing.assert_allclose(ends[:, 0:3], [p0, p1])
+
+
 @pytest.mark.parametrize("name", ["sphere", "capsule", "cylinder", "box"])
 def test_closed_unit_meshes_face_outwards(name):
     """Back faces of these shapes are culled: every triangle must be wound counter-clockwise

@@ -1,5 +1,6 @@
 """The cold-cache warm-up compiles kernels that exist, in a process that imports this engine."""
 import importlib
+import inspect
 import os
 import subprocess
 import sys
@@ -12,6 +13,8 @@ def test_warmup_names_are_compiled_kernels():
         module, name = spec.split(":")
         kernel = getattr(importlib.import_module(module), name)
         assert hasattr(kernel, "compile"), spec     # a numba dispatcher, not a Python function
+        nargs = len(inspect.signature(kernel.py_func).parameters)
+        assert nargs == len(warmup._argument_types(spec)), spec
 
 
 def test_warm_cache_starts_nothing(tmp_path):

@@ -30,7 +30,8 @@ INTEGRATORS = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
                "interleave": Integrator.INTERLEAVE, "semiimplicit": Integrator.SEMIIMPLICIT,
                "implicit": Integrator.IMPLICIT, "implicitfast": Integrator.IMPLICITFAST,
                "discrete": None}
-SOLVERS = {"PGS": Solver.PGS, "Newton": Solver.NEWTON, "CG": None}
+# "LCP": our extension, hard contact (engine.hard_contact); MuJoCo refuses it
+SOLVERS = {"PGS": Solver.PGS, "Newton": Solver.NEWTON, "CG": None, "LCP": Solver.LCP}
 CONES = {"pyramidal": Cone.PYRAMIDAL, "elliptic": Cone.ELLIPTIC}
 DISABLE_FLAGS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
                  "frictionloss": DisableBit.FRICTIONLOSS, "limit": DisableBit.LIMIT,

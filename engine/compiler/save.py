@@ -23,7 +23,7 @@ INTEGRATOR_WORDS = {Integrator.SEMIIMPLICIT: "Euler", Integrator.RK4: "RK4",
                     Integrator.IMPLICIT: "implicit", Integrator.IMPLICITFAST: "implicitfast",
                     Integrator.EXPLICIT: "explicit", Integrator.MIDPOINT: "midpoint",
                     Integrator.INTERLEAVE: "interleave"}
-SOLVER_WORDS = {Solver.PGS: "PGS", Solver.NEWTON: "Newton"}
+SOLVER_WORDS = {Solver.PGS: "PGS", Solver.NEWTON: "Newton", Solver.LCP: "LCP"}
 CONE_WORDS = {Cone.PYRAMIDAL: "pyramidal", Cone.ELLIPTIC: "elliptic"}
 
 # Model array -> (kind of spec object, attribute); the array's row i belongs to object i

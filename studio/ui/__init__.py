@@ -41,10 +41,11 @@ def header(app, label: str, default_open: bool = False) -> bool:
     return imgui.collapsing_header(label, imgui.TreeNodeFlags_.default_open if default_open else 0)
 
 
-def checkbox_grid(items, disabled=(), tooltips=None) -> list:
+def checkbox_grid(items, disabled=(), tooltips=None, app=None, prefix="") -> list:
     """Checkboxes ``(label, value)`` in as many equal columns as the widest label lets fit in
     the panel's width; returns ``[(index, new value)]`` of those clicked. The indices in
-    ``disabled`` are drawn greyed (not clickable), ``tooltips[i]`` shown on hover."""
+    ``disabled`` are drawn greyed (not clickable), ``tooltips[i]`` shown on hover; with ``app``
+    each checkbox is tracked as ``prefix + label`` (``track``)."""
     from imgui_bundle import imgui
     style = imgui.get_style()
     widest = max(imgui.calc_text_size(label.split("##")[0]).x for label, _ in items) \
@@ -59,6 +60,8 @@ def checkbox_grid(items, disabled=(), tooltips=None) -> list:
         imgui.begin_disabled(i in disabled)
         changed, value = imgui.checkbox(label, value)
         imgui.end_disabled()
+        if app is not None:
+            track(app, prefix + label)
         if tooltips and imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
             imgui.set_tooltip(tooltips[i])
         if changed:

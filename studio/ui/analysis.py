@@ -5,8 +5,11 @@ Loads a recording (the one just made, a typed path or the file browser), runs
 stored in the recording, else the studio's model file; never the simulated Model, whose options
 the analysis edits) and shows: per signal the recorded (forward) and recovered (inverse) traces
 (controls of the actuators, constraint forces per object row), the max/RMS error table, and an
-export of the CSV files and PNG plots (``engine.analysis.write_outputs``). All the numbers come
-from engine.analysis; this module only runs it and draws.
+export of the CSV files and PNG plots (``engine.analysis.write_outputs``). The inverse model is
+chosen in the panel: the soft analytical inverse or a rigid-contact one (engine.rigid_inverse:
+noslip, coulomb, convex), whose actuator and contact forces are plotted against the recorded
+ones, with the torque chatter of both. All the numbers come from engine.analysis; this module
+only runs it and draws.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 import engine
+from engine.analysis import INVERSE_MODELS
 
 from . import header, track
 from .file_browser import FileBrowser
@@ -43,6 +47,7 @@ class AnalysisState:
         self.browser = None
         self.reveal = False                # open the panel's header on the next frame
         self.plotted = None                # (label, t, recorded, recovered) drawn in the last frame
+        self.inverse = "soft"              # one of INVERSE_MODELS: soft or a rigid one
 
     @property
     def running(self) -> bool:
@@ -78,11 +83,12 @@ class AnalysisState:
                 raise ValueError("the recording names no model file that exists here")
             self.message = f"analysing {len(traj)} steps with {os.path.basename(model_path)}"
             m = engine.load_model(model_path)
-            a = analysis.analyse(traj, m)
+            a = analysis.analyse(traj, m, inverse_model=self.inverse)
             self.summary = a.summary()
             self.signals = signals_of(a)
             self.result = a
-            self.message = (f"{self.summary.get('analysed', '?')} of {len(traj)} steps analysed in "
+            self.message = (f"{self.summary.get('analysed', '?')} of {len(traj)} steps analysed "
+                            f"({self.inverse} inverse) in "
                             f"{time.perf_counter() - self.started:.1f} s")
         except Exception as e:                    # shown in the panel, never raised in the UI
             self.error = f"{type(e).__name__}: {e}"
@@ -108,16 +114,19 @@ def signals_of(a) -> list:
     """(label, time, recorded/forward, recovered/inverse) for every actuator whose control (or
     activation, or force) is recovered and every constraint-force signal."""
     out = []
+    rigid = getattr(a, "inverse_model", "soft") != "soft"
     names = a.traj.names.get("actuator", []) if hasattr(a.traj, "names") else []
     for i, (kind, _) in enumerate(a.kinds):
         name = names[i] if i < len(names) and names[i] else f"actuator{i}"
+        kind = "force" if rigid else kind          # a rigid model predicts forces
         ref, got = {"ctrl": (a.ctrl_recorded, a.ctrl_recovered),
                     "act": (a.act_recorded, a.act_recovered)}.get(
             kind, (a.force_recorded, a.force_recovered))
         out.append((f"{kind} {name}", np.asarray(a.time), ref[:, i], got[:, i]))
     for label, s in a.efc_signals.items():
         steps, fwd, inv = s.arrays()
-        out.append((f"impulse {label}", np.asarray(a.time)[steps], fwd, inv))
+        out.append((f"{'force' if rigid else 'impulse'} {label}", np.asarray(a.time)[steps], fwd,
+                    inv))
     return out
 
 
@@ -193,6 +202,12 @@ def draw(app) -> None:
     if not header(app, "Analysis"):
         return
     last = getattr(app, "last_recording", None)
+    imgui.begin_disabled(st.running)
+    imgui.set_next_item_width(150 * app.ui_scale)
+    _, k = imgui.combo("inverse model", INVERSE_MODELS.index(st.inverse), list(INVERSE_MODELS))
+    st.inverse = INVERSE_MODELS[k]
+    imgui.end_disabled()
+    track(app, "inverse_model")
     imgui.begin_disabled(st.running or not last)
     if imgui.button("Analyse last recording"):
         st.start(last, app.model_path)
@@ -248,6 +263,11 @@ def _results(app, st) -> None:
     _, st.selected = imgui.combo("signal", st.selected, [s[0] for s in st.signals])
     label, t, ref, got = st.signals[st.selected]
     st.plotted = (label, *_plot(label, t, ref, got, 180 * app.ui_scale))
+    chatter = st.summary.get("chatter")
+    if chatter:
+        imgui.text(f"torque chatter (sum |f_k - f_k-1|): recorded {chatter['recorded']['sum']:.4g}, "
+                   f"{st.summary['inverse_model']} inverse {chatter['recovered']['sum']:.4g} "
+                   f"(peaks {chatter['recorded']['peak']:.3g}, {chatter['recovered']['peak']:.3g})")
     _table(st.summary)
     if imgui.button("Export CSV + PNG"):
         st.export()

@@ -17,7 +17,7 @@ def items(app) -> list[str]:
             f"step {r.step_seconds * 1e6:.1f} us", f"ncon {snap.ncon}", f"nefc {snap.nefc}",
             f"solver {int(snap.solver_niter[0])} it",
             f"residual {float(snap.solver_residual[0]):.2g}",
-            f"energy {float(snap.energy[0]):.4g} pot {float(snap.energy[1]):.4g} kin"]
+            f"energy {float(snap.energy[0]):.4g} pot", f"{float(snap.energy[1]):.4g} kin"]
 
 
 def lines(app, width=None) -> list[str]:
@@ -42,13 +42,18 @@ def draw(app) -> None:
     panel = getattr(app, "panel_rect", None)
     if panel is not None and panel[0] <= left + 0.5:     # bottom left of the 3D view, not the panel
         left = panel[2]
-    # at most half the view's width (the whole width in a small window), a few short lines
-    room = vp.work_size.x - left - 2 * pad
+    # at most half the view's width (the whole width in a small window), a few short lines;
+    # the room for the text is the view's width less the margins and the window's own padding
+    room = vp.work_size.x - left - 2 * pad - 2 * imgui.get_style().window_padding.x
     small = vp.work_size.y < SMALL_VIEW * app.ui_scale
     width = room if small else min(room, max(0.5 * room, 420 * app.ui_scale))
     imgui.set_next_window_pos(imgui.ImVec2(left + pad, vp.work_pos.y + vp.work_size.y - pad),
                               imgui.Cond_.always, imgui.ImVec2(0.0, 1.0))
     imgui.set_next_window_bg_alpha(0.55)
+    # never wider than the view (a long item is clipped rather than overrun the window)
+    imgui.set_next_window_size_constraints(
+        imgui.ImVec2(0.0, 0.0),
+        imgui.ImVec2(max(room + 2 * imgui.get_style().window_padding.x, 1.0), vp.work_size.y))
     if imgui.begin("info", None, flags)[0]:
         for ln in lines(app, width):
             imgui.text(ln)

@@ -134,7 +134,7 @@ def _draw(app) -> None:
     imgui.separator_text("disable flags")
     flags = int(opt.disableflags)
     boxes = [(bit.name.lower(), bool(flags & int(bit))) for bit in DISABLE_BITS]
-    for i, on in checkbox_grid(boxes):
+    for i, on in checkbox_grid(boxes, app=app, prefix="disable:"):
         bit = int(DISABLE_BITS[i])
         set_option(app, "disableflags", (flags | bit) if on else (flags & ~bit))
     imgui.separator_text("enable flags")
@@ -147,6 +147,7 @@ def draw_enable_flags(app) -> None:
               for _, state, _ in ENABLE_FLAGS]
     items = [(f"{name}##enable", v) for (name, _, _), v in zip(ENABLE_FLAGS, values)]
     fixed = [i for i, (_, state, _) in enumerate(ENABLE_FLAGS) if state is not None]
-    for i, on in checkbox_grid(items, disabled=fixed, tooltips=[e[2] for e in ENABLE_FLAGS]):
+    for i, on in checkbox_grid(items, disabled=fixed, tooltips=[e[2] for e in ENABLE_FLAGS],
+                               app=app, prefix="enable:"):
         if ENABLE_FLAGS[i][0] == "fwdinv":
             r.set_inverse_check(on)

@@ -8,13 +8,15 @@ from __future__ import annotations
 import numpy as np
 from imgui_bundle import imgui, implot
 
+import engine
+
 from . import PANEL_PLOT, header, push_width_for_labels, track
 
 SIGNALS = ["joint positions", "joint velocities", "controls", "contact forces", "energy"]
 SENSORS = "sensors"                # the Sensors panel's signal, sampled with the others
 CAPACITY = 600                     # samples kept per signal (about 10 s at 60 FPS)
 DEFAULT_CHOSEN = 3                 # joints / actuators plotted until the user chooses
-FREE, BALL = 0, 1
+FREE, BALL = int(engine.JointType.FREE), int(engine.JointType.BALL)
 QPOS_SUFFIXES = {FREE: ("x", "y", "z", "qw", "qx", "qy", "qz"), BALL: ("qw", "qx", "qy", "qz")}
 QVEL_SUFFIXES = {FREE: ("vx", "vy", "vz", "wx", "wy", "wz"), BALL: ("wx", "wy", "wz")}
 

@@ -14,7 +14,8 @@ TOGGLES = [("geoms", "geoms"), ("sites", "sites"), ("tendons", "tendons"),
            ("com", "centres of mass"), ("inertia", "inertia boxes"),
            ("perturbation", "perturbation spring"), ("transparent", "transparent geoms"),
            ("shadows", "shadows"), ("reflections", "reflections"), ("skybox", "skybox"),
-           ("haze", "haze"), ("fog", "fog"), ("textures", "textures")]
+           ("haze", "haze"), ("fog", "fog"), ("textures", "textures"),
+           ("cull_faces", "cull back faces")]
 LABELS = ("none", "body", "geom", "site")
 FRAMES = ("none", "body", "geom", "site", "world")
 
@@ -135,7 +136,8 @@ def draw(app) -> None:
     if changed:
         ui.wireframe = v
     opts = app.renderer.options
-    for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES]):
+    for i, v in checkbox_grid([(label, getattr(opts, attr)) for attr, label in TOGGLES],
+                              app=app, prefix="show:"):
         setattr(opts, TOGGLES[i][0], v)
     push_width_for_labels(["labels", "frames", "camera"])
     changed, idx = imgui.combo("labels", LABELS.index(ui.labels), list(LABELS))

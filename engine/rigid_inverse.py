@@ -1,0 +1,1212 @@
+"""Inverse dynamics with rigid contact and friction (Zapolsky & Drumwright), velocity level.
+
+    res = rigid_inverse(m, d, qacc_des, model="noslip" | "coulomb" | "convex", warmstart=None)
+
+Given the state (qpos, qvel), the contacts of the forward pipeline's collision stage and the
+desired accelerations of the actuated coordinates, find the actuator forces and the contact
+forces together, with rigid contact. The derivation (the paper's equations rebuilt) is in
+docs/rigid_inverse.md; in short, with h the timestep, v' = v + h a and Mt = M + h B_damping
+(the step's inertia, as engine.inverse), k = qfrc_passive + qfrc_applied + J'xfrc - qfrc_bias:
+
+    Mt a = k + B' tau + J_E' f_E + J_c' f_c                   (paper eq. 37, discretised (8))
+    B a = B qacc_des        (B = actuator_moment: the actuated coordinates, eq. 39-40)
+    J_E v' = -phi_E / h     (active equality constraints, held rigidly)
+    N v' >= -phi / h  _|_  f_n >= 0                         (signed-distance stabilisation 3.2)
+
+and per model, the friction law of each contact:
+    noslip   T v' = 0 (eq. 41), MLCP -> LCP on f_n (section 4), Algorithm 1, warm-started PPM
+             (Algorithm 2) on N Q N' formed column by column (4.7), consistency check and the
+             least-change QP (4.5, eq. 47);
+    coulomb  linearised cone with `nedges` edges (Anitescu & Potra / Stewart & Trinkle, section
+             5), Lemke, and Algorithm 3 (minimum change of torques over the enumerated
+             solutions) up to `max_bases` candidate bases;
+    convex   no normal complementarity: the maximal-dissipation QP (section 2.3.4 / 6) over the
+             pyramid edges, then, among its optimal forces, those whose torques are closest to
+             the previous ones (the tie-breaker of 6.2.4).
+A stage-like kernel does everything in one compiled call; `warmstart` carries the contacts,
+pivoting sets and torques of the previous call.
+"""
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from . import lcp, smooth, warmup
+from .constraint import EQUALITY, row_axpy
+from .forward import _dense_inertia, _grow, fwd_position, fwd_velocity
+from .jit import jit
+from .lcp import DENSE, PRODUCT, SOLVED, LCPStatus
+from .types import Data, Model
+
+
+class RigidModel(IntEnum):
+    """Contact model of rigid_inverse."""
+    NOSLIP = 0
+    COULOMB = 1
+    CONVEX = 2
+
+
+MODEL_NAMES = {"noslip": RigidModel.NOSLIP, "coulomb": RigidModel.COULOMB,
+               "convex": RigidModel.CONVEX}
+NOSLIP, COULOMB, CONVEX = int(RigidModel.NOSLIP), int(RigidModel.COULOMB), int(RigidModel.CONVEX)
+MAXEDGES = 16          # most edges of a linearised friction cone
+NFLAGS = 2 * MAXEDGES + 2
+# Algorithm 1: a row is dependent when its Cholesky pivot^2 < ROW_TOL X_rr, i.e. when the part of
+# it independent of the rows kept before is below 1e-3 of its norm (in the H^-1 metric); closer
+# to dependence, holding it would take internal forces a thousand times the others (two feet
+# nearly on one line, say). Section 4.5 then asks a dropped row to hold to CONSISTENCY_TOL,
+# plus what its own independent part allows (sqrt of its pivot ratio), relative to |J_r| |a|.
+ROW_TOL = 1e-6
+CONSISTENCY_TOL = 1e-8
+# No-slip: a contact without force opens when it separates faster than this fraction of the
+# accelerations' size (slower is numerically closed: it keeps its no-slip rows).
+OPEN_TOL = 1e-6
+LCP_TOL = 1e-12
+# Relative weight of the tie-breaking terms of eq. 47 and of the convex stage 2: small enough to
+# change the optimum of the main term by about this fraction only, large enough to keep the
+# Gauss problems well conditioned (Algorithm 1 runs in the metric of their Hessian).
+EPS_REG = 1e-4
+
+# info_i slots written by the kernel
+I_STATUS, I_PIVOTS, I_CONSISTENT, I_NCON, I_NLCP, I_ENUM, I_NSOL, I_NSEL, I_PIVOTS2, I_ADJUSTED = \
+    range(10)
+EMPTY2 = np.zeros((0, 0))
+
+
+# ------------------------------------------------------------------------------------------------
+# dense linear algebra on small blocks
+# ------------------------------------------------------------------------------------------------
+@jit
+def _cholesky(A, n):
+    """In-place lower Cholesky factor of A[:n, :n]; False if not positive definite."""
+    for j in range(n):
+        s = A[j, j]
+        for p in range(j):
+            s -= A[j, p] * A[j, p]
+        if s <= 0.0:
+            return False
+        A[j, j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for p in range(j):
+                s -= A[i, p] * A[j, p]
+            A[i, j] = s / A[j, j]
+    return True
+
+
+@jit
+def _lower_solve(L, n, x):
+    """x <- L^-1 x (L lower triangular, n x n)."""
+    for i in range(n):
+        s = x[i]
+        for p in range(i):
+            s -= L[i, p] * x[p]
+        x[i] = s / L[i, i]
+
+
+@jit
+def _upper_solve(L, n, x):
+    """x <- L^-T x."""
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for p in range(i + 1, n):
+            s -= L[p, i] * x[p]
+        x[i] = s / L[i, i]
+
+
+@jit
+def _chol_solve(L, n, x):
+    """x <- (L L')^-1 x."""
+    _lower_solve(L, n, x)
+    _upper_solve(L, n, x)
+
+
+@jit
+def _lu_solve_inplace(A, n, b, perm):
+    """Solve A[:n, :n] x = b in place (A destroyed) by LU with partial pivoting; False if
+    singular (pivot below 1e-12 of the largest entry)."""
+    big = 0.0
+    for i in range(n):
+        for j in range(n):
+            big = max(big, abs(A[i, j]))
+    for i in range(n):
+        perm[i] = i
+    for c in range(n):
+        p = c
+        for a in range(c + 1, n):
+            if abs(A[a, c]) > abs(A[p, c]):
+                p = a
+        if abs(A[p, c]) <= 1e-12 * big:
+            return False
+        if p != c:
+            for j in range(n):
+                A[c, j], A[p, j] = A[p, j], A[c, j]
+            b[c], b[p] = b[p], b[c]
+        for a in range(c + 1, n):
+            f = A[a, c] / A[c, c]
+            if f != 0.0:
+                for j in range(c + 1, n):
+                    A[a, j] -= f * A[c, j]
+                b[a] -= f * b[c]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= A[i, j] * b[j]
+        b[i] = s / A[i, i]
+    return True
+
+
+@jit
+def _dot(a, b, n):
+    s = 0.0
+    for i in range(n):
+        s += a[i] * b[i]
+    return s
+
+
+# ------------------------------------------------------------------------------------------------
+# rows: contacts, actuators, equality constraints
+# ------------------------------------------------------------------------------------------------
+@jit
+def _contact_rows(m, d, stab, cid, Jn, Jt, mu, phi):
+    """Every contact of the collision stage, those in the gap zone included (listed below
+    margin + gap, inactive in the forward dynamics: the contacts about to close that section
+    3.2 anticipates): normal and tangent rows J_b2 - J_b1 along the contact frame (Jn (nc, nv),
+    Jt (nc, 2, nv)), friction mu (nc, 2) (0 for frictionless) and gap phi = dist -
+    includemargin, scaled by stab where negative (penetration recovery). Returns nc."""
+    nc = 0
+    nv = d.qvel.shape[0]
+    for c in range(d.ncon[0]):
+        cid[nc] = c
+        b1 = m.geom_bodyid[d.contact_geom1[c]]
+        b2 = m.geom_bodyid[d.contact_geom2[c]]
+        p = (d.contact_pos[c, 0], d.contact_pos[c, 1], d.contact_pos[c, 2])
+        for r in range(3):
+            out = Jn[nc] if r == 0 else Jt[nc, r - 1]
+            for k in range(nv):
+                out[k] = 0.0
+            axis = (d.contact_frame[c, 3 * r], d.contact_frame[c, 3 * r + 1],
+                    d.contact_frame[c, 3 * r + 2])
+            smooth.apply_ft(m, d, axis, (0.0, 0.0, 0.0), p, b2, out, 1.0)
+            smooth.apply_ft(m, d, axis, (0.0, 0.0, 0.0), p, b1, out, -1.0)
+        dim = d.contact_dim[c]
+        mu[nc, 0] = d.contact_friction[c, 0] if dim > 1 else 0.0
+        mu[nc, 1] = d.contact_friction[c, 1] if dim > 1 else 0.0
+        g = d.contact_dist[c] - d.contact_includemargin[c]
+        phi[nc] = g * stab if g < 0.0 else g
+        nc += 1
+    return nc
+
+
+@jit
+def _smooth_force(m, d, k):
+    """k = qfrc_passive - qfrc_bias + qfrc_applied + J' xfrc_applied: every force but the
+    actuators' and the constraints'."""
+    nv = d.qvel.shape[0]
+    for i in range(nv):
+        k[i] = d.qfrc_passive[i] - d.qfrc_bias[i] + d.qfrc_applied[i]
+    for b in range(1, m.body_parentid.shape[0]):
+        f = (d.xfrc_applied[b, 0], d.xfrc_applied[b, 1], d.xfrc_applied[b, 2])
+        t = (d.xfrc_applied[b, 3], d.xfrc_applied[b, 4], d.xfrc_applied[b, 5])
+        if f[0] != 0.0 or f[1] != 0.0 or f[2] != 0.0 or t[0] != 0.0 or t[1] != 0.0 or t[2] != 0.0:
+            smooth.apply_ft(m, d, f, t, (d.xipos[b, 0], d.xipos[b, 1], d.xipos[b, 2]), b, k, 1.0)
+
+
+@jit
+def _bilateral_rows(m, d, qacc_des, stab, Jb, cb):
+    """Rows held with equality, in Algorithm 1's order of preference: the actuators
+    (B a = B qacc_des), then the active equality constraints (J_E a = -(J_E v + phi_E / h) / h).
+    Returns their count."""
+    nv = d.qvel.shape[0]
+    h = m.opt_timestep[0]
+    nb = 0
+    for i in range(m.actuator_trntype.shape[0]):
+        s = 0.0
+        for k in range(nv):
+            Jb[nb, k] = d.actuator_moment[i, k]
+            s += d.actuator_moment[i, k] * qacc_des[k]
+        cb[nb] = s
+        nb += 1
+    for r in range(d.nefc[0]):
+        if d.efc_type[r] != EQUALITY:
+            continue
+        for k in range(nv):
+            Jb[nb, k] = 0.0
+        row_axpy(d, r, d.efc_J, 1.0, Jb[nb])
+        vel = _dot(Jb[nb], d.qvel, nv)
+        cb[nb] = -(vel + stab * d.efc_pos[r] / h) / h
+        nb += 1
+    return nb
+
+
+# ------------------------------------------------------------------------------------------------
+# the constrained Gauss problem: min 1/2 a'H a - k'a  s.t.  Jb a = cb,  G a + bg >= 0
+# ------------------------------------------------------------------------------------------------
+@jit
+def _select_rows(Jb, nb, Yb, n, Lx, sel, ratio):
+    """Algorithm 1: keep the rows of Jb in order while X = Jb H^-1 Jb' stays positive definite,
+    by extending its Cholesky factor Lx one row at a time (Yb[r] = H^-1 Jb[r]). Returns the
+    number kept; sel lists them, ratio[r] is each row's pivot^2 / X_rr (its independence)."""
+    ns = 0
+    for r in range(nb):
+        xrr = _dot(Jb[r], Yb[r], n)
+        ratio[r] = 0.0
+        if xrr <= 0.0:
+            continue
+        # row ns of Lx: solve Lx[:ns, :ns] y = X[sel, r]
+        ss = 0.0
+        for a in range(ns):
+            s = _dot(Jb[sel[a]], Yb[r], n)
+            for p in range(a):
+                s -= Lx[a, p] * Lx[ns, p]
+            Lx[ns, a] = s / Lx[a, a]
+            ss += Lx[ns, a] * Lx[ns, a]
+        piv = xrr - ss
+        ratio[r] = max(piv, 0.0) / xrr
+        if piv > ROW_TOL * xrr:
+            Lx[ns, ns] = math.sqrt(piv)
+            sel[ns] = r
+            ns += 1
+    return ns
+
+
+@jit
+def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0):
+    """Eliminate a and the equality multipliers (H holds the Cholesky factor of H): with
+    Q = H^-1 - H^-1 Jb_s' X^-1 Jb_s H^-1 over the independent rows s,
+        a = a0 + Q G' f,   G Q G' = G YG - Wm'Wm,   Wm = Lx^-1 Jb_s YG.
+    Fills Yb (H^-1 Jb rows), Lx, sel, YG (n, ng) = H^-1 G', Wm (ns, ng), afree = H^-1 k,
+    a0 and lam0 = X^-1 (cb_s - Jb_s afree), ratio (Algorithm 1). Returns ns."""
+    for r in range(nb):
+        for i in range(n):
+            Yb[r, i] = Jb[r, i]
+        _chol_solve(H, n, Yb[r])
+    ns = _select_rows(Jb, nb, Yb, n, Lx, sel, ratio)
+    for i in range(n):
+        afree[i] = kv[i]
+    _chol_solve(H, n, afree)
+    for a in range(ns):
+        lam0[a] = cb[sel[a]] - _dot(Jb[sel[a]], afree, n)
+    _chol_solve(Lx, ns, lam0)
+    for i in range(n):
+        s = afree[i]
+        for a in range(ns):
+            s += Yb[sel[a], i] * lam0[a]
+        a0[i] = s
+    col = np.empty(n)
+    for j in range(ng):
+        for i in range(n):
+            col[i] = G[j, i]
+        _chol_solve(H, n, col)
+        for i in range(n):
+            YG[i, j] = col[i]
+        for a in range(ns):
+            s = 0.0
+            r = sel[a]
+            for i in range(n):
+                s += Jb[r, i] * col[i]
+            Wm[a, j] = s
+    for j in range(ng):
+        _lower_solve(Lx, ns, Wm[:, j])
+    return ns
+
+
+@jit
+def _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam):
+    """a = H^-1 (k + G'f + Jb_s' lam), lam = X^-1 (cb_s - Jb_s H^-1 (k + G'f)) (lam over the
+    selected rows, in sel's order)."""
+    for i in range(n):
+        s = 0.0
+        for j in range(ng):
+            s += YG[i, j] * f[j]
+        a[i] = s
+    tmp = np.empty(n)
+    for i in range(n):
+        tmp[i] = kv[i]
+    _chol_solve(H, n, tmp)
+    for i in range(n):
+        a[i] += tmp[i]
+    for q in range(ns):
+        lam[q] = cb[sel[q]] - _dot(Jb[sel[q]], a, n)
+    _chol_solve(Lx, ns, lam)
+    for q in range(ns):
+        for i in range(n):
+            tmp[i] = Jb[sel[q], i]
+        _chol_solve(H, n, tmp)
+        for i in range(n):
+            a[i] += tmp[i] * lam[q]
+
+
+@jit
+def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio):
+    """min 1/2 a'Ha - k'a s.t. Jb a = cb, G a + bg >= 0, H given by its Cholesky factor: the
+    no-slip MLCP (section 4) reduced to the LCP  w = G Q G' f + G a0 + bg >= 0 _|_ f >= 0,
+    solved by PPM from the warm set with the columns of G Q G' formed as needed (4.7).
+    Writes f, a, lam (per selected row), sel, ratio, active; returns (status, pivots, ns)."""
+    Yb = np.empty((nb, n))
+    Lx = np.zeros((max(nb, 1), max(nb, 1)))
+    YG = np.empty((n, ng))
+    Wm = np.empty((max(nb, 1), ng))
+    afree = np.empty(n)
+    a0 = np.empty(n)
+    lam0 = np.empty(max(nb, 1))
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
+    q = np.empty(ng)
+    mscale = 0.0
+    for j in range(ng):
+        q[j] = _dot(G[j], a0, n) + bg[j]
+        dj = 0.0
+        for i in range(n):
+            dj += G[j, i] * YG[i, j]
+        for s in range(ns):
+            dj -= Wm[s, j] * Wm[s, j]
+        mscale = max(mscale, abs(dj))
+    w = np.empty(ng)
+    ws = lcp.workspace(ng)
+    status, pivots = lcp.ppm_kernel(PRODUCT, EMPTY2, G[:ng], YG, Wm[:ns], mscale, q, warm,
+                                    ws, 100 * ng + 1000, LCP_TOL, f, w)
+    lcp.basis_sets(ws, active)
+    _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam)
+    return status, pivots, ns
+
+
+# ------------------------------------------------------------------------------------------------
+# warm start: contacts matched to those of the previous call
+# ------------------------------------------------------------------------------------------------
+@jit
+def _match(d, cid, nc, warm_geom, warm_pos, warm_n, prev):
+    """prev[c] = the previous call's contact with the same geoms closest to contact c (each
+    used once), -1 if none."""
+    used = np.zeros(max(warm_n, 1), np.bool_)
+    for a in range(nc):
+        c = cid[a]
+        best = -1
+        bestd = np.inf
+        for p in range(warm_n):
+            if used[p] or warm_geom[p, 0] != d.contact_geom1[c] or \
+                    warm_geom[p, 1] != d.contact_geom2[c]:
+                continue
+            dd = 0.0
+            for k in range(3):
+                dd += (warm_pos[p, k] - d.contact_pos[c, k]) ** 2
+            if dd < bestd:
+                bestd = dd
+                best = p
+        prev[a] = best
+        if best >= 0:
+            used[best] = True
+
+
+@jit
+def _edge_dir(mu, c, j, nedges):
+    """Tangential direction of edge j of contact c's linearised cone in its frame:
+    (mu1 cos t_j, mu2 sin t_j), t_j = 2 pi j / nedges."""
+    t = 2.0 * math.pi * j / nedges
+    return mu[c, 0] * math.cos(t), mu[c, 1] * math.sin(t)
+
+
+# ------------------------------------------------------------------------------------------------
+# the three models
+# ------------------------------------------------------------------------------------------------
+@jit
+def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner):
+    """Append the no-slip rows T_i a = -T_i v / h (eq. 41) of the contacts with held[i] after
+    the nbil actuator and equality rows; owner[r] = the contact of row nbil + r. Returns the
+    total row count."""
+    nb = nbil
+    for c in range(nc):
+        if not held[c]:
+            continue
+        for r in range(2):
+            for i in range(n):
+                Jb[nb, i] = Jt[c, r, i]
+            cb[nb] = -_dot(Jt[c, r], qvel, n) / h
+            owner[nb - nbil] = c
+            nb += 1
+    return nb
+
+
+@jit
+def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in, flags_out,
+            prev, a, lam, sel, fc, info_i):
+    """Section 4: rows held with equality (actuators, equalities, then each contact's tangents),
+    the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47.
+
+    No-slip rows are kept only at contacts that stay closed: a contact the LCP opens (w_n > 0,
+    f_n = 0: a foot lifting off) cannot hold a tangential force without a normal one, so its
+    rows are removed and the problem solved again (warm-started); an open contact that the
+    solution closes (w_n = 0) gets them back. The set of open contacts is carried to the next
+    call, so that a steady state needs one solve."""
+    bn = np.empty(nc)
+    for c in range(nc):
+        bn[c] = (_dot(Jn[c], qvel, n) + phi[c] / h) / h
+    held = np.zeros(nc, np.bool_)
+    warm = np.zeros(nc, np.bool_)
+    for c in range(nc):
+        held[c] = mu[c, 0] != 0.0 or mu[c, 1] != 0.0
+        if prev[c] >= 0:
+            warm[c] = flags_in[prev[c], 0]
+            if flags_in[prev[c], 1]:
+                held[c] = False          # open at the previous call
+    afree = kv.copy()
+    _chol_solve(H, n, afree)
+    aref = math.sqrt(_dot(afree, afree, n))
+    active = np.zeros(nc, np.bool_)
+    fn = np.zeros(nc)
+    owner = np.empty(max(2 * nc, 1), np.int64)
+    ratio = np.empty(Jb.shape[0])
+    cb_des = cb[:nact].copy()
+    pivots = 0
+    pivots2 = 0
+    adjusted = False
+    consistent = True
+    for _ in range(2 * nc + 2):
+        for r in range(nact):
+            cb[r] = cb_des[r]
+        nb = _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner)
+        status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a, lam,
+                                 sel, ratio)
+        pivots += piv
+        if status != SOLVED:
+            break
+        # 4.5: the dropped rows must hold at the solution; else find the consistent
+        # accelerations closest to the desired ones (eq. 47) and solve again with them
+        consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref)
+        adjusted = not consistent
+        if adjusted:
+            adj = _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active)
+            for r in range(nact):
+                cb[r] = _dot(Jb[r], adj, n)
+            warm[:] = active
+            status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
+                                     lam, sel, ratio)
+            pivots2 += piv
+            consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref)
+            if status != SOLVED:
+                break
+        # contacts that open lose their rows, open ones that close (w_n = 0) get them back
+        fscale = 1e-9 * max(1.0, np.max(fn)) if nc > 0 else 0.0
+        wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+        changed = False
+        for c in range(nc):
+            if mu[c, 0] == 0.0 and mu[c, 1] == 0.0:
+                continue
+            opening = fn[c] <= fscale and _dot(Jn[c], a, n) + bn[c] > wscale
+            if held[c] == opening:
+                held[c] = not opening
+                changed = True
+        if not changed:
+            break
+        warm[:] = active
+    if adjusted:
+        info_i[I_ADJUSTED] = 1
+    # contact forces: normal from the LCP, tangents from the multipliers of kept tangent rows
+    for c in range(nc):
+        fc[c, 0] = fn[c]
+        fc[c, 1] = 0.0
+        fc[c, 2] = 0.0
+    for s in range(ns):
+        r = sel[s]
+        if r >= nbil:
+            fc[owner[r - nbil], 1 + (r - nbil) % 2] = lam[s]
+    for c in range(nc):
+        flags_out[c, 0] = active[c]
+        flags_out[c, 1] = not held[c]
+    info_i[I_STATUS] = status
+    info_i[I_PIVOTS] = pivots
+    info_i[I_PIVOTS2] = pivots2
+    info_i[I_CONSISTENT] = 1 if consistent else 0
+    info_i[I_NLCP] = nc
+    info_i[I_NSEL] = ns
+    return ns
+
+
+@jit
+def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref):
+    """Section 4.5: do the rows Algorithm 1 dropped hold at a, to CONSISTENCY_TOL + the square
+    root of their pivot ratio, relative to |J_r| times the larger of |a| and aref (the size of
+    the free acceleration)?"""
+    kept = np.zeros(nb, np.bool_)
+    for s in range(ns):
+        kept[sel[s]] = True
+    anorm = max(math.sqrt(_dot(a, a, n)), aref)
+    for r in range(nb):
+        if kept[r]:
+            continue
+        scale = math.sqrt(_dot(Jb[r], Jb[r], n)) * anorm + abs(cb[r])
+        tol = CONSISTENCY_TOL + math.sqrt(ratio[r])
+        if abs(_dot(Jb[r], a, n) - cb[r]) > tol * max(scale, 1e-300):
+            return False
+    return True
+
+
+@jit
+def _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm):
+    """Eq. 47: the accelerations closest to the desired ones on the actuated coordinates that
+    satisfy every contact and equality row: min 1/2 |B a - B a_des|^2 + eps/2 |a - apred|^2_Mt
+    s.t. J_E a = c_E, T a = c_T (all of them), N a + b_n >= 0. Returns a."""
+    # H2 = B'B + eps Mt (Mt = L L' from the factor in H), k2 = B'B a_des + eps Mt apred
+    Mt = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for p in range(j + 1):
+                s += H[i, p] * H[j, p]
+            Mt[i, j] = s
+            Mt[j, i] = s
+    trace_b = 0.0
+    trace_m = 0.0
+    for i in range(n):
+        trace_m += Mt[i, i]
+    for r in range(nact):
+        trace_b += _dot(Jb[r], Jb[r], n)
+    eps = EPS_REG * max(trace_b, 1e-300) / trace_m
+    H2 = np.empty((n, n))
+    k2 = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            s = eps * Mt[i, j]
+            for r in range(nact):
+                s += Jb[r, i] * Jb[r, j]
+            H2[i, j] = s
+        s = 0.0
+        for j in range(n):
+            s += eps * Mt[i, j] * apred[j]
+        for r in range(nact):
+            s += Jb[r, i] * cb[r]
+        k2[i] = s
+    _cholesky(H2, n)
+    nrest = nb - nact
+    Jr = np.empty((max(nrest, 1), n))
+    cr = np.empty(max(nrest, 1))
+    for r in range(nrest):
+        for i in range(n):
+            Jr[r, i] = Jb[nact + r, i]
+        cr[r] = cb[nact + r]
+    active = np.zeros(nc, np.bool_)
+    f = np.zeros(nc)
+    a = np.empty(n)
+    lam = np.empty(max(nrest, 1))
+    sel = np.empty(max(nrest, 1), np.int64)
+    ratio = np.empty(max(nrest, 1))
+    _gauss(H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio)
+    return a
+
+
+@jit
+def _coulomb_lcp(n, nc, nedges, Jn, Jt, mu, nfr, fr_of, G, ng):
+    """Rows G = [N; D] of the Coulomb model: the normals, then nedges edge directions per
+    contact with friction (D_j = mu1 cos t_j T1 + mu2 sin t_j T2). Returns ng."""
+    for c in range(nc):
+        for i in range(n):
+            G[c, i] = Jn[c, i]
+    r = nc
+    for f in range(nfr):
+        c = fr_of[f]
+        for j in range(nedges):
+            e1, e2 = _edge_dir(mu, c, j, nedges)
+            for i in range(n):
+                G[r, i] = e1 * Jt[c, 0, i] + e2 * Jt[c, 1, i]
+            r += 1
+    return r
+
+
+@jit
+def _coulomb(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, has_tau,
+             tau_prev, max_bases, a, lam, sel, fc, info_i):
+    """Section 5: the Anitescu-Potra LCP in z = (f_n, beta, lambda),
+        w_n = N a + b_n,  w_b = D v'/h + E lambda,  w_l = f_n - E' beta,
+    a = a0 + Q (N' f_n + D' beta), solved by Lemke; then Algorithm 3 over the candidate
+    complementary bases when they are at most max_bases."""
+    fr_of = np.empty(nc, np.int64)
+    nfr = 0
+    for c in range(nc):
+        if mu[c, 0] != 0.0 or mu[c, 1] != 0.0:
+            fr_of[nfr] = c
+            nfr += 1
+    ng = nc + nfr * nedges
+    G = np.empty((ng, n))
+    _coulomb_lcp(n, nc, nedges, Jn, Jt, mu, nfr, fr_of, G, ng)
+    Yb = np.empty((nb, n))
+    Lx = np.zeros((max(nb, 1), max(nb, 1)))
+    YG = np.empty((n, ng))
+    Wm = np.empty((max(nb, 1), ng))
+    afree = np.empty(n)
+    a0 = np.empty(n)
+    lam0 = np.empty(max(nb, 1))
+    ratio = np.empty(max(nb, 1))
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
+    nz = ng + nfr
+    M = np.zeros((nz, nz))
+    q = np.zeros(nz)
+    for i in range(ng):
+        for j in range(ng):
+            s = 0.0
+            for p in range(n):
+                s += G[i, p] * YG[p, j]
+            for p in range(ns):
+                s -= Wm[p, i] * Wm[p, j]
+            M[i, j] = s
+        q[i] = _dot(G[i], a0, n)
+        if i < nc:
+            q[i] += (_dot(Jn[i], qvel, n) + phi[i] / h) / h
+        else:
+            q[i] += _dot(G[i], qvel, n) / h
+    for f in range(nfr):
+        c = fr_of[f]
+        lrow = ng + f
+        for j in range(nedges):
+            e = nc + f * nedges + j
+            M[e, lrow] = 1.0          # E lambda
+            M[lrow, e] = -1.0         # - E' beta
+        M[lrow, c] = 1.0              # f_n (mu folded into the edge directions)
+    z = np.zeros(nz)
+    w = np.zeros(nz)
+    ws = lcp.workspace(nz)
+    status, pivots = lcp.lemke_kernel(DENSE, M, EMPTY2, EMPTY2, EMPTY2, 0.0, q, np.ones(nz), ws,
+                                      100 * nz + 10000, LCP_TOL, z, w)
+    info_i[I_STATUS] = status
+    info_i[I_PIVOTS] = pivots
+    info_i[I_NLCP] = nz
+    info_i[I_ENUM] = 0
+    info_i[I_NSOL] = 0
+    # Algorithm 3: every candidate complementary basis, structured per contact (below); keep
+    # the solution whose actuator forces are closest to the previous ones (or smallest)
+    if status == SOLVED and nc > 0:
+        # tau(z) = lam0_act - T z over the selected actuator rows: T = X^-1 Jb_s H^-1 G'
+        nsa = 0
+        for s in range(ns):
+            if sel[s] < nact:
+                nsa += 1
+        T = np.zeros((ns, ng))
+        for j in range(ng):
+            for s in range(ns):
+                T[s, j] = Wm[s, j]
+            _upper_solve(Lx, ns, T[:, j])
+        ref = np.zeros(ns)
+        for s in range(ns):
+            if sel[s] < nact and has_tau:
+                ref[s] = tau_prev[sel[s]]
+        best = _torque_distance(z, ng, lam0, T, ns, sel, nact, ref)
+        modes = _mode_table(nedges)
+        nmodes_f = modes.shape[0]
+        total = 1
+        for c in range(nc):
+            mc = nmodes_f if (mu[c, 0] != 0.0 or mu[c, 1] != 0.0) else 2
+            total *= mc
+            if total > max_bases:
+                break
+        if total <= max_bases:
+            info_i[I_ENUM] = 1
+            best_z = z.copy()
+            nsol = _enumerate(M, q, nz, nc, nfr, fr_of, nedges, mu, modes, total, lam0, T, ns,
+                              sel, nact, ref, ng, best, best_z)
+            info_i[I_NSOL] = nsol
+            z[:] = best_z
+    _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, z, a, lam)
+    for c in range(nc):
+        fc[c, 0] = z[c]
+        fc[c, 1] = 0.0
+        fc[c, 2] = 0.0
+    for f in range(nfr):
+        c = fr_of[f]
+        for j in range(nedges):
+            e1, e2 = _edge_dir(mu, c, j, nedges)
+            beta = z[nc + f * nedges + j]
+            fc[c, 1] += beta * e1
+            fc[c, 2] += beta * e2
+    return ns
+
+
+@jit
+def _torque_distance(z, ng, lam0, T, ns, sel, nact, ref):
+    """|tau(z) - ref|^2 over the selected actuator rows, tau = lam0 - T z[:ng]."""
+    dist = 0.0
+    for s in range(ns):
+        if sel[s] >= nact:
+            continue
+        t = lam0[s]
+        for j in range(ng):
+            t -= T[s, j] * z[j]
+        dist += (t - ref[s]) ** 2
+    return dist
+
+
+@jit
+def _mode_table(nedges):
+    """Candidate sets of basic variables of one contact with friction, over its local variables
+    (f_n, beta_0..beta_{k-1}, lambda): separating ({} or {lambda}), sticking ({f_n} and at most
+    two edges), sliding ({f_n, lambda} and one or two edges). These are the bases of its
+    non-degenerate solutions: a planar friction force is a positive combination of at most two
+    edges, and a sliding contact's force lies on the cone's boundary."""
+    k = nedges
+    subsets = 1 + k + k * (k - 1) // 2     # at most; opposite pairs are left out
+    modes = np.zeros((2 + subsets + subsets - 1, k + 2), np.bool_)
+    modes[1, k + 1] = True
+    r = 2
+    for slide in range(2):
+        for i in range(-1, k):
+            for j in range(i, k):
+                if (i < 0 and j >= 0) or (slide and i < 0):
+                    continue     # {} only once as (-1, -1); sliding needs an edge
+                if i >= 0 and 2 * (j - i) == k:
+                    continue     # opposite edges: dependent rows, a singular block
+                modes[r, 0] = True
+                modes[r, k + 1] = slide == 1
+                if i >= 0:
+                    modes[r, 1 + i] = True
+                    modes[r, 1 + j] = True
+                r += 1
+    return modes[:r]
+
+
+@jit
+def _enumerate(M, q, nz, nc, nfr, fr_of, nedges, mu, modes, total, lam0, T, ns, sel, nact,
+               ref, ng, best, best_z):
+    """Solve every combination of per-contact modes; keep in best_z the solution with the
+    least torque distance. Returns the number of solutions found."""
+    alpha = np.zeros(nz, np.bool_)
+    idx = np.empty(nz, np.int64)
+    A = np.empty((nz, nz))
+    b = np.empty(nz)
+    perm = np.empty(nz, np.int64)
+    z = np.empty(nz)
+    choice = np.zeros(nc, np.int64)
+    f_index = np.full(nc, -1, np.int64)
+    for f in range(nfr):
+        f_index[fr_of[f]] = f
+    scale = 1.0
+    for i in range(nz):
+        scale = max(scale, abs(q[i]))
+    nsol = 0
+    for count in range(total):
+        # decode the mixed-radix counter
+        rest = count
+        for c in range(nc):
+            base = modes.shape[0] if f_index[c] >= 0 else 2
+            choice[c] = rest % base
+            rest //= base
+        alpha[:] = False
+        for c in range(nc):
+            f = f_index[c]
+            if f < 0:
+                alpha[c] = choice[c] == 1
+                continue
+            row = modes[choice[c]]
+            alpha[c] = row[0]
+            for j in range(nedges):
+                alpha[nc + f * nedges + j] = row[1 + j]
+            alpha[ng + f] = row[nedges + 1]
+        k = 0
+        for i in range(nz):
+            if alpha[i]:
+                idx[k] = i
+                k += 1
+        for a in range(k):
+            for bb in range(k):
+                A[a, bb] = M[idx[a], idx[bb]]
+            b[a] = -q[idx[a]]
+        if k > 0 and not _lu_solve_inplace(A, k, b, perm):
+            continue
+        z[:] = 0.0
+        ok = True
+        for a in range(k):
+            z[idx[a]] = b[a]
+            if b[a] < -1e-9 * scale:
+                ok = False
+        if not ok:
+            continue
+        for i in range(nz):
+            if alpha[i]:
+                continue
+            s = q[i]
+            for a in range(k):
+                s += M[i, idx[a]] * b[a]
+            if s < -1e-9 * scale:
+                ok = False
+                break
+        if not ok:
+            continue
+        nsol += 1
+        dist = _torque_distance(z, ng, lam0, T, ns, sel, nact, ref)
+        if dist < best:
+            best = dist
+            for i in range(nz):
+                best_z[i] = max(z[i], 0.0)
+    return nsol
+
+
+@jit
+def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, has_tau, tau_prev,
+            flags_in, flags_out, prev, a, lam, sel, fc, info_i):
+    """Sections 2.3.4 and 6: forces f = sum_j e_j (n + d_j) on the edges of each cone, e >= 0;
+    stage 1: min 1/2 v'^T Mt v' s.t. N v' + phi / h >= 0 (maximal dissipation, no
+    complementarity), as the LCP of its optimality conditions; stage 2: among the e giving the
+    same v' (Q G'e fixed), the one whose actuator forces are closest to the previous ones."""
+    ne = 0
+    for c in range(nc):
+        ne += nedges if (mu[c, 0] != 0.0 or mu[c, 1] != 0.0) else 1
+    ng = ne + nc
+    G = np.empty((ng, n))         # edge rows, then the normals (for the non-penetration rows)
+    owner = np.empty(ne, np.int64)
+    edge = np.empty(ne, np.int64)
+    r = 0
+    for c in range(nc):
+        fric = mu[c, 0] != 0.0 or mu[c, 1] != 0.0
+        for j in range(nedges if fric else 1):
+            e1, e2 = _edge_dir(mu, c, j, nedges) if fric else (0.0, 0.0)
+            for i in range(n):
+                G[r, i] = Jn[c, i] + e1 * Jt[c, 0, i] + e2 * Jt[c, 1, i]
+            owner[r] = c
+            edge[r] = j
+            r += 1
+    for c in range(nc):
+        for i in range(n):
+            G[ne + c, i] = Jn[c, i]
+    Yb = np.empty((nb, n))
+    Lx = np.zeros((max(nb, 1), max(nb, 1)))
+    YG = np.empty((n, ng))
+    Wm = np.empty((max(nb, 1), ng))
+    afree = np.empty(n)
+    a0 = np.empty(n)
+    lam0 = np.empty(max(nb, 1))
+    ratio = np.empty(max(nb, 1))
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
+    # Z = G Q G' over all rows
+    Z = np.empty((ng, ng))
+    for i in range(ng):
+        for j in range(i + 1):
+            s = 0.0
+            for p in range(n):
+                s += G[i, p] * YG[p, j]
+            for p in range(ns):
+                s -= Wm[p, i] * Wm[p, j]
+            Z[i, j] = s
+            Z[j, i] = s
+    # gradient of the kinetic energy / h^2 at e = 0: g = G_e Q Mt v0' / h, with
+    # Q Mt v0' = v0' - Yb_s' X^-1 Jb_s v0'  and v0' = v + h a0
+    v0 = np.empty(n)
+    for i in range(n):
+        v0[i] = qvel[i] + h * a0[i]
+    t = np.empty(max(ns, 1))
+    for s in range(ns):
+        t[s] = _dot(Jb[sel[s]], v0, n)
+    _chol_solve(Lx, ns, t)
+    qmv = v0.copy()
+    for s in range(ns):
+        for i in range(n):
+            qmv[i] -= Yb[sel[s], i] * t[s]
+    nz = ne + nc
+    M = np.zeros((nz, nz))
+    q = np.empty(nz)
+    for i in range(ne):
+        for j in range(ne):
+            M[i, j] = Z[i, j]
+        for c in range(nc):
+            M[i, ne + c] = -Z[ne + c, i]      # -C'
+            M[ne + c, i] = Z[ne + c, i]       # C = N Q G_e'
+        q[i] = _dot(G[i], qmv, n) / h
+    for c in range(nc):
+        q[ne + c] = _dot(Jn[c], a0, n) + (_dot(Jn[c], qvel, n) + phi[c] / h) / h
+    warm = np.zeros(nz, np.bool_)
+    for i in range(ne):
+        p = prev[owner[i]]
+        if p >= 0:
+            warm[i] = flags_in[p, 1 + edge[i]]
+    for c in range(nc):
+        if prev[c] >= 0:
+            warm[ne + c] = flags_in[prev[c], 0]
+    z = np.zeros(nz)
+    w = np.zeros(nz)
+    ws = lcp.workspace(nz)
+    status, pivots = lcp.ppm_kernel(DENSE, M, EMPTY2, EMPTY2, EMPTY2, 0.0, q, warm, ws,
+                                    100 * nz + 1000, LCP_TOL, z, w)
+    active = np.zeros(nz, np.bool_)
+    lcp.basis_sets(ws, active)
+    for c in range(nc):
+        flags_out[c, 0] = active[ne + c]
+    for i in range(ne):
+        flags_out[owner[i], 1 + edge[i]] = active[i]
+    info_i[I_STATUS] = status
+    info_i[I_PIVOTS] = pivots
+    info_i[I_NLCP] = nz
+    e = z[:ne].copy()
+    pivots2 = 0
+    if status == SOLVED and ne > 0:
+        pivots2 = _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau,
+                                   tau_prev, owner, edge, flags_in, flags_out, prev, e)
+    info_i[I_PIVOTS2] = pivots2
+    _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ne, e, a, lam)
+    for c in range(nc):
+        fc[c, 0] = 0.0
+        fc[c, 1] = 0.0
+        fc[c, 2] = 0.0
+    for i in range(ne):
+        c = owner[i]
+        fric = mu[c, 0] != 0.0 or mu[c, 1] != 0.0
+        e1, e2 = _edge_dir(mu, c, edge[i], nedges) if fric else (0.0, 0.0)
+        fc[c, 0] += e[i]
+        fc[c, 1] += e[i] * e1
+        fc[c, 2] += e[i] * e2
+    return ns
+
+
+@jit
+def _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_prev, owner, edge,
+                     flags_in, flags_out, prev, e):
+    """Stage 2 of the convex model: among the edge forces giving the same post-step velocity as
+    e* (Q G_e' e = Q G_e' e*), those whose actuator forces tau(e) = lam0 - T e (T = X^-1 Jb_s
+    H^-1 G_e', selected actuator rows) are closest to the previous ones:
+        min 1/2 |tau(e) - tau_prev|^2 + eps/2 |e|^2  s.t.  Q G_e' (e - e*) = 0,  e >= 0,
+    a Gauss problem in e solved like the no-slip one (warm-started on the edges at zero).
+    Overwrites e; returns the pivots."""
+    T = np.zeros((ns, ne))
+    for j in range(ne):
+        for s in range(ns):
+            T[s, j] = Wm[s, j]
+        _upper_solve(Lx, ns, T[:, j])
+    He = np.zeros((ne, ne))
+    ke = np.zeros(ne)
+    tr = 0.0
+    for s in range(ns):
+        if sel[s] >= nact:
+            continue
+        ref = tau_prev[sel[s]] if has_tau else 0.0
+        for i in range(ne):
+            ke[i] += T[s, i] * (lam0[s] - ref)
+            tr += T[s, i] * T[s, i]
+            for j in range(ne):
+                He[i, j] += T[s, i] * T[s, j]
+    eps = EPS_REG * tr / ne if tr > 0.0 else 1.0
+    for i in range(ne):
+        He[i, i] += eps
+    _cholesky(He, ne)
+    # rows of Q G_e' = H^-1 G_e' - (H^-1 Jb_s') T, one per dof
+    Jq = np.empty((n, ne))
+    cq = np.empty(n)
+    for i in range(n):
+        for j in range(ne):
+            s_ = YG[i, j]
+            for s in range(ns):
+                s_ -= Yb[sel[s], i] * T[s, j]
+            Jq[i, j] = s_
+        cq[i] = _dot(Jq[i], e, ne)
+    bound = np.zeros((ne, ne))
+    for i in range(ne):
+        bound[i, i] = 1.0
+    zero = np.zeros(ne)
+    warm = np.zeros(ne, np.bool_)
+    for i in range(ne):
+        p = prev[owner[i]]
+        if p >= 0:
+            warm[i] = flags_in[p, 1 + MAXEDGES + edge[i]]
+    active = np.zeros(ne, np.bool_)
+    mult = np.zeros(ne)
+    enew = np.empty(ne)
+    lam = np.empty(n)
+    sel2 = np.empty(n, np.int64)
+    ratio = np.empty(n)
+    status, pivots, _ = _gauss(He, ne, ke, Jq, cq, n, bound, zero, ne, warm, active, mult, enew,
+                               lam, sel2, ratio)
+    for i in range(ne):
+        flags_out[owner[i], 1 + MAXEDGES + edge[i]] = active[i]
+    if status == SOLVED:
+        for i in range(ne):
+            e[i] = max(enew[i], 0.0)
+    return pivots
+
+
+# ------------------------------------------------------------------------------------------------
+# the kernel
+# ------------------------------------------------------------------------------------------------
+@jit
+def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, warm_geom, warm_pos,
+                         warm_flags, warm_n, warm_model, tau_prev, has_tau, qfrc, act_force,
+                         contact_force, qacc, info_i):
+    """The whole rigid-contact inverse: stages of forward up to the bias forces, rows, model.
+    Writes qfrc (actuator generalised force), act_force, contact_force (ncon, 3), qacc, info_i
+    and the warm-start arrays (for the next call)."""
+    fwd_position(m, d)
+    fwd_velocity(m, d)
+    n = d.qvel.shape[0]
+    nu = m.actuator_trntype.shape[0]
+    h = m.opt_timestep[0]
+    ncon = d.ncon[0]
+    for c in range(ncon):
+        contact_force[c, 0] = 0.0
+        contact_force[c, 1] = 0.0
+        contact_force[c, 2] = 0.0
+    # contacts
+    cid = np.empty(ncon, np.int64)
+    Jn = np.empty((ncon, n))
+    Jt = np.empty((ncon, 2, n))
+    mu = np.empty((ncon, 2))
+    phi = np.empty(ncon)
+    nc = _contact_rows(m, d, stab, cid, Jn, Jt, mu, phi)
+    # inertia of the step (Cholesky), the smooth force, the bilateral rows
+    H = np.empty((n, n))
+    _dense_inertia(m, d, H)
+    _cholesky(H, n)
+    kv = np.empty(n)
+    _smooth_force(m, d, kv)
+    nbmax = nu + d.nefc[0] + 2 * nc
+    Jb = np.empty((max(nbmax, 1), n))
+    cb = np.empty(max(nbmax, 1))
+    nbil = _bilateral_rows(m, d, qacc_des, stab, Jb, cb)
+    # warm start
+    prev = np.full(max(nc, 1), -1, np.int64)
+    if warm_model[0] == model:
+        _match(d, cid, nc, warm_geom, warm_pos, warm_n[0], prev)
+    flags_in = warm_flags.copy()
+    warm_flags[:max(nc, 1)] = False
+    fc = np.zeros((max(nc, 1), 3))
+    a = np.empty(n)
+    lam = np.zeros(max(nbmax, 1))
+    sel = np.empty(max(nbmax, 1), np.int64)
+    info_i[:] = 0
+    info_i[I_CONSISTENT] = 1
+    info_i[I_NCON] = nc
+    if model == NOSLIP:
+        ns = _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, d.qvel, nu, nbil, flags_in,
+                     warm_flags, prev, a, lam, sel, fc, info_i)
+    elif model == COULOMB:
+        ns = _coulomb(n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu,
+                      has_tau, tau_prev, max_bases, a, lam, sel, fc, info_i)
+    else:
+        ns = _convex(n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu, has_tau,
+                     tau_prev, flags_in, warm_flags, prev, a, lam, sel, fc, info_i)
+    # outputs: qacc, actuator forces (multipliers of the kept actuator rows), their generalised
+    # force, contact forces per contact of d.contact
+    for i in range(n):
+        qacc[i] = a[i]
+        qfrc[i] = 0.0
+    for i in range(nu):
+        act_force[i] = 0.0
+    for s in range(ns):
+        r = sel[s]
+        if r < nu:
+            act_force[r] = lam[s]
+            for i in range(n):
+                qfrc[i] += d.actuator_moment[r, i] * lam[s]
+    for c in range(nc):
+        for k in range(3):
+            contact_force[cid[c], k] = fc[c, k]
+    # remember the contacts for the next call
+    if nc > warm_geom.shape[0]:
+        nc_keep = warm_geom.shape[0]
+    else:
+        nc_keep = nc
+    for c in range(nc_keep):
+        warm_geom[c, 0] = d.contact_geom1[cid[c]]
+        warm_geom[c, 1] = d.contact_geom2[cid[c]]
+        for k in range(3):
+            warm_pos[c, k] = d.contact_pos[cid[c], k]
+    warm_n[0] = nc_keep
+    warm_model[0] = model
+    for i in range(nu):
+        tau_prev[i] = act_force[i]
+
+
+# ------------------------------------------------------------------------------------------------
+# public API
+# ------------------------------------------------------------------------------------------------
+class RigidWarmstart:
+    """What rigid_inverse carries from one call to the next: the previous contacts (geoms,
+    points), which pivoting variables were basic per contact, the previous actuator forces."""
+
+    def __init__(self, nconmax: int, nu: int):
+        self.geom = np.zeros((nconmax, 2), np.int64)
+        self.pos = np.zeros((nconmax, 3))
+        self.flags = np.zeros((nconmax, NFLAGS), np.bool_)
+        self.n = np.zeros(1, np.int64)
+        self.model = np.full(1, -1, np.int64)
+        self.tau = np.zeros(nu)
+        self.has_tau = False
+
+
+@dataclass
+class RigidInverseResult:
+    """Result of rigid_inverse. qfrc (nv,): generalised actuator force moment' actuator_force
+    (zero on unactuated dofs); actuator_force (nu,); contact_force (ncon, 3): normal, tangent 1,
+    tangent 2 in each contact's frame; qacc (nv,):
+    the predicted accelerations of all dofs; ok: the LCP was solved and the desired
+    accelerations were consistent (or made so by eq. 47); status: the LCP's LCPStatus; pivots:
+    of the main LCP (pivots2: of the second problem, eq. 47 or the convex tie-breaker);
+    consistent: the dropped rows held; adjusted: the desired accelerations were inconsistent
+    and replaced by the closest consistent ones (eq. 47, no-slip); enumerated / nsolutions: Algorithm 3 ran and how many
+    solutions it found (Coulomb); ncontact: contacts with rows; warmstart: pass to the next
+    call."""
+    qfrc: np.ndarray
+    actuator_force: np.ndarray
+    contact_force: np.ndarray
+    qacc: np.ndarray
+    ok: bool
+    status: LCPStatus
+    pivots: int
+    pivots2: int
+    consistent: bool
+    adjusted: bool
+    enumerated: bool
+    nsolutions: int
+    ncontact: int
+    warmstart: RigidWarmstart
+
+
+def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=None, *,
+                  nedges: int = 4, stabilization: float = 1.0,
+                  max_bases: int = 20000) -> RigidInverseResult:
+    """Actuator and contact forces that produce qacc_des on the actuated coordinates with rigid
+    contact, at the state (qpos, qvel) of d (its position and velocity stages are recomputed).
+
+    model: "noslip", "coulomb" or "convex" (see the module docstring). warmstart: the previous
+    result's warmstart (torques and pivoting sets carried over: chatter mitigation). nedges:
+    edges of the linearised friction cone (coulomb, convex). stabilization: factor on the
+    penetration depth in N v' >= -phi / h (1: the paper's section 3.2, removed in one step;
+    0: penetration left as it is); positive gaps are always used in full. max_bases: Algorithm
+    3 runs when its number of candidate bases is at most this (coulomb)."""
+    if model not in MODEL_NAMES:
+        raise ValueError(f"model must be one of {sorted(MODEL_NAMES)}, not {model!r}")
+    qacc_des = np.ascontiguousarray(qacc_des, dtype=float).ravel()
+    if qacc_des.shape != (m.nv,):
+        raise ValueError(f"qacc_des must have nv = {m.nv} entries, not {qacc_des.shape[0]}")
+    if not np.all(np.isfinite(qacc_des)):
+        raise ValueError("qacc_des must be finite")
+    if not 1 <= int(nedges) <= MAXEDGES:
+        raise ValueError(f"nedges must lie in [1, {MAXEDGES}]")
+    if not stabilization >= 0.0:
+        raise ValueError("stabilization must be >= 0")
+    warmup.join()
+    code = int(MODEL_NAMES[model])
+    ws = warmstart
+    if ws is None or ws.tau.shape[0] != m.nu:
+        ws = RigidWarmstart(d.nconmax, m.nu)
+    qfrc = np.empty(m.nv)
+    act = np.empty(m.nu)
+    qacc = np.empty(m.nv)
+    info = np.zeros(10, np.int64)
+    while True:
+        if ws.geom.shape[0] < d.nconmax:
+            grown = RigidWarmstart(d.nconmax, m.nu)
+            grown.geom[:ws.geom.shape[0]] = ws.geom
+            grown.pos[:ws.pos.shape[0]] = ws.pos
+            grown.flags[:ws.flags.shape[0]] = ws.flags
+            grown.n[:], grown.model[:], grown.tau[:] = ws.n, ws.model, ws.tau
+            grown.has_tau = ws.has_tau
+            ws = grown
+        cf = np.zeros((d.nconmax, 3))
+        rigid_inverse_kernel(m._struct, d._struct, qacc_des, code, int(nedges),
+                             float(stabilization), int(max_bases), ws.geom, ws.pos, ws.flags,
+                             ws.n, ws.model, ws.tau, ws.has_tau, qfrc, act, cf, qacc, info)
+        if not d.nefc_overflow[0]:
+            break
+        _grow(m, d)
+    ws.has_tau = True
+    status = LCPStatus(int(info[I_STATUS]))
+    consistent = bool(info[I_CONSISTENT])
+    return RigidInverseResult(
+        qfrc=qfrc, actuator_force=act, contact_force=cf[:len(d.contact.dist)], qacc=qacc,
+        ok=status == SOLVED and consistent, status=status, pivots=int(info[I_PIVOTS]),
+        pivots2=int(info[I_PIVOTS2]), consistent=consistent, adjusted=bool(info[I_ADJUSTED]),
+        enumerated=bool(info[I_ENUM]),
+        nsolutions=int(info[I_NSOL]), ncontact=int(info[I_NCON]), warmstart=ws)
