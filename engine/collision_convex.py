@@ -39,13 +39,94 @@ POLISH_ITER = 20     # Newton steps on the overlap after EPA stopped short of it
 POLISH_EPS = 1e-6    # their finite-difference step of the support direction
 TOLPLANEMESH = 1e-3  # least spacing of plane-mesh contacts (fraction of rbound)
 FACE_TOL = 1e-3      # relative tolerance for the vertices of a flat contact face
+HILLCLIMB_MIN = 10   # meshes with fewer vertices are searched exhaustively (MuJoCo's value)
 
 
 # ------------------------------------------------------------------------------------------------
 # support functions
 # ------------------------------------------------------------------------------------------------
 @jit
-def support_local(m, g, ld):
+def hull_size(m, g):
+    """Number of vertices of the convex hull of mesh geom g (all its vertices when the mesh
+    has no hull graph)."""
+    k = m.geom_dataid[g]
+    adr = m.mesh_graphadr[k]
+    return m.mesh_vertnum[k] if adr < 0 else m.mesh_graph[adr]
+
+
+@jit
+def hull_vertex(m, g, i):
+    """Vertex i of the convex hull of mesh geom g, in the geom frame."""
+    k = m.geom_dataid[g]
+    a = m.mesh_vertadr[k]
+    adr = m.mesh_graphadr[k]
+    if adr >= 0:
+        a += m.mesh_graph[adr + 2 + m.mesh_graph[adr] + i]      # vert_globalid[i]
+    return (m.mesh_vert[a, 0], m.mesh_vert[a, 1], m.mesh_vert[a, 2])
+
+
+@jit
+def _grid(x):
+    """Index 0, 1, 2 of the grid coordinate -1, 0, 1 nearest to the direction component x."""
+    return 2 if x > 0.4 else (0 if x < -0.4 else 1)
+
+
+@jit
+def mesh_support(m, d, g, ld):
+    """Support point of mesh geom g along ld (geom frame).
+
+    A mesh with a hull graph and at least HILLCLIMB_MIN vertices is searched as MuJoCo's
+    mjc_hillclimbSupport: start from the better of the vertex of the previous call
+    (d.geom_meshwarm) and the precomputed extremum of the nearest of 27 grid directions
+    (mesh_extrema), then move to the neighbour farthest along ld while one is farther: a local
+    maximum of a linear function over the vertex graph of a convex polytope is the global one.
+    Other meshes try every vertex."""
+    k = m.geom_dataid[g]
+    a = m.mesh_vertadr[k]
+    adr = m.mesh_graphadr[k]
+    V = m.mesh_vert
+    if adr < 0 or m.mesh_vertnum[k] < HILLCLIMB_MIN:
+        best = -1e300
+        ib = a
+        for i in range(a, a + m.mesh_vertnum[k]):
+            v = ld[0] * V[i, 0] + ld[1] * V[i, 1] + ld[2] * V[i, 2]
+            if v > best:
+                best = v
+                ib = i
+        return (V[ib, 0], V[ib, 1], V[ib, 2])
+    G = m.mesh_graph
+    nvert = G[adr]
+    edgeadr = adr + 2
+    globalid = adr + 2 + nvert
+    # seed: the extremum of the grid direction (cx, cy, cz), each -1, 0 or 1 by ld's sign
+    i = m.mesh_extrema[k, 9 * _grid(ld[0]) + 3 * _grid(ld[1]) + _grid(ld[2])]
+    j = a + G[globalid + i]
+    best = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
+    w = d.geom_meshwarm[g]
+    if w >= 0:
+        j = a + G[globalid + w]
+        v = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
+        if v >= best:
+            best = v
+            i = w
+    prev = -1
+    while i != prev:
+        prev = i
+        e = G[edgeadr + prev] + edgeadr + 2 * nvert
+        while G[e] >= 0:
+            j = a + G[globalid + G[e]]
+            v = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
+            if v > best:
+                best = v
+                i = G[e]
+            e += 1
+    d.geom_meshwarm[g] = i
+    j = a + G[globalid + i]
+    return (V[j, 0], V[j, 1], V[j, 2])
+
+
+@jit
+def support_local(m, d, g, ld):
     """Support point of geom g in its own frame along the (not necessarily unit) ld."""
     t = m.geom_type[g]
     s0 = m.geom_size[g, 0]
@@ -70,16 +151,7 @@ def support_local(m, g, ld):
             return (ld[0] / r * s0, ld[1] / r * s0, z)
         return (0.0, 0.0, z)
     if t == MESH:
-        k = m.geom_dataid[g]
-        a = m.mesh_vertadr[k]
-        best = -1e300
-        ib = a
-        for i in range(a, a + m.mesh_vertnum[k]):
-            v = ld[0] * m.mesh_vert[i, 0] + ld[1] * m.mesh_vert[i, 1] + ld[2] * m.mesh_vert[i, 2]
-            if v > best:
-                best = v
-                ib = i
-        return (m.mesh_vert[ib, 0], m.mesh_vert[ib, 1], m.mesh_vert[ib, 2])
+        return mesh_support(m, d, g, ld)
     return (0.0, 0.0, 0.0)
 
 
@@ -108,7 +180,7 @@ def support(m, d, g, u):
                 ib = i
         return (P[ib, 0], P[ib, 1], P[ib, 2])
     r = mat9(d.geom_xmat, g)
-    p = support_local(m, g, mulmattvec3(r, u))
+    p = support_local(m, d, g, mulmattvec3(r, u))
     return add3(mulmatvec3(r, p), vec3(d.geom_xpos, g))
 
 
@@ -165,17 +237,19 @@ def _plane_mesh_pick(m, d, g2, n, pos1, margin, count, mode):
     c2 = (cp[2, 0], cp[2, 1], cp[2, 2])
     # orientation of triangle 0, 1, 2 about n (mode 2: outward areas are positive)
     orient = 1.0 if dot3(cross3(sub3(c1, c0), sub3(c2, c0)), n) > 0 else -1.0
-    k = m.geom_dataid[g2]
-    a = m.mesh_vertadr[k]
     best = 1e-12 * m.geom_rbound[g2] ** 2      # below: the same point or a straight line
     bpos = (0.0, 0.0, 0.0)
     bdist = 0.0
     found = False
-    for i in range(a, a + m.mesh_vertnum[k]):
-        v = add3(mulmatvec3(r2, (m.mesh_vert[i, 0], m.mesh_vert[i, 1], m.mesh_vert[i, 2])), p2)
-        vd = dot3(n, sub3(v, pos1))
+    # depth of a hull vertex x (geom frame): n . (R x + p2 - pos1) = (R' n) . x + n . (p2 - pos1)
+    nl = mulmattvec3(r2, n)
+    off = dot3(n, sub3(p2, pos1))
+    for i in range(hull_size(m, g2)):
+        x = hull_vertex(m, g2, i)
+        vd = dot3(nl, x) + off
         if vd > margin:
             continue
+        v = add3(mulmatvec3(r2, x), p2)
         q = add3(v, scl3(n, -0.5 * vd))
         # squared distance in the plane to the nearest contact so far
         near = 1e300
@@ -857,21 +931,21 @@ _NPOLY = 15
 
 
 @jit
+def _nvertex(m, g):
+    """Number of vertices of a box (8) or of the convex hull of a mesh."""
+    if m.geom_type[g] == BOX:
+        return 8
+    return hull_size(m, g)
+
+
+@jit
 def _vertex(m, g, i):
-    """Vertex i of a box (corner bits) or a mesh, in the geom frame."""
+    """Vertex i of a box (corner bits) or of the convex hull of a mesh, in the geom frame."""
     if m.geom_type[g] == BOX:
         return (m.geom_size[g, 0] if i & 1 else -m.geom_size[g, 0],
                 m.geom_size[g, 1] if i & 2 else -m.geom_size[g, 1],
                 m.geom_size[g, 2] if i & 4 else -m.geom_size[g, 2])
-    a = m.mesh_vertadr[m.geom_dataid[g]]
-    return (m.mesh_vert[a + i, 0], m.mesh_vert[a + i, 1], m.mesh_vert[a + i, 2])
-
-
-@jit
-def _nvertex(m, g):
-    if m.geom_type[g] == BOX:
-        return 8
-    return m.mesh_vertnum[m.geom_dataid[g]]
+    return hull_vertex(m, g, i)
 
 
 @jit
@@ -881,19 +955,20 @@ def _face_polygon(m, d, g, u, t1, t2, w, row):
     r = mat9(d.geom_xmat, g)
     p = vec3(d.geom_xpos, g)
     nvert = _nvertex(m, g)
+    # heights in the geom frame: u . (R x + p) = (R' u) . x + u . p
+    ul = mulmattvec3(r, u)
     hmax = -1e300
     for i in range(nvert):
-        x = add3(mulmatvec3(r, _vertex(m, g, i)), p)
-        hmax = max(hmax, dot3(x, u))
+        hmax = max(hmax, dot3(ul, _vertex(m, g, i)))
     tol = FACE_TOL * m.geom_rbound[g]
     k = 0
     for i in range(nvert):
-        x = add3(mulmatvec3(r, _vertex(m, g, i)), p)
-        h = dot3(x, u)
-        if h >= hmax - tol and k < _NPOLY:
+        xl = _vertex(m, g, i)
+        if dot3(ul, xl) >= hmax - tol and k < _NPOLY:
+            x = add3(mulmatvec3(r, xl), p)
             w[row + k, 0] = dot3(x, t1)
             w[row + k, 1] = dot3(x, t2)
-            w[row + k, 2] = h
+            w[row + k, 2] = dot3(x, u)
             k += 1
     # sort counter-clockwise about the centroid (insertion sort on the angle)
     cu = 0.0

@@ -126,6 +126,9 @@ def narrowphase(m, d, code, g1, g2, margin):
     p2 = vec3(d.geom_xpos, g2)
     r2 = mat9(d.geom_xmat, g2)
     s2 = vec3(m.geom_size, g2)
+    # mesh support functions start each pair from their grid seeds (no memory across pairs)
+    d.geom_meshwarm[g1] = -1
+    d.geom_meshwarm[g2] = -1
     if code == C_PLANE_SPHERE:
         return plane_sphere(cd, cp, cf, 0, margin, p1, r1, s1, p2, r2, s2, w)
     if code == C_PLANE_CAPSULE:
@@ -434,9 +437,9 @@ def _sweep_axis(m, d):
 
 
 @jit
-def broadphase(m, d):
-    """Sweep and prune along one axis; candidate pairs go to bp_pairs (up to its capacity) and
-    straight to the filters and the narrowphase. Returns nothing; bp_npairs counts pairs."""
+def broadphase(m, d, narrow):
+    """Sweep and prune along one axis; the pairs that pass the filters go to bp_pairs (up to
+    its capacity) and, when narrow, straight to the narrowphase; bp_npairs counts them."""
     ngeom = m.geom_type.shape[0]
     order = d.bp_order
     aabb = d.geom_aabb_world
@@ -479,6 +482,8 @@ def broadphase(m, d):
                 d.bp_pairs[npairs, 0] = g1
                 d.bp_pairs[npairs, 1] = g2
             npairs += 1
+            if not narrow:
+                continue
             collide_geoms(m, d, g1, g2, -1)
             if d.nefc_overflow[0]:
                 d.bp_npairs[0] = npairs
@@ -496,12 +501,22 @@ def collision(m, d):
     if m.opt_disableflags[0] & NO_CONTACT or m.geom_type.shape[0] < 2:
         return
     geom_aabb_world(m, d)
-    broadphase(m, d)
+    broadphase(m, d, True)
     # explicit pairs: no bit-mask, weld or exclude filter
     for k in range(m.pair_geom1.shape[0]):
         if d.nefc_overflow[0]:
             return
         collide_geoms(m, d, m.pair_geom1[k], m.pair_geom2[k], k)
+
+
+@jit
+def collision_broadphase(m, d):
+    """The broadphase of collision alone (for profiles): geom_aabb_world, bp_pairs, bp_npairs."""
+    d.bp_npairs[0] = 0
+    if m.opt_disableflags[0] & NO_CONTACT or m.geom_type.shape[0] < 2:
+        return
+    geom_aabb_world(m, d)
+    broadphase(m, d, False)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -142,7 +142,7 @@ def fwd_constraint(m, d):
     else:
         solver.compute_A(m, d)
         # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
-        nhard = solver.hard_rows(d).shape[0]
+        nhard = solver.count_hard(d)
         vsmooth = d.scratch_nv[2]
         if nhard > 0:
             _dense_inertia(m, d, d.dense_M)
@@ -180,7 +180,7 @@ def _noslip(m, d, f, vhat, vnext):
     vnext = vhat + M^-1 J' f; returns the number of sweeps (added to solver_niter, as MuJoCo)."""
     nv = d.qvel.shape[0]
     vsmooth = d.scratch_nv[2]
-    nhard = solver.hard_rows(d).shape[0]
+    nhard = solver.count_hard(d)
     if nhard > 0:
         if m.opt_solver[0] == Solver.NEWTON:
             _dense_inertia(m, d, d.dense_M)

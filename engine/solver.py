@@ -316,6 +316,15 @@ HARD_RCOND = 1e-10   # singular values of A_E below this (relative) are redundan
 
 
 @jit
+def count_hard(d):
+    """The number of hard equality rows."""
+    nh = 0
+    for i in range(d.nefc[0]):
+        nh += d.efc_hard[i]
+    return nh
+
+
+@jit
 def hard_rows(d):
     """Indices of the hard equality rows."""
     rows = np.empty(d.nefc[0], np.int64)
@@ -433,8 +442,7 @@ def primal_cost(d, vnext, vhat, Mdense, f):
         for b in range(nv):
             s += Mdense[a, b] * (vnext[b] - vhat[b])
         cost += 0.5 * (vnext[a] - vhat[a]) * s
-    z = np.empty(6)
-    out = np.empty(6)
+    z, out = d.solver_vec[0, :6], d.solver_vec[1, :6]
     i = 0
     while i < nefc:
         if d.efc_hard[i]:
@@ -459,7 +467,7 @@ def primal_cost(d, vnext, vhat, Mdense, f):
 @jit
 def dual_cost(d, f):
     """1/2 f' (A + R) f + f' b of the impulse problem (11), with f' A f = (J' f)' M^-1 J' f."""
-    w = np.empty(d.qvel.shape[0])
+    w = d.solver_v
     impulse_velocity(d, f, w)
     c = 0.0
     for i in range(d.nefc[0]):
@@ -490,21 +498,13 @@ def pgs(m, d, f, iterations, tolerance):
     efc_type = d.efc_type
     efc_hard = d.efc_hard
     efc_frictionloss = d.efc_frictionloss
-    # scratch of the contact blocks (at most 6 rows), allocated once per call
-    z = np.empty(6)
-    out = np.empty(6)
-    wt = np.empty(6)
-    g = np.empty(6)
-    gold = np.empty(6)
-    old = np.empty(6)
-    x = np.empty(6)
-    c = np.empty(6)
-    xn = np.empty(6)
-    zh = np.empty(12)
-    P = np.empty((6, 6))
-    S = np.empty((6, 7))
+    # scratch of the contact blocks (at most 6 rows)
+    vec = d.solver_vec
+    z, out, wt, g, gold = vec[0, :6], vec[1, :6], vec[2, :6], vec[3, :6], vec[4, :6]
+    old, x, c, xn, zh = vec[5, :6], vec[6, :6], vec[7, :6], vec[8, :6], vec[9]
+    P, S = d.solver_mat[:6, :6], d.solver_mat[6:]
     # Cholesky factors of the contact blocks H = (A + R)_block, rows i..i+n-1 of L
-    L = np.empty((nefc, 6))
+    L = d.solver_L
     i = 0
     while i < nefc:
         if efc_type[i] != CONTACT_ELLIPTIC or efc_hard[i]:
@@ -933,12 +933,9 @@ def noslip(m, d, f, w, iterations, tolerance):
     meaninertia /= max(nv, 1)
     scale = 1.0 / (h * h * max(meaninertia, MINVAL) * max(1, nv))
     noise = NOSLIP_NOISE * h * h
-    res = np.empty(6)
-    old = np.empty(6)
-    c = np.empty(6)
-    xf = np.empty(6)
-    z = np.empty(6)
-    H = np.empty((6, 7))
+    vec = d.solver_vec
+    res, old, c, xf, z = vec[0, :6], vec[1, :6], vec[2, :6], vec[3, :6], vec[4, :6]
+    H = d.solver_mat[:6]
     it = 0
     while it < iterations:
         improvement = 0.0

@@ -29,7 +29,7 @@ from .views import ContactView, accessor, unknown_attribute
 # Model
 # --------------------------------------------------------------------------------------------
 MODEL_SIZES = (
-    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nhfield "
+    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nmeshgraph nhfield "
     "nhfielddata ntendon nwrap nmat "
     "neq nkey npair nexclude nM nD nmocap nsensor nsensordata"
 ).split()
@@ -177,6 +177,9 @@ mesh_faceadr        i nmesh      # first face address
 mesh_facenum        i nmesh      # number of faces
 mesh_vert           f nmeshvert 3  # vertex positions
 mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) of triangles
+mesh_graphadr       i nmesh      # address of the mesh's convex hull graph, -1 if none
+mesh_graph          i nmeshgraph # convex hull graphs (MuJoCo's layout: compiler.mesh.hull_graph)
+mesh_extrema        i nmesh 27   # hull vertex (graph local id) farthest along 27 grid directions
 # materials (the rest of a material is rendering data: m.materials)
 mat_rgba            f nmat 4     # colour; alpha 0 hides the geoms that use it from rays
 # height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),
@@ -423,6 +426,7 @@ epa_fdata           f 512 4      # EPA face normal and distance to the origin
 epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
 hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
+geom_meshwarm       i ngeom      # hull vertex of a mesh geom's last support point (-1: none)
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data
@@ -458,6 +462,10 @@ efc_b               f njmax      # v- - v*: linear term of the impulse problem (
 efc_grad            f njmax      # scratch: gradient of the impulse problem
 qacc_warmstart      f nv         # qacc of the previous step, to warm-start the solver
 solver_w            f nv         # scratch: M^-1 J' f, the velocity change of the impulses
+solver_v            f nv         # scratch: M^-1 J' f of the cost (solver.dual_cost)
+solver_L            f njmax 6    # scratch: Cholesky factors of the contact blocks (PGS)
+solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
+solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)
 newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
 dense_M             f nv nv      # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step

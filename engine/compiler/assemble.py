@@ -9,6 +9,7 @@ from ..enums import GeomType, JointType, LightType
 from ..types import DERIVED_SIZES, MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _shape
 from . import frames as F
 from .compile import check_names
+from .mesh import mesh_graphs
 from .save import SpecLink
 
 
@@ -58,13 +59,15 @@ def assemble(c):
 def model_sizes(c):
     """The sizes of MODEL_SIZES, and the address layout of joints and dofs on `c`."""
     layout_dofs(c)
+    c.mesh_graphs = hull_graphs(c)
     nmocap = sum(1 for b in c.bodies if b.spec.mocap)
     sizes = dict(
         nq=c.nq, nv=len(c.dof_parent), nu=len(c.actuators),
         na=sum(a.actnum for a in c.actuators), nbody=len(c.bodies), njnt=len(c.joints),
         ngeom=len(c.geoms), nsite=len(c.sites), ncam=len(c.cams), nlight=len(c.lights),
         nmesh=len(c.meshes), nmeshvert=sum(len(m.info.vert) for m in c.meshes),
-        nmeshface=sum(len(m.info.face) for m in c.meshes), nhfield=len(c.hfields),
+        nmeshface=sum(len(m.info.face) for m in c.meshes),
+        nmeshgraph=len(c.mesh_graphs[1]), nhfield=len(c.hfields),
         nhfielddata=sum(len(h["data"]) for h in c.hfields), ntendon=len(c.tendons),
         nwrap=sum(len(t.path) for t in c.tendons), neq=len(c.eqs),
         nkey=max(len(c.spec.keys), int(c.spec.size.get("nkey", 0) or 0)),
@@ -75,6 +78,19 @@ def model_sizes(c):
         sizes[k] = derive(sizes)
     assert set(sizes) == set(MODEL_SIZES), set(sizes) ^ set(MODEL_SIZES)
     return sizes
+
+
+def hull_graphs(c):
+    """The convex hull graphs of the meshes that collide (used by a mesh geom with a nonzero
+    contype or conaffinity, or by one named in a <pair>) and of those given without faces,
+    as MuJoCo: support functions climb them."""
+    in_pair = {g for p in c.pairs for g in (p.geom1, p.geom2)}
+    need = np.array([m.info.hull_only for m in c.meshes], dtype=bool)
+    for g in c.geoms:
+        if g.type == GeomType.MESH and g.meshid >= 0 and (
+                g.spec.contype or g.spec.conaffinity or g.id in in_pair):
+            need[g.meshid] = True
+    return mesh_graphs([m.info for m in c.meshes], need)
 
 
 def layout_dofs(c):
@@ -281,6 +297,8 @@ def copy_assets(c, A):
         A["mesh_faceadr"][i], A["mesh_facenum"][i] = fa, len(face[i])
         va += len(vert[i])
         fa += len(face[i])
+    for name, value in zip(("mesh_graphadr", "mesh_graph", "mesh_extrema"), c.mesh_graphs):
+        A[name][...] = value
     adr = 0
     for i, h in enumerate(c.hfields):
         A["hfield_nrow"][i], A["hfield_ncol"][i] = h["nrow"], h["ncol"]

@@ -41,6 +41,7 @@ class MeshInfo(NamedTuple):
     hull_face: np.ndarray  # (k,3) convex hull triangles, indices into vert, oriented outward
     boxsz: np.ndarray      # (3,) half-sizes of the box with the same inertia (for fitting)
     aamm: np.ndarray       # (6,) axis-aligned bounds in the mesh frame: min xyz, max xyz
+    hull_only: bool = False  # no faces were given: the surface is the convex hull
 
 
 # ----------------------------------------------------------------------------------------------
@@ -331,7 +332,9 @@ def convex_hull(vert, maxhullvert=-1):
         return np.zeros((0, 3), dtype=np.int64)
     opts = "Qt"
     if maxhullvert is not None and maxhullvert > -1:
-        opts += f" TA{max(maxhullvert - 4, 0)}"
+        # as MuJoCo: Q9 adds the furthest of all furthest points first, TA stops after that
+        # many vertices beyond the initial simplex
+        opts += f" Q9 TA{max(maxhullvert - 4, 0)}"
     try:
         hull = ConvexHull(vert, qhull_options=opts)
     except (QhullError, ValueError):
@@ -341,6 +344,61 @@ def convex_hull(vert, maxhullvert=-1):
     flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
     tri[flip] = tri[flip][:, [0, 2, 1]]
     return tri
+
+
+def hull_graph(hull_face):
+    """MuJoCo's convex hull graph of a mesh (mesh_graph), from the hull's triangles:
+    numvert, numface, vert_edgeadr[numvert], vert_globalid[numvert],
+    edge_localid[numvert + 3 numface], face_globalid[3 numface]. The hull vertices are the
+    mesh vertices vert_globalid (in index order); the neighbours of hull vertex i, as hull
+    vertex indices, start at edge_localid[vert_edgeadr[i]] and end with -1 (support functions
+    climb them). None when there is no hull or its triangles do not close a surface."""
+    tri = np.asarray(hull_face, dtype=np.int64).reshape(-1, 3)
+    nface = len(tri)
+    if nface == 0:
+        return None
+    globalid = np.unique(tri)
+    nvert = len(globalid)
+    local = np.full(globalid[-1] + 1, -1, dtype=np.int64)
+    local[globalid] = np.arange(nvert)
+    edges = np.unique(np.concatenate([tri[:, [a, b]] for a in range(3) for b in range(3)
+                                      if a != b]), axis=0)
+    if len(edges) != 3 * nface:      # a closed triangulated surface has 3 F / 2 edges
+        return None
+    src, dst = local[edges[:, 0]], local[edges[:, 1]]
+    count = np.bincount(src, minlength=nvert)
+    edgeadr = np.concatenate([[0], np.cumsum(count + 1)[:-1]])
+    edge_local = np.full(nvert + 3 * nface, -1, dtype=np.int64)
+    # edges are sorted by source: the k-th edge of vertex i goes to edgeadr[i] + k
+    first = np.concatenate([[0], np.cumsum(count)[:-1]])
+    edge_local[edgeadr[src] + np.arange(len(src)) - first[src]] = dst
+    return np.concatenate([[nvert, nface], edgeadr, globalid, edge_local, tri.ravel()])
+
+
+def hull_extrema(vert, graph):
+    """The hull vertex (local id in graph) farthest along each of the 27 directions
+    (cx, cy, cz) in {-1, 0, 1}^3, at index 9 (cx + 1) + 3 (cy + 1) + cz + 1 (MuJoCo's
+    mesh_extrema): the seeds of hill climbing."""
+    nvert = graph[0]
+    hull = np.asarray(vert)[graph[2 + nvert:2 + 2 * nvert]]
+    grid = np.array([(cx, cy, cz) for cx in (-1, 0, 1) for cy in (-1, 0, 1) for cz in (-1, 0, 1)])
+    return np.argmax(hull @ grid.T, axis=0)
+
+
+def mesh_graphs(infos, need):
+    """(mesh_graphadr, mesh_graph, mesh_extrema) of the meshes flagged in `need`;
+    address -1 and extrema 0 for the others."""
+    adr = np.full(len(infos), -1, dtype=np.int64)
+    extrema = np.zeros((len(infos), 27), dtype=np.int64)
+    parts, size = [], 0
+    for k, info in enumerate(infos):
+        graph = hull_graph(info.hull_face) if need[k] else None
+        if graph is not None:
+            adr[k] = size
+            extrema[k] = hull_extrema(info.vert, graph)
+            parts.append(graph)
+            size += len(graph)
+    return adr, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)), extrema
 
 
 def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", *,
@@ -373,7 +431,8 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
         f = f[:, [0, 2, 1]]
 
     # no faces: the surface is the convex hull
-    if len(f) == 0:
+    hull_only = len(f) == 0
+    if hull_only:
         f = convex_hull(v, maxhullvert)
         if len(f) == 0:
             raise ModelError(f"mesh '{name}': the vertices span no volume, cannot make a hull",
@@ -479,7 +538,7 @@ def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", 
     aamm = np.concatenate([vert.min(axis=0), vert.max(axis=0)])
     hull = convex_hull(vert, maxhullvert)
     return MeshInfo(vert=vert, face=f, volume=volume, pos=com, quat=quat, inertia=eigval,
-                    hull_face=hull, boxsz=boxsz, aamm=aamm)
+                    hull_face=hull, boxsz=boxsz, aamm=aamm, hull_only=hull_only)
 
 
 def mesh_geom_size(info: MeshInfo):

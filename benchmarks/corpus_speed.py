@@ -1,0 +1,243 @@
+"""Time per step against MuJoCo on every corpus model that loads, and where the time goes.
+
+    python benchmarks/corpus_speed.py [--filter TEXT] [--rounds 5] [--chunk 0.004]
+                                      [--worst 5] [--csv FILE]
+    python benchmarks/corpus_speed.py --best 300 [--filter TEXT]  # best single steps instead
+    python benchmarks/corpus_speed.py --profile TEXT     # the stage profile of matching models
+
+The corpus is benchmarks/corpus.py's (every distinct model MuJoCo loads under the installed
+dm_control, gymnasium and envpool asset packages). For each model that our compiler loads, both
+engines start from the first keyframe (or the default state) with its controls and the model's
+own options, and run in the same process in interleaved chunks: a chunk of n MuJoCo steps
+(`mj_step(..., nstep=n)`, n chosen so that it takes about --chunk seconds), then n of ours
+(`engine.step(m, d, n)`), --rounds times. The ratio of a model is the median over the rounds of
+ours / MuJoCo's time per step: both engines see the same machine load at nearly the same
+moment. With --best N the ratio is instead that of the best single step of N interleaved
+ones, which a loaded machine disturbs least. Printed: every model's ratio, the median, the
+90th percentile and the worst five, and for the --worst slowest models the time per stage of
+both engines side by side (ours from engine.profile.stage_times, MuJoCo's from its own stage
+timers, mjData.timer, fed by a clock compiled with numba) at the state where the run ended.
+"""
+import argparse
+import ctypes
+import logging
+import pathlib
+import sys
+import time
+import warnings
+
+import mujoco
+import numba
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import engine  # noqa: E402
+from engine.profile import STAGES, stage_times  # noqa: E402
+from corpus import corpus, corpus_roots, short_name  # noqa: E402
+
+# MuJoCo's timer of each of our stages (None: MuJoCo has no timer of its own for it)
+MJ_TIMER = {"kinematics": "POS_KINEMATICS", "inertia": "POS_INERTIA",
+            "collision broad": "COL_BROAD", "collision narrow": "COL_NARROW",
+            "constraint rows": "POS_MAKE", "transmission": None, "velocity": "VELOCITY",
+            "actuation": "ACTUATION", "acceleration": None,
+            "constraint projection": "POS_PROJECT", "solver": "CONSTRAINT",
+            "integration": "ADVANCE", "forward": "FORWARD", "step": "STEP"}
+
+
+# ------------------------------------------------------------------------------------------------
+# MuJoCo's stage timers: a monotonic clock in microseconds as a C function
+# ------------------------------------------------------------------------------------------------
+_libc = ctypes.CDLL(None)
+_clock_gettime = _libc.clock_gettime
+_clock_gettime.argtypes = [ctypes.c_int, ctypes.c_void_p]
+_clock_gettime.restype = ctypes.c_int
+CLOCK_MONOTONIC = 1
+
+
+@numba.cfunc("float64()")
+def _now_us():
+    ts = np.empty(2, np.int64)
+    _clock_gettime(CLOCK_MONOTONIC, ts.ctypes.data)
+    return ts[0] * 1e6 + ts[1] * 1e-3
+
+
+_CLOCK = ctypes.cast(_now_us.address, ctypes.CFUNCTYPE(ctypes.c_double))
+
+
+def mujoco_stage_times(mm, md, nstep):
+    """{stage: seconds per step} of MuJoCo's timers over nstep steps from md's state."""
+    timers = {k: getattr(mujoco.mjtTimer, "mjTIMER_" + v) for k, v in MJ_TIMER.items() if v}
+    before = {k: (md.timer[t].duration, md.timer[t].number) for k, t in timers.items()}
+    mujoco.set_mjcb_time(_CLOCK)
+    try:
+        mujoco.mj_step(mm, md, nstep=nstep)
+    finally:
+        mujoco.set_mjcb_time(None)
+    out = {}
+    for k, t in timers.items():
+        out[k] = (md.timer[t].duration - before[k][0]) * 1e-6 / nstep
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# one model
+# ------------------------------------------------------------------------------------------------
+class Run:
+    """Both engines on one model, from the first keyframe (or the default state)."""
+
+    def __init__(self, path):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.mm = mujoco.MjModel.from_xml_path(str(path))
+        self.name = short_name(path)
+        self.m = engine.load_model(str(path))
+        self.md, self.d = mujoco.MjData(self.mm), engine.make_data(self.m)
+        if self.mm.nkey:
+            mujoco.mj_resetDataKeyframe(self.mm, self.md, 0)
+            engine.reset_keyframe(self.m, self.d, 0)
+        engine.step(self.m, self.d)            # any compilation outside the timing
+        mujoco.mj_step(self.mm, self.md)
+
+    def ratio(self, chunk, rounds):
+        """(median of ours / MuJoCo's time per step over the rounds, MuJoCo's and our time per
+        step in that median round)."""
+        n = 1
+        while True:
+            t = time.perf_counter()
+            mujoco.mj_step(self.mm, self.md, nstep=n)
+            if time.perf_counter() - t > chunk or n >= 1 << 16:
+                break
+            n *= 2
+        rows = []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            mujoco.mj_step(self.mm, self.md, nstep=n)
+            t_mj = time.perf_counter() - t
+            t = time.perf_counter()
+            engine.step(self.m, self.d, n)
+            t_ours = time.perf_counter() - t
+            rows.append((t_ours / t_mj, t_mj / n, t_ours / n))
+        rows.sort()
+        return rows[len(rows) // 2]
+
+    def best_step(self, nstep):
+        """(ours / MuJoCo's best time of a single step over nstep interleaved steps, MuJoCo's
+        and our best times): the least disturbed by other work on a loaded machine."""
+        t_mj = t_ours = np.inf
+        for _ in range(nstep):
+            t = time.perf_counter()
+            engine.step(self.m, self.d)
+            t1 = time.perf_counter()
+            mujoco.mj_step(self.mm, self.md)
+            t2 = time.perf_counter()
+            t_ours, t_mj = min(t_ours, t1 - t), min(t_mj, t2 - t1)
+        return t_ours / t_mj, t_mj, t_ours
+
+    def profile(self, seconds=1.0):
+        """(ours, MuJoCo's) {stage: seconds} at the states where the runs are."""
+        ours = stage_times(self.m, self.d, rounds=100000, seconds=seconds)
+        n = max(1, int(seconds / max(ours["step"], 1e-7) / 20))
+        mine = mujoco_stage_times(self.mm, self.md, n)
+        return ours, mine
+
+
+def print_profile(name, ours, mj, ncon, nefc, mj_ncon, mj_nefc):
+    print(f"\n{name}   (ours: ncon {ncon} nefc {nefc}; MuJoCo: ncon {mj_ncon} nefc {mj_nefc})")
+    print(f"  {'stage':<22} {'ours us':>9} {'MuJoCo us':>10} {'ratio':>7}")
+    for s in STAGES + ("forward", "step"):
+        a = ours[s] * 1e6
+        b = mj.get(s)
+        if b is None:
+            print(f"  {s:<22} {a:9.2f} {'-':>10} {'-':>7}")
+        else:
+            b *= 1e6
+            r = f"{a / b:7.2f}" if b > 0.05 else "      -"
+            print(f"  {s:<22} {a:9.2f} {b:10.2f} {r}")
+
+
+def load_line():
+    try:
+        with open("/proc/loadavg") as f:
+            return "load average " + " ".join(f.read().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--filter", help="only files whose path contains this text")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model")
+    parser.add_argument("--chunk", type=float, default=0.004,
+                        help="seconds of MuJoCo steps per round")
+    parser.add_argument("--best", type=int, metavar="N",
+                        help="instead of chunks: the best single step of N interleaved ones")
+    parser.add_argument("--worst", type=int, default=5, help="stage profiles of the worst N")
+    parser.add_argument("--profile", metavar="TEXT",
+                        help="only the stage profile of the models whose path contains TEXT")
+    parser.add_argument("--csv", help="also write name, nv, ratio, MuJoCo us, ours us")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)
+    print("corpus:", ", ".join(label for label, _ in corpus_roots()) or "none installed")
+    print(load_line(), f"({numba.config.NUMBA_NUM_THREADS} cores)")
+    paths, _ = corpus(args.profile or args.filter)
+    rows, runs, refused = [], {}, 0
+    for k, path in enumerate(paths):
+        print(f"\r[{k + 1}/{len(paths)}] {short_name(path)[:100]:<100}", end="", flush=True,
+              file=sys.stderr)
+        try:
+            run = Run(path)
+        except engine.ModelError:
+            refused += 1
+            continue
+        if args.profile:
+            run.ratio(args.chunk, 1)
+            ours, mj = run.profile()
+            print(file=sys.stderr)
+            print_profile(run.name, ours, mj, run.d.ncon, run.d.nefc, run.md.ncon, run.md.nefc)
+            continue
+        if args.best:
+            ratio, t_mj, t_ours = run.best_step(args.best)
+        else:
+            ratio, t_mj, t_ours = run.ratio(args.chunk, args.rounds)
+        rows.append((ratio, run.name, run.mm.nv, t_mj, t_ours))
+        runs[run.name] = path
+    print(file=sys.stderr)
+    if args.profile:
+        return
+    rows.sort(reverse=True)
+    print(f"\n{'model':<80} {'nv':>4} {'MuJoCo us':>10} {'ours us':>9} {'ratio':>7}")
+    for ratio, name, nv, t_mj, t_ours in rows:
+        print(f"{name:<80} {nv:>4} {t_mj * 1e6:10.1f} {t_ours * 1e6:9.1f} {ratio:7.2f}")
+    ratios = np.array([r[0] for r in rows])
+    print(f"\n{len(rows)} models timed ({refused} refused by our compiler); "
+          f"{load_line()} at the end")
+    if len(rows):
+        how = (f"best of {args.best} interleaved steps" if args.best
+               else f"median over {args.rounds} interleaved rounds")
+        print(f"time per step, ours / MuJoCo's ({how}): "
+              f"median {np.median(ratios):.2f}, 90th percentile {np.quantile(ratios, 0.9):.2f}, "
+              f"quartiles {np.quantile(ratios, 0.25):.2f}-{np.quantile(ratios, 0.75):.2f}; "
+              f"above 2x: {int(np.sum(ratios > 2))}, above 4x: {int(np.sum(ratios > 4))}")
+        print("worst five:")
+        for ratio, name, nv, t_mj, t_ours in rows[:5]:
+            print(f"  {ratio:7.2f}  {name}")
+    for ratio, name, *_ in rows[:args.worst]:
+        run = Run(runs[name])
+        run.ratio(args.chunk, 1)
+        ours, mj = run.profile()
+        print_profile(f"{name} ({ratio:.2f}x)", ours, mj, run.d.ncon, run.d.nefc,
+                      run.md.ncon, run.md.nefc)
+    if args.csv:
+        import csv
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(("model", "nv", "ratio", "mujoco_us", "ours_us"))
+            for ratio, name, nv, t_mj, t_ours in rows:
+                w.writerow((name, nv, f"{ratio:.4f}", f"{t_mj * 1e6:.3f}", f"{t_ours * 1e6:.3f}"))
+
+
+if __name__ == "__main__":
+    main()
