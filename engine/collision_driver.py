@@ -42,7 +42,7 @@ import numpy as np
 
 from .collision_convex import plane_convex, convex_convex
 from .collision_hfield import hfield_convex
-from .collision_primitive import (BOX_SCRATCH_ROWS, MAXCONPAIR, box_box, box_box_clean,
+from .collision_primitive import (box_box, box_box_clean,
                                   capsule_box, capsule_capsule, plane_box, plane_capsule,
                                   plane_cylinder, plane_sphere, sphere_box, sphere_capsule,
                                   sphere_cylinder, sphere_sphere)

@@ -13,7 +13,7 @@ GeomType (MuJoCo's ordering). A contact is reported when the signed distance is 
 import math
 
 from .jit import jit
-from .math import (MINVAL, add3, cross3, dot3, mulmattvec3, mulmatvec3, norm3, scl3, sub3)
+from .math import (MINVAL, add3, cross3, dot3, mulmattvec3, mulmatvec3, scl3, sub3)
 
 MAXCONPAIR = 50  # MuJoCo's mjMAXCONPAIR: most contacts one geom pair may produce
 

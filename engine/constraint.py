@@ -41,7 +41,6 @@ Exact stabilization (m.opt.stabilization = EXACT, the variant after eq. 28): B a
 A R^-1 B = (I + A R^-1) 2 kappa^-1, A R^-1 K = (I + A R^-1) kappa^-2 with the full A over the
 soft rows, by a pseudo-inverse when A is singular; v* then uses the full matrices.
 """
-import math
 
 import numpy as np
 

@@ -256,7 +256,6 @@ def _lcp_rows(d, p, efc_rows):
     out = np.zeros((p.J.shape[0],) + efc_rows.shape[1:])
     for k, c in enumerate(p.contact_index):
         adr = d.contact_efc_address[c]
-        dim = int(d.contact_dim[c])
         r = efc_rows[adr:]
         if d.efc_type[adr] == ConstraintType.CONTACT_PYRAMIDAL:
             out[k] = 0.5 * (r[0] + r[1])
@@ -370,7 +369,6 @@ def step_derivatives(m, d, opt=None, clamping=None, warm=None, eps=1e-6, positio
     Mlcp, _ = hc.lcp_matrix(p)
     nrow = p.J.shape[0]
     JtMinv = p.Minv @ p.J.T                     # (nv, nrow)
-    zrow = z[:nrow]
 
     # position: M^-1, v_free, J and b change with q
     terms = _position_analytic(m, d, p, z, opt, eps) if position == "analytic" else None

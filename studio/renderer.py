@@ -565,7 +565,7 @@ class Renderer:
         if scene is None:
             scene = scene_mod.build(self.m, d, self.options, colors=self.colors,
                                     extent=self.extent)
-        ctx, opts, cam = self.ctx, self.options, self.camera
+        opts, cam = self.options, self.camera
         view_size = view_size or (width, height)
         scale = width / max(view_size[0], 1)
         size = min(self.shadow_size(scale), max(self.shadow_limit, MIN_SHADOW_SIZE))

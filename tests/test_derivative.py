@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import DisableBit, Integrator, derivative
+from engine import Integrator, derivative
 from test_smooth_oracle import MODELS, SUITE, assert_close, load_pair, random_state, set_state
 
 INTEGRATOR = {True: mujoco.mjtIntegrator.mjINT_IMPLICIT,

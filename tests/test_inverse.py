@@ -1,6 +1,5 @@
 """Inverse dynamics: consistency with the forward dynamics (paper Fig. 2), MuJoCo's mj_inverse
 on the smooth part, and the friction-cone projection of Algorithm 5."""
-import os
 import pathlib
 import re
 import shutil

@@ -2,7 +2,6 @@
 checked against the complementarity conditions (to 1e-9) and independent oracles: an enumeration
 of the complementary bases (tests/naive.py), scipy's LP solver for feasibility and for the LPs
 written as LCPs, best responses for bimatrix games."""
-import itertools
 
 import numpy as np
 import pytest

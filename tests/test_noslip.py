@@ -4,7 +4,6 @@ Oracles: MuJoCo's own noslip sweeps, run on MuJoCo's constraint rows (the stage 
 rows, the main solver's forces and efc_b are MuJoCo's, so both engines sweep the same problem);
 textbook friction (a box on a slope below atan(mu) does not creep); real models that use it.
 """
-import os
 import pathlib
 
 import mujoco
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import Cone, Integrator, Solver, solver
+from engine import Integrator, solver
 from mj_adapter import model_from_mujoco
 
 import dm_control

@@ -3,7 +3,6 @@
 Two model sources: our compiler ("ours", the end-to-end check) and MuJoCo's own compilation
 converted field by field ("mujoco", which isolates the pipeline from the compiler).
 """
-import os
 import pathlib
 
 import mujoco
