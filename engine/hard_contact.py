@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import actuator, lcp, sensor
-from .forward import (_dense_inertia, _grow, energy_kernel, fwd_acceleration, fwd_position,
-                      fwd_velocity, implicit_damping, integrate_pos)
+from .forward import (_dense_inertia, _grow, check_state, energy_kernel, fwd_acceleration,
+                      fwd_position, fwd_velocity, implicit_damping, integrate_pos, reset_state)
 from .constraint import row_dot
-from .enums import ConstraintType, JointType
+from .enums import ConstraintType, JointType, Warning
+from .math import first_bad, warn
 from .smooth import jac_kernel
 
 NDIR = 4            # friction directions per contact: +t1, +t2, -t1, -t2
@@ -332,11 +333,14 @@ def _warm_set(p, state):
     return state["clamping"]
 
 
-def lcp_step(m, d, opt=None, state=None):
+def lcp_step(m, d, opt=None, state=None, checked=False):
     """One hard-contact step: the outputs of a forward (efc rows, qfrc_constraint, qacc, sensors,
     energy) at d's state, then qvel, qpos, time. ``state`` (a dict the caller keeps between
-    steps) carries the warm start; returns StepInfo."""
-    info = _solve_at_state(m, d, opt, state)
+    steps) carries the warm start; returns StepInfo (None if ``checked`` found the state bad
+    even after a reset: nothing is integrated)."""
+    info = _solve_at_state(m, d, opt, state, checked)
+    if info is None:
+        return None
     h = m.opt.timestep
     d.qvel[:] = next_velocity(info.problem, info.z)
     integrate_pos(m._struct, d.qpos, d.qvel, h)
@@ -344,11 +348,47 @@ def lcp_step(m, d, opt=None, state=None):
     return info
 
 
-def _solve_at_state(m, d, opt, state):
-    """Assemble and solve the LCP at d's state; write the forward's outputs (write_outputs)."""
+def _finite(p):
+    """-1 if the step's free velocity and inverse inertia are finite, else a dof at fault."""
+    bad = int(first_bad(p.v_free))
+    return bad if bad >= 0 or np.isfinite(p.Minv).all() else 0
+
+
+def _assemble_checked(m, d, opt, state):
+    """assemble() after the checks of engine.step: a bad qpos, qvel, act or time is counted and
+    the state reset (check_state); a non-finite free velocity (a NaN applied force, a degenerate
+    inertia) counts BADQACC and resets the state, as the soft solvers' step does; None when the
+    reset state is bad too (a NaN model parameter): the step is then not taken."""
+    check_state(m._struct, d._struct)
+    for _ in range(2):
+        p = assemble(m, d, opt)
+        bad = _finite(p)
+        if bad < 0:
+            return p
+        warn(d._struct, int(Warning.BADQACC), bad)
+        reset_state(m._struct, d._struct)
+        state.clear()
+    return None
+
+
+def _solve_at_state(m, d, opt, state, checked=False):
+    """Assemble and solve the LCP at d's state; write the forward's outputs (write_outputs).
+    With ``checked`` (engine.step), bad states are counted and reset (_assemble_checked);
+    without, a non-finite free velocity counts BADQACC and leaves qacc NaN. None when nothing
+    was solved."""
     opt = opt or HardContactOptions()
     check_supported(m)
-    p = assemble(m, d, opt)
+    if checked:
+        p = _assemble_checked(m, d, opt, state)
+        if p is None:
+            return None
+    else:
+        p = assemble(m, d, opt)
+        bad = _finite(p)
+        if bad >= 0:
+            warn(d._struct, int(Warning.BADQACC), bad)
+            d.qacc[:] = np.nan
+            return None
     info = solve_lcp(p, opt, _warm_set(p, state))
     write_outputs(m, d, p, info)
     if state is not None:
@@ -470,10 +510,11 @@ def step(m, d, nstep=1):
     """nstep hard-contact steps (engine.step with Solver.LCP), warm-started from d's last step."""
     state = _warm_state(d)
     for _ in range(nstep):
-        lcp_step(m, d, options(m), state)
+        lcp_step(m, d, options(m), state, checked=True)
 
 
 def forward(m, d):
     """The forward dynamics with hard contact at d's state (engine.forward with Solver.LCP):
-    qacc = (v' - v) / h of the step and the forces that make it."""
+    qacc = (v' - v) / h of the step and the forces that make it. A non-finite free velocity
+    counts BADQACC and leaves qacc NaN (the state is not touched)."""
     _solve_at_state(m, d, options(m), _warm_state(d))

@@ -7,6 +7,7 @@ import pytest
 import engine
 from engine import hard_contact as hc
 from engine import hard_contact_grad as hg
+from engine.enums import Warning
 
 G = 9.81
 
@@ -296,6 +297,26 @@ def test_engine_step_with_solver_lcp_fills_the_constraint_rows(cone):
     qacc = d.qacc.copy()
     engine.step(m, d)
     np.testing.assert_allclose(d.qvel, v0 + m.opt.timestep * qacc, rtol=0, atol=1e-12)
+
+
+def test_solver_lcp_counts_and_recovers_from_bad_values():
+    """As the soft solvers' step: a NaN qpos is counted once and the state reset; a NaN applied
+    force (a non-finite free velocity) counts BADQACC and resets; the step goes on afterwards.
+    engine.forward with a NaN applied force counts BADQACC and leaves qacc NaN."""
+    m, d = model(TOUCH_BOX, cone="elliptic")
+    engine.step(m, d, 20)
+    d.qpos[0] = np.nan
+    engine.step(m, d, 2)
+    assert d.warning[Warning.BADQPOS] == 1 and np.isfinite(d.qpos).all()
+    assert d.time == pytest.approx(2 * m.opt.timestep)       # reset, then two steps
+    d.qfrc_applied[2] = np.nan
+    engine.forward(m, d)
+    assert d.warning[Warning.BADQACC] == 1 and np.isnan(d.qacc).all()
+    engine.step(m, d)
+    assert d.warning[Warning.BADQACC] == 2 and np.isfinite(d.qpos).all()
+    assert not d.qfrc_applied.any()                           # the reset cleared it
+    engine.step(m, d, 50)
+    assert np.isfinite(d.qvel).all() and d.ncon == 4
 
 
 def test_solver_lcp_records_and_refuses_what_it_does_not_model(tmp_path):
