@@ -67,12 +67,13 @@ def _set_const(m: Model) -> None:
         m.light_poscom0[li] = pos - d.subtree_com[b]
         m.light_dir0[li] = xmat @ m.light_dir[li]
     _set_trees(m)
-    _set_invweight0(m, d)
+    solve = _MInverse(m, d)
+    _set_invweight0(m, d, solve)
     # actuator_acc0 = |M^-1 moment|: the acceleration a unit actuator force produces at qpos0
     for i in range(m.nu):
-        m.actuator_acc0[i] = np.linalg.norm(_solve_m(m, d, d.actuator_moment[i]))
+        m.actuator_acc0[i] = np.linalg.norm(solve(d.actuator_moment[i]))
     _set_springdamper(m)
-    _set_dampratio(m, d)
+    _set_dampratio(m, d, solve)
     set_length_range(m)
     derivative.set_dof_dof_sparsity(m)
 
@@ -132,8 +133,7 @@ def set_length_range(m: Model) -> None:
                     d.qvel[:] *= decay
                     forward(m, d)
                     moment = d.actuator_moment[i]
-                    _factor_m(m, d)
-                    nrm = np.linalg.norm(_solve_m(m, d, moment))
+                    nrm = np.linalg.norm(_MInverse(m, d)(moment))
                     d.qfrc_applied[:] = moment * (side * opt["accel"] / max(MINVAL, nrm))
                     nrm = np.linalg.norm(d.qfrc_applied)
                     if opt["maxforce"] > 0 and nrm > opt["maxforce"]:
@@ -175,7 +175,7 @@ def _set_springdamper(m: Model) -> None:
         m.dof_damping[a:a + n] = 2 * mass / timeconst
 
 
-def _set_dampratio(m: Model, d: Data) -> None:
+def _set_dampratio(m: Model, d: Data, solve: "_MInverse") -> None:
     """Position actuators given a damping ratio (positive biasprm[2] with gain kp = -biasprm[1]):
     damping = dampratio 2 sqrt(kp mass), with mass = 1 / (moment M^-1 moment') the inertia the
     actuator sees at qpos0, stored as biasprm[2] = -damping (as MuJoCo)."""
@@ -185,7 +185,7 @@ def _set_dampratio(m: Model, d: Data) -> None:
                 or bias[2] <= 0:
             continue
         moment = d.actuator_moment[i]
-        mass = 1.0 / (moment @ _solve_m(m, d, moment))
+        mass = 1.0 / (moment @ solve(moment))
         bias[2] = -(bias[2] * 2.0 * math.sqrt(kp * mass))
 
 
@@ -200,47 +200,56 @@ def _set_trees(m: Model) -> None:
     m.body_treedofnum[1:][moving] = num[m.body_rootid[1:]][moving]
 
 
-def _set_invweight0(m: Model, d: Data) -> None:
+def _set_invweight0(m: Model, d: Data, solve: "_MInverse") -> None:
     """Mean inverse inertias at qpos0 (MuJoCo's body_, dof_ and tendon_invweight0), used to
-    approximate diag(A), and the diagonal of M (dof_M0); leaves M's sparse factor in d.qLD."""
+    approximate diag(A), and the diagonal of M (dof_M0)."""
     smooth.crb(m._struct, d._struct)
     m.dof_M0[:] = d.qM[m.dof_Madr]
-    _factor_m(m, d)
     try:
         body, dof = _inverse_inertias(m, d)
     except np.linalg.LinAlgError:       # a singular joint subspace: MuJoCo's floored factor
-        body, dof = _inverse_inertias_factor(m, d)
-    m.body_invweight0[0] = 0.0
+        body, dof = _inverse_inertias_factor(m, d, solve)
+    invweight = np.zeros((m.nbody, 2))
     for b in range(1, m.nbody):
-        m.body_invweight0[b] = (np.trace(body[b][:3, :3]) / 3, np.trace(body[b][3:, 3:]) / 3)
+        invweight[b] = (np.trace(body[b][:3, :3]) / 3, np.trace(body[b][3:, 3:]) / 3)
+    m.body_invweight0[:] = invweight
+    dof_invweight = np.zeros(m.nv)
     for j in range(m.njnt):
         a = m.jnt_dofadr[j]
         diag = np.diag(dof[m.jnt_bodyid[j]])[a - m.body_dofadr[m.jnt_bodyid[j]]:]
         if m.jnt_type[j] == JointType.FREE:
-            m.dof_invweight0[a:a + 3] = diag[0:3].mean()
-            m.dof_invweight0[a + 3:a + 6] = diag[3:6].mean()
+            dof_invweight[a:a + 3] = diag[0:3].mean()
+            dof_invweight[a + 3:a + 6] = diag[3:6].mean()
         elif m.jnt_type[j] == JointType.BALL:
-            m.dof_invweight0[a:a + 3] = diag[0:3].mean()
+            dof_invweight[a:a + 3] = diag[0:3].mean()
         else:
-            m.dof_invweight0[a] = diag[0]
+            dof_invweight[a] = diag[0]
+    m.dof_invweight0[:] = dof_invweight
     for t in range(m.ntendon):
         J = d.ten_J[t]
-        m.tendon_invweight0[t] = J @ _solve_m(m, d, J)
+        m.tendon_invweight0[t] = J @ solve(J)
 
 
-def _factor_m(m: Model, d: Data) -> None:
-    """d.qLD, d.qLDiagInv <- the sparse L'DL factor of d.qM, its pivots floored as MuJoCo's
-    mj_factorM floors them (so a singular M, e.g. two identical hinges, gives large finite
-    inverse values as in MuJoCo)."""
-    d.qLD[:] = d.qM
-    smooth.factor_m(m._struct, d.qLD, d.qLDiagInv)
+class _MInverse:
+    """x -> M^-1 x at the state of d, through the sparse L'DL factor of d.qM (d.qLD,
+    d.qLDiagInv) with MuJoCo's floored pivots (so a singular M, e.g. two identical hinges,
+    gives large finite values as in MuJoCo). The factor costs the sum over dofs of depth^2,
+    cubic in a chain's length: it is made on the first solve only."""
 
+    def __init__(self, m: Model, d: Data):
+        self.m, self.d, self.factored = m, d, False
 
-def _solve_m(m: Model, d: Data, x: np.ndarray) -> np.ndarray:
-    """M^-1 x through the sparse factor left in d by _factor_m (x is not changed)."""
-    y = np.array(x, dtype=float)
-    smooth.solve_m(m._struct, d.qLD, d.qLDiagInv, y)
-    return y
+    def factor(self) -> None:
+        self.d.qLD[:] = self.d.qM
+        smooth.factor_m(self.m._struct, self.d.qLD, self.d.qLDiagInv)
+        self.factored = True
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        if not self.factored:
+            self.factor()
+        y = np.array(x, dtype=float)
+        smooth.solve_m(self.m._struct, self.d.qLD, self.d.qLDiagInv, y)
+        return y
 
 
 def _cinert_matrices(cinert: np.ndarray) -> np.ndarray:
@@ -318,10 +327,11 @@ def _inverse_inertias(m: Model, d: Data) -> tuple[list, list]:
     return body, dof
 
 
-def _inverse_inertias_factor(m: Model, d: Data) -> tuple[list, list]:
+def _inverse_inertias_factor(m: Model, d: Data, solve: "_MInverse") -> tuple[list, list]:
     """What _inverse_inertias returns, as MuJoCo computes it: J M^-1 J' with the floored sparse
     factor, each solve restricted to the body's kinematic tree."""
     ms, ds = m._struct, d._struct
+    solve.factor()
     body, dof = [np.zeros((6, 6))] * m.nbody, [np.zeros((0, 0))] * m.nbody
     for b in range(1, m.nbody):
         adr, num = m.body_treedofadr[b], m.body_treedofnum[b]
