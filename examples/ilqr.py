@@ -37,6 +37,7 @@ rollout takes to 1e-10):
   velocities. See HUMANOID below for what it reaches.
 """
 import argparse
+import copy
 import os
 import pathlib
 import sys
@@ -83,7 +84,8 @@ class Cartpole(Task):
     """Swing-up of the dm_control cartpole from hanging at rest (hinge angle 0 is up)."""
 
     def __init__(self, horizon=300):
-        m = engine.load_model(str(SUITE / "cartpole.xml"))
+        self.xml = SUITE / "cartpole.xml"
+        m = engine.load_model(str(self.xml))
         m.opt.integrator = engine.Integrator.SEMIIMPLICIT
         x0 = np.array([0.0, np.pi, 0.0, 0.0])               # hanging down, at rest
         # a small push to break the symmetry: from rest at the bottom the gradient is zero
@@ -92,7 +94,7 @@ class Cartpole(Task):
         #      cart  sin   cos-1  cart vel  ang vel
         w = [0.1, 1.0, 1.0, 0.01, 0.001]
         super().__init__("cartpole swing-up", m, x0, horizon, w=w,
-                         w_final=1000.0 * np.array(w) * [1, 1, 1, 10, 100], r_weight=0.01, U0=U0)
+                         w_final=[10.0, 1000.0, 1000.0, 100.0, 100.0], r_weight=0.01, U0=U0)
 
     def residual(self, d, x, jacobian=True):
         s, c = np.sin(x[1]), np.cos(x[1])
@@ -110,8 +112,9 @@ STAND_HEIGHT = 1.3        # torso height of the standing humanoid (its head is t
 class Humanoid(Task):
     """The dm_control humanoid rising from lying on its back."""
 
-    def __init__(self, horizon=150):
-        m = engine.load_model(str(SUITE / "humanoid.xml"))
+    def __init__(self, horizon=200):
+        self.xml = SUITE / "humanoid.xml"
+        m = engine.load_model(str(self.xml))
         d = engine.make_data(m)
         d.qpos[2] = 0.12                                  # on its back
         d.qpos[3:7] = [np.cos(np.pi / 4), 0.0, -np.sin(np.pi / 4), 0.0]
@@ -168,6 +171,12 @@ def box_qp(H, g, lo, hi, x0, iterations=100, min_grad=1e-8, min_step=1e-22, armi
     Returns (x, free, factor): the minimiser, the mask of the controls not clamped at the
     solution and the Cholesky factor of H over them (cho_factor), or None when H over the free
     set is not positive definite."""
+    if len(g) == 1:                         # one control: the clamped Newton step is exact
+        if H[0, 0] <= 0:
+            return x0, np.ones(1, dtype=bool), None
+        x = np.clip(-g / H[0, 0], lo, hi)
+        free = (x > lo) & (x < hi)
+        return x, free, (np.sqrt(H), True)
     x = np.clip(x0, lo, hi)
     free = np.ones(len(g), dtype=bool)
     factor = None
@@ -228,8 +237,8 @@ class ILQR:
 
     # -- state helpers ---------------------------------------------------------------------------
     def set_state(self, x):
+        """x into d; the rest of d (the solver's warm start) is left as it is."""
         m, d = self.m, self.d
-        engine.reset_data(m, d)
         d.qpos[:] = x[:m.nq]
         d.qvel[:] = x[m.nq:m.nq + m.nv]
         d.act[:] = x[m.nq + m.nv:]
@@ -269,6 +278,7 @@ class ILQR:
         X = np.empty((T + 1, self.nx))
         U_out = np.empty((T, m.nu))
         X[0] = t.x0
+        engine.reset_data(m, d)
         self.set_state(t.x0)
         cost = 0.0
         for s in range(T):
@@ -389,6 +399,33 @@ class ILQR:
         return X, U, np.array(costs), np.array(times)
 
 
+def mpc(task, derivatives, duration, horizon=100, replan=10, iterations=2, verbose=False):
+    """Receding-horizon iLQR (as MuJoCo MPC runs it): every `replan` steps, `iterations`
+    iLQR iterations over the next `horizon` steps from the current state, warm-started by the
+    previous plan shifted; the first `replan` controls are applied. Returns the visited states
+    and the wall time."""
+    m = task.m
+    d = engine.make_data(m)
+    d.qpos[:], d.qvel[:] = task.x0[:m.nq], task.x0[m.nq:m.nq + m.nv]
+    plan = np.zeros((horizon, m.nu))
+    states = [task.x0.copy()]
+    start = time.perf_counter()
+    sub = copy.copy(task)
+    sub.horizon = horizon
+    for _ in range(int(round(duration / m.opt.timestep)) // replan):
+        sub.x0, sub.U0 = states[-1], plan
+        _, plan, costs, _ = ILQR(sub, derivatives).solve(iterations)
+        for u in plan[:replan]:
+            d.ctrl[:] = u
+            engine.step(m, d)
+            states.append(np.concatenate([d.qpos, d.qvel, d.act]))
+        plan = np.concatenate([plan[replan:], np.repeat(plan[-1:], replan, axis=0)])
+        if verbose:
+            print(f"  t {d.time:5.2f} s torso height {d.qpos[2]:.3f} m, plan cost {costs[-1]:10.4g}"
+                  f" {time.perf_counter() - start:7.1f} s", flush=True)
+    return np.array(states), time.perf_counter() - start
+
+
 SOURCES = {"analytical": engine.transition_derivatives,
            "finite differences": engine.transition_fd}
 
@@ -400,10 +437,25 @@ def cartpole_figures(task, X):
     return angle, tip, X[-1, 3]
 
 
+def humanoid_figures(task, x):
+    """Torso height, torso uprightness (z of its z axis), head height, lowest foot height."""
+    m = task.m
+    d = engine.make_data(m)
+    d.qpos[:] = x[:m.nq]
+    engine.forward(m, d)
+    head = engine.name2id(m, engine.ObjType.BODY, "head")
+    return (d.xpos[task.torso, 2], d.xmat[task.torso][8], d.xpos[head, 2],
+            min(d.xpos[f, 2] for f in task.feet))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", nargs="+", default=["cartpole", "humanoid"], choices=TASKS)
-    parser.add_argument("--iterations", type=int, default=60)
+    parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument("--budget", type=float, default=90.0,
+                        help="wall-time budget of one optimisation, seconds")
+    parser.add_argument("--mpc", type=float, default=2.0,
+                        help="seconds of humanoid receding-horizon control after the offline runs")
     parser.add_argument("--out", default=".")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
@@ -416,8 +468,8 @@ def main():
         task = TASKS[name]()
         configure(task.m)
         for label, derivatives in SOURCES.items():
-            X, U, costs, times = ILQR(task, derivatives).solve(args.iterations,
-                                                               verbose=args.verbose)
+            X, U, costs, times = ILQR(task, derivatives).solve(
+                args.iterations, time_budget=args.budget, verbose=args.verbose)
             print(f"{task.name:18s} {label:18s} cost {costs[0]:10.4g} -> {costs[-1]:10.4g} in "
                   f"{len(costs) - 1:3d} iterations, {times[-1]:7.2f} s "
                   f"({times[-1] / max(len(costs) - 1, 1):.3f} s per iteration)")
@@ -425,6 +477,9 @@ def main():
                 angle, tip, omega = cartpole_figures(task, X)
                 print(f"{'':18s} {'':18s} final pole angle {angle:+.3f} deg from upright, tip "
                       f"{tip:.4f} m, angular speed {omega:+.4f} rad/s, cart {X[-1, 0]:+.3f} m")
+            else:
+                print(f"{'':37s} torso height max {X[:, 2].max():.3f} m, final "
+                      f"{X[-1, 2]:.3f} m (start {X[0, 2]:.3f} m)")
             axes[row, 0].semilogy(np.arange(len(costs)), costs, label=label)
             axes[row, 1].semilogy(times, costs, label=label)
         axes[row, 0].set(title=f"{task.name}: cost per iteration", xlabel="iteration",
@@ -434,6 +489,15 @@ def main():
         for ax in axes[row]:
             ax.grid(True, which="both", alpha=0.3)
             ax.legend()
+        if name == "humanoid" and args.mpc > 0:
+            S, wall = mpc(task, engine.transition_derivatives, args.mpc, verbose=args.verbose)
+            torso, upright, head, foot = humanoid_figures(task, S[-1])
+            reached = np.flatnonzero(S[:, 2] > 0.9 * STAND_HEIGHT)
+            when = f"{reached[0] * task.m.opt.timestep:.2f} s" if len(reached) else "never"
+            print(f"{task.name:18s} receding horizon (analytical, {args.mpc:.1f} s simulated, "
+                  f"{wall:.1f} s wall): torso height max {S[:, 2].max():.3f} m, above "
+                  f"{0.9 * STAND_HEIGHT:.2f} m at {when}; at the end torso {torso:.3f} m, "
+                  f"uprightness {upright:.3f}, head {head:.3f} m, lowest foot {foot:.3f} m")
     fig.tight_layout()
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "ilqr.png")
