@@ -77,3 +77,57 @@ def test_cartpole_swings_up(ilqr, source):
     assert abs(angle) < 3.0
     assert abs(qvel[1]) < 0.2                              # nearly at rest
     assert tip_height(task.xml, qpos) == pytest.approx(upright_tip_height(task.xml), abs=0.01)
+
+
+def test_box_qp_meets_kkt(ilqr):
+    """The projected-Newton box QP against the optimality conditions of the strictly convex QP:
+    inside the box, zero gradient on the free controls, a gradient pushing outwards on the
+    clamped ones."""
+    rng = np.random.default_rng(3)
+    for n in (1, 5, 21):
+        for _ in range(20):
+            F = rng.normal(size=(n, n))
+            H = F @ F.T + 0.1 * np.eye(n)
+            g = 3.0 * rng.normal(size=n)
+            lo, hi = -rng.uniform(0.1, 1.0, n), rng.uniform(0.1, 1.0, n)
+            x, free, factor = ilqr.box_qp(H, g, lo, hi, np.zeros(n))
+            assert factor is not None or not free.any()
+            grad = g + H @ x
+            assert np.all(x >= lo) and np.all(x <= hi)
+            np.testing.assert_allclose(grad[free], 0.0, atol=1e-7)
+            assert np.all(grad[x <= lo] >= -1e-7) and np.all(grad[x >= hi] <= 1e-7)
+            assert np.all((x[~free] <= lo[~free]) | (x[~free] >= hi[~free]))
+
+
+def test_humanoid_residual_jacobian(ilqr):
+    """The humanoid cost's residual Jacobian against centered differences of the residual along
+    tangent-space perturbations of the state (positions moved by integrate_pos)."""
+    from engine.forward import integrate_pos
+    task = ilqr.Humanoid(horizon=1)
+    m = task.m
+    d = engine.make_data(m)
+    rng = np.random.default_rng(4)
+    x = task.x0.copy()
+    x[m.nq:m.nq + m.nv] = rng.normal(size=m.nv)
+    x[7:m.nq] += 0.2 * rng.normal(size=m.nq - 7)
+
+    def residual(y, jacobian=False):
+        d.qpos[:], d.qvel[:] = y[:m.nq], y[m.nq:m.nq + m.nv]
+        engine.forward(m, d)
+        return task.residual(d, y, jacobian)
+
+    _, J = residual(x, True)
+    eps = 1e-6
+    for i in range(2 * m.nv):
+        xs = []
+        for h in (eps, -eps):
+            y = x.copy()
+            if i < m.nv:
+                dq = np.zeros(m.nv)
+                dq[i] = 1.0
+                integrate_pos(m._struct, y[:m.nq], dq, h)
+            else:
+                y[m.nq + i - m.nv] += h
+            xs.append(residual(y)[0])
+        np.testing.assert_allclose(J[:, i], (xs[0] - xs[1]) / (2 * eps), atol=1e-6,
+                                   err_msg=f"column {i}")
