@@ -34,18 +34,19 @@ zero). Residuals: cart position, sin(theta) and cos(theta) - 1 (an angle cost w 
 the velocities; the final weights make the pole end upright and at rest. Reached, both sources
 alike (python examples/ilqr.py --task cartpole): cost 2609 -> 304 in 100 iterations (343 after
 40), the pole 0.56 degree from upright, its tip 2.000 m high (1.0 m cart + 1.0 m pole), angular
-speed 0.04 rad/s, cart at 0.24 m. An iteration takes about 0.3-0.5 s (loaded machine) with
-either source: with 4 states and 1 control the derivatives (0.05-0.07 ms a step) are a small
+speed 0.04 rad/s, cart at 0.24 m. An iteration takes 0.18 s (0.3-0.5 s when the machine is
+loaded) with either source: with 4 states and 1 control the derivatives (0.05-0.07 ms a step) are a small
 part of it, Python's per-step work is the rest.
 
 Humanoid (dm_control humanoid.xml, 0.005 s, 21 motors in [-1, 1], contacts), from lying on its
 back, settled. Residuals: the torso height to the standing height of the model's pose on the
 floor less 5 cm (1.235 m; above the straight-legged height it can only hop), the torso's
 uprightness, the torso above the mid-point of the feet, the joints' posture of the standing pose
-and the velocities. Two ways (python examples/ilqr.py --task humanoid, 2 loaded cores):
+and the velocities. Two ways (python examples/ilqr.py --task humanoid, 2 shared cores):
 - offline, one iLQR over 1 s (200 steps) from zero controls, 60 s of wall time per source: it
   stalls in a local minimum well before standing; the torso gets to 0.27 m (analytical, stalled
-  after 6 iterations) and 0.54 m (finite differences, 11 iterations, still descending). Which
+  after 6 iterations, cost 16960 -> 14200) and 0.54-0.65 m (finite differences, 11-13
+  iterations as the load allows, cost -> 10090-9540, still descending). Which
   source goes further depends on the weights (with other weights the analytical one reached
   0.81 m and the finite-difference one 0.52 m): the path through contact changes decides it, not
   the accuracy of A and B. Where the analytical run stalls, the limbs' contacts open and close
@@ -57,10 +58,12 @@ and the velocities. Two ways (python examples/ilqr.py --task humanoid, 2 loaded 
   ~0.14 s per rollout of the line search.
 - receding horizon (as MuJoCo MPC does it): every 10 steps, 2 iterations over the next 100
   steps (0.5 s) warm-started by the previous plan. With the analytical derivatives the humanoid
-  rises: torso above 90% of the target at 0.77 s of simulated time (9.5 s of wall time), and
-  stands: after 2 s torso 1.21 m, uprightness 0.96, head 1.39 m, a foot on the floor 97% of the
+  rises: torso above 90% of the target at 0.77 s of simulated time (8-10 s of wall time), and
+  stands: after 2 s (21-24 s of wall time) torso 1.21 m, uprightness 0.96, head 1.39 m, a foot on the floor 97% of the
   last 0.5 s (joint speeds stay up to ~10 rad/s: it stands, not quietly). With forward finite
-  differences, same iterations, in this run the torso reached 0.78 m only (190 s of wall time).
+  differences, same iterations, the torso reached 0.78 m only (136-190 s of wall time).
+  Both runs are deterministic; the two sources part at the first replan, where a forward
+  difference through the contacts is off by up to 2e-4 of A's largest entry.
 """
 import argparse
 import copy
