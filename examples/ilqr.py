@@ -35,8 +35,8 @@ the velocities; the final weights make the pole end upright and at rest. Reached
 alike (python examples/ilqr.py --task cartpole): cost 2609 -> 304 in 100 iterations (343 after
 40), the pole 0.56 degree from upright, its tip 2.000 m high (1.0 m cart + 1.0 m pole), angular
 speed 0.04 rad/s, cart at 0.24 m. An iteration takes 0.18 s (0.3-0.5 s when the machine is
-loaded) with either source: with 4 states and 1 control the derivatives (0.05-0.07 ms a step) are a small
-part of it, Python's per-step work is the rest.
+loaded) with either source: with 4 states and 1 control the derivatives (0.05-0.07 ms a step)
+are a small part of it, Python's per-step work is the rest.
 
 Humanoid (dm_control humanoid.xml, 0.005 s, 21 motors in [-1, 1], contacts), from lying on its
 back, settled. Residuals: the torso height to the standing height of the model's pose on the
@@ -59,11 +59,11 @@ and the velocities. Two ways (python examples/ilqr.py --task humanoid, 2 shared 
 - receding horizon (as MuJoCo MPC does it): every 10 steps, 2 iterations over the next 100
   steps (0.5 s) warm-started by the previous plan. With the analytical derivatives the humanoid
   rises: torso above 90% of the target at 0.77 s of simulated time (8-10 s of wall time), and
-  stands: after 2 s (21-24 s of wall time) torso 1.21 m, uprightness 0.96, head 1.39 m, a foot on the floor 97% of the
-  last 0.5 s (joint speeds stay up to ~10 rad/s: it stands, not quietly). With forward finite
+  stands: after 2 s (21-24 s of wall time) torso 1.21 m, uprightness 0.96, head 1.39 m, a
+  foot on the floor 97% of the last 0.5 s (joint speeds stay up to ~10 rad/s: it stands, not
+  quietly). With forward finite
   differences, same iterations, the torso reached 0.78 m only (136-190 s of wall time).
-  Both runs are deterministic; the two sources part at the first replan, where a forward
-  difference through the contacts is off by up to 2e-4 of A's largest entry.
+  Both runs are deterministic and differ only in the A and B fed to the same iterations.
 """
 import argparse
 import copy
