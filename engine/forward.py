@@ -725,7 +725,7 @@ def step_kernel(m, d, n):
     for k in range(n):
         check_state(m, d)
         bad = -1
-        for attempt in range(2):         # one forward call: the lean step compiles it inline
+        for attempt in range(2):
             if attempt == 1:
                 warn(d, Warning.BADQACC, bad)
                 reset_state(m, d)
@@ -824,8 +824,7 @@ def lean_calls(m) -> dict:
             if kernel is fwd_constraint:
                 calls["solve"] = jit_variant(_solve_newton if newton else _solve_pgs, tag,
                                              **calls)
-            # fwd_position and forward_skip: compiled into the step (each called once there)
-            lean = jit_variant(kernel, tag, kernel in (fwd_position, forward_skip), **calls)
+            lean = jit_variant(kernel, tag, **calls)
             if lean is not kernel:        # else the kernel itself, not a copy, serves
                 calls[kernel.__name__] = lean
         calls["integrate"] = jit_variant(_INTEGRATE.get(integrator, euler), tag, **calls)

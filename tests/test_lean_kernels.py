@@ -81,7 +81,10 @@ def test_lean_step_equals_the_general_step():
 
 
 def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
+    """In a fresh process (nothing compiled yet): the first model's lean kernels, then the
+    general ones for a model that needs more."""
     monkeypatch.setattr(forward, "_KERNELS", {})
+    monkeypatch.setattr(forward, "_compiled", lambda kernel: False)
     first = compiler.load_model_from_string(BALLS)
     other = compiler.load_model_from_string(BALLS.replace('<gyro site="s"/>',
                                                           '<rangefinder site="s"/>'))
