@@ -83,18 +83,16 @@ def jit(fn):
     return dispatcher
 
 
-def variant(kernel, tag, inline=False, **names):
+def variant(kernel, tag, **names):
     """A copy of ``kernel`` in which the module-level ``names`` are bound to other objects (other
     kernels, usually leaner ones), compiled and cached apart under the name ``<kernel>__<tag>``
-    (or compiled into its callers if ``inline`` or if the kernel is ``inlined``).
+    (or compiled into its callers if the kernel is ``inlined``).
 
     numba compiles a kernel together with every kernel it can call: a branch taken only for
     another integrator or solver costs compile time all the same. A variant that calls a kernel
-    with only one branch compiled in costs only what that branch needs. And every kernel costs
-    LLVM's optimization and code generation of all the kernels it calls, once more: a variant
-    compiled into its only caller saves that."""
+    with only one branch compiled in costs only what that branch needs."""
     fn = getattr(kernel, "py_func", kernel)
-    if not inline and not set(names) & set(fn.__code__.co_names):
+    if not set(names) & set(fn.__code__.co_names):
         return kernel                 # calls none of them: the kernel itself serves
     glb = dict(fn.__globals__)
     glb.update(names)
@@ -104,7 +102,7 @@ def variant(kernel, tag, inline=False, **names):
     copy.__doc__ = fn.__doc__
     if not ENABLED:
         return copy
-    if inline or getattr(kernel, "targetoptions", {}).get("inline") == "always":
+    if getattr(kernel, "targetoptions", {}).get("inline") == "always":
         return inlined(copy)
     return jit(copy)
 
