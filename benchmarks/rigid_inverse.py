@@ -7,7 +7,8 @@ Scenes: the Unitree Go1 standing under joint PD with gentle random pushes, with 
 floor, pushed around. At every sampled state our forward step (engine.step), our soft inverse
 (engine.inverse), MuJoCo's mj_step and mj_inverse (the same MJCF, the same state) and
 engine.rigid_inverse with each model are timed (best of 5 at the same state), no-slip and
-convex both warm-started from the previous state's call and cold. Times are medians over the
+convex both warm-started from the previous state's call and cold, and no-slip without the
+least-norm choice of forces (least_norm=False, the pivoting's vertex, warm-started). Times are medians over the
 states; the ratios (to our forward step, to MuJoCo's mj_step) are measured side by side, so
 they hold even on a busy machine (absolute microseconds do not).
 
@@ -73,9 +74,10 @@ def humanoid_states(count, seed):
     return m, mm, d, out
 
 
-RIGID = (("noslip (warm)", "noslip", True), ("noslip (cold)", "noslip", False),
-         ("coulomb", "coulomb", True), ("convex (warm)", "convex", True),
-         ("convex (cold)", "convex", False))
+RIGID = (("noslip (warm)", "noslip", True, {}), ("noslip (cold)", "noslip", False, {}),
+         ("noslip vertex", "noslip", True, {"least_norm": False}),
+         ("coulomb", "coulomb", True, {}), ("convex (warm)", "convex", True, {}),
+         ("convex (cold)", "convex", False, {}))
 
 
 def measure(name, m, mm, d, states):
@@ -85,10 +87,10 @@ def measure(name, m, mm, d, states):
     qacc_des = np.zeros(m.nv)
     times = {k: [] for k in ("forward step", "soft inverse", "MuJoCo mj_step",
                              "MuJoCo mj_inverse")}
-    times.update({key: [] for key, _, _ in RIGID})
+    times.update({key: [] for key, _, _, _ in RIGID})
     pivots = {"warm": [], "cold": []}
     ncon = []
-    ws = {"noslip": None, "coulomb": None, "convex": None}
+    ws = {}
 
     def load(s):
         d.qpos[:], d.qvel[:], d.ctrl[:nu], d.xfrc_applied[:] = s
@@ -128,14 +130,15 @@ def measure(name, m, mm, d, states):
         times["MuJoCo mj_inverse"].append(best_time(mj_inverse))
         load(s)
         res = {}
-        for key, model, warm in RIGID:
-            prev = ws[model] if warm else None
+        for key, model, warm, options in RIGID:
+            prev = ws.get(key) if warm else None
 
             def call():
-                res[key] = engine.rigid_inverse(m, d, qacc_des, model=model, warmstart=prev)
+                res[key] = engine.rigid_inverse(m, d, qacc_des, model=model, warmstart=prev,
+                                                **options)
             times[key].append(best_time(call))
             if warm:
-                ws[model] = res[key].warmstart
+                ws[key] = res[key].warmstart
         pivots["warm"].append(res["noslip (warm)"].pivots)
         pivots["cold"].append(res["noslip (cold)"].pivots)
     step_us = 1e6 * np.median(times["forward step"])

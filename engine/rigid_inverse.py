@@ -16,7 +16,8 @@ docs/rigid_inverse.md; in short, with h the timestep, v' = v + h a and Mt = M + 
 and per model, the friction law of each contact:
     noslip   T v' = 0 (eq. 41), MLCP -> LCP on f_n (section 4), Algorithm 1, warm-started PPM
              (Algorithm 2) on N Q N' formed column by column (4.7), consistency check and the
-             least-change QP (4.5, eq. 47);
+             least-change QP (4.5, eq. 47), then the least contact forces among the equally
+             valid ones (least_norm, default);
     coulomb  linearised cone with `nedges` edges (Anitescu & Potra / Stewart & Trinkle, section
              5), Lemke, and Algorithm 3 (minimum change of torques over the enumerated
              solutions) up to `max_bases` candidate bases;
@@ -52,12 +53,21 @@ MODEL_NAMES = {"noslip": RigidModel.NOSLIP, "coulomb": RigidModel.COULOMB,
 NOSLIP, COULOMB, CONVEX = int(RigidModel.NOSLIP), int(RigidModel.COULOMB), int(RigidModel.CONVEX)
 MAXEDGES = 16          # most edges of a linearised friction cone
 NFLAGS = 2 * MAXEDGES + 2
-# Algorithm 1: a row is dependent when its Cholesky pivot^2 < ROW_TOL X_rr, i.e. when the part of
-# it independent of the rows kept before is below 1e-3 of its norm (in the H^-1 metric); closer
-# to dependence, holding it would take internal forces a thousand times the others (two feet
-# nearly on one line, say). Section 4.5 then asks a dropped row to hold to CONSISTENCY_TOL,
-# plus what its own independent part allows (sqrt of its pivot ratio), relative to |J_r| |a|.
+# Algorithm 1: a row is dependent when its Cholesky pivot^2 < tol X_rr, i.e. when the part of it
+# independent of the rows kept before is below sqrt(tol) of its norm (in the H^-1 metric).
+# Holding a row that close to dependence takes multipliers ~ 1/tol and accelerations ~ 1/sqrt(tol)
+# times the inconsistency of its right-hand side. For the no-slip rows that inconsistency is
+# real: the relative motion of two stance feet along the line joining them is fixed by the joint
+# accelerations alone (up to their small height difference), and the measured slip in -T v / h
+# does not agree with it: at tol = 1e-6 a trotting Go1 got tangential forces 5e5 times its
+# weight. NOSLIP_ROW_TOL = 1e-3 (2 degrees) bounds the amplification of the accelerations to
+# about 30; rows closer to dependence go to the consistency check of section 4.5 and eq. 47.
+# The other Gauss problems (eq. 47, the selections, Coulomb and convex) keep ROW_TOL, where
+# only exact dependence must go. Section 4.5 then asks a dropped row to hold to
+# CONSISTENCY_TOL, plus what its own independent part allows (sqrt of its pivot ratio),
+# relative to |J_r| |a|.
 ROW_TOL = 1e-6
+NOSLIP_ROW_TOL = 1e-3
 CONSISTENCY_TOL = 1e-8
 # No-slip: a contact without force opens when it separates faster than this fraction of the
 # accelerations' size (slower is numerically closed: it keeps its no-slip rows).
@@ -244,10 +254,11 @@ def _bilateral_rows(m, d, qacc_des, stab, Jb, cb):
 # the constrained Gauss problem: min 1/2 a'H a - k'a  s.t.  Jb a = cb,  G a + bg >= 0
 # ------------------------------------------------------------------------------------------------
 @jit
-def _select_rows(Jb, nb, Yb, n, Lx, sel, ratio):
+def _select_rows(Jb, nb, Yb, n, Lx, sel, ratio, tol):
     """Algorithm 1: keep the rows of Jb in order while X = Jb H^-1 Jb' stays positive definite,
-    by extending its Cholesky factor Lx one row at a time (Yb[r] = H^-1 Jb[r]). Returns the
-    number kept; sel lists them, ratio[r] is each row's pivot^2 / X_rr (its independence)."""
+    by extending its Cholesky factor Lx one row at a time (Yb[r] = H^-1 Jb[r]); a row is kept
+    when its pivot^2 > tol X_rr. Returns the number kept; sel lists them, ratio[r] is each
+    row's pivot^2 / X_rr (its independence)."""
     ns = 0
     for r in range(nb):
         xrr = _dot(Jb[r], Yb[r], n)
@@ -264,7 +275,7 @@ def _select_rows(Jb, nb, Yb, n, Lx, sel, ratio):
             ss += Lx[ns, a] * Lx[ns, a]
         piv = xrr - ss
         ratio[r] = max(piv, 0.0) / xrr
-        if piv > ROW_TOL * xrr:
+        if piv > tol * xrr:
             Lx[ns, ns] = math.sqrt(piv)
             sel[ns] = r
             ns += 1
@@ -272,7 +283,8 @@ def _select_rows(Jb, nb, Yb, n, Lx, sel, ratio):
 
 
 @jit
-def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0):
+def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
+               tol):
     """Eliminate a and the equality multipliers (H holds the Cholesky factor of H): with
     Q = H^-1 - H^-1 Jb_s' X^-1 Jb_s H^-1 over the independent rows s,
         a = a0 + Q G' f,   G Q G' = G YG - Wm'Wm,   Wm = Lx^-1 Jb_s YG.
@@ -282,7 +294,7 @@ def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a
         for i in range(n):
             Yb[r, i] = Jb[r, i]
         _chol_solve(H, n, Yb[r])
-    ns = _select_rows(Jb, nb, Yb, n, Lx, sel, ratio)
+    ns = _select_rows(Jb, nb, Yb, n, Lx, sel, ratio, tol)
     for i in range(n):
         afree[i] = kv[i]
     _chol_solve(H, n, afree)
@@ -339,7 +351,7 @@ def _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam):
 
 
 @jit
-def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio):
+def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio, tol):
     """min 1/2 a'Ha - k'a s.t. Jb a = cb, G a + bg >= 0, H given by its Cholesky factor: the
     no-slip MLCP (section 4) reduced to the LCP  w = G Q G' f + G a0 + bg >= 0 _|_ f >= 0,
     solved by PPM from the warm set with the columns of G Q G' formed as needed (4.7).
@@ -351,7 +363,8 @@ def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio)
     afree = np.empty(n)
     a0 = np.empty(n)
     lam0 = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
+                    tol)
     q = np.empty(ng)
     mscale = 0.0
     for j in range(ng):
@@ -428,16 +441,20 @@ def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner):
 
 
 @jit
-def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in, flags_out,
-            prev, a, lam, sel, fc, info_i):
+def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_norm, flags_in,
+            flags_out, prev, a, lam, sel, fc, info_i):
     """Section 4: rows held with equality (actuators, equalities, then each contact's tangents),
     the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47.
 
     No-slip rows are kept only at contacts that stay closed: a contact the LCP opens (w_n > 0,
     f_n = 0: a foot lifting off) cannot hold a tangential force without a normal one, so its
     rows are removed and the problem solved again (warm-started); an open contact that the
-    solution closes (w_n = 0) gets them back. The set of open contacts is carried to the next
-    call, so that a steady state needs one solve."""
+    solution closes (w_n = 0) gets them back. Every call starts with the rows of all contacts
+    with friction held: the set the passes reach then depends on the state alone (carried from
+    call to call, it depended on the history, and with eq. 47 at every call on box feet the
+    warm-started torques chattered 1.3x more than the cold ones). Only the pivoting sets (of
+    the LCP and of the selection) are carried. Then, with least_norm, the least contact forces
+    among the equally valid ones (_least_norm_forces)."""
     bn = np.empty(nc)
     for c in range(nc):
         bn[c] = (_dot(Jn[c], qvel, n) + phi[c] / h) / h
@@ -447,8 +464,6 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
         held[c] = mu[c, 0] != 0.0 or mu[c, 1] != 0.0
         if prev[c] >= 0:
             warm[c] = flags_in[prev[c], 0]
-            if flags_in[prev[c], 1]:
-                held[c] = False          # open at the previous call
     afree = kv.copy()
     _chol_solve(H, n, afree)
     aref = math.sqrt(_dot(afree, afree, n))
@@ -461,12 +476,13 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
     pivots2 = 0
     adjusted = False
     consistent = True
+    wscale = 0.0
     for _ in range(2 * nc + 2):
         for r in range(nact):
             cb[r] = cb_des[r]
         nb = _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner)
         status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a, lam,
-                                 sel, ratio)
+                                 sel, ratio, NOSLIP_ROW_TOL)
         pivots += piv
         if status != SOLVED:
             break
@@ -480,7 +496,7 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
                 cb[r] = _dot(Jb[r], adj, n)
             warm[:] = active
             status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
-                                     lam, sel, ratio)
+                                     lam, sel, ratio, NOSLIP_ROW_TOL)
             pivots2 += piv
             consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref)
             if status != SOLVED:
@@ -510,9 +526,20 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
         r = sel[s]
         if r >= nbil:
             fc[owner[r - nbil], 1 + (r - nbil) % 2] = lam[s]
+    # 4.6: the least contact forces among the equally valid ones (unique, continuous)
+    chosen = np.zeros(nc, np.bool_)
+    if least_norm and status == SOLVED and nc > 0:
+        warm2 = np.zeros(nc, np.bool_)
+        for c in range(nc):
+            warm2[c] = flags_in[prev[c], 1] if prev[c] >= 0 else False
+        ns2, st2, piv2 = _least_norm_forces(n, H, kv, Jb, nbil, Jn, Jt, nc, a, bn, wscale,
+                                            held, warm2, chosen, fc, lam, sel)
+        pivots2 += piv2
+        if ns2 >= 0:
+            ns = ns2
     for c in range(nc):
         flags_out[c, 0] = active[c]
-        flags_out[c, 1] = not held[c]
+        flags_out[c, 1] = chosen[c]
     info_i[I_STATUS] = status
     info_i[I_PIVOTS] = pivots
     info_i[I_PIVOTS2] = pivots2
@@ -523,10 +550,120 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, flags_in
 
 
 @jit
+def _project(Jb, sel, ns, L, n, t, v):
+    """v <- (I - Js'(Js Js')^-1 Js) v, Js the rows sel of Jb, L the Cholesky factor of Js Js'."""
+    for q in range(ns):
+        t[q] = _dot(Jb[sel[q]], v, n)
+    _chol_solve(L, ns, t)
+    for q in range(ns):
+        for i in range(n):
+            v[i] -= Jb[sel[q], i] * t[q]
+
+
+@jit
+def _least_norm_forces(n, H, kv, Jb, nbil, Jn, Jt, nc, a, bn, wscale, held, warm, active, fc,
+                       lam, sel):
+    """Section 4.6, the choice among equally valid forces. The accelerations a of the no-slip
+    model are unique; the forces are not (a four-legged table; feet squeezing the ground between
+    them): every (tau, f_E, f) with
+        Mt a - k = B' tau + J_E' f_E + J_c' f,   f_n >= 0,
+        f_n,i = 0 where the contact separates (w_n,i > 0),  f_t,i = 0 where it has no rows,
+    is a solution of the MLCP. Take the least contact forces, min 1/2 |f|^2 (normal and
+    tangential, in N): the balance of the unactuated directions, P (Mt a - k - J_c' f) = 0 with
+    P = I - Jb'(Jb Jb')^-1 Jb the projector on the complement of the actuator and equality rows,
+    is the equality constraint, and a Gauss problem in f (Hessian I: a unique minimiser,
+    continuous in the data) solved by the same elimination and PPM, warm-started on the
+    contacts without normal force. It carries no internal force that the motion does not need:
+    no squeeze between feet (the limit of a soft contact's forces as it stiffens), whatever
+    vertex the pivoting chose. Then (tau, f_E) = (Jb Jb')^-1 Jb (Mt a - k - J_c' f) over the
+    independent rows. Writes fc, lam, sel (of the bilateral rows), active; returns (ns, status,
+    pivots), ns = -1 if the problem was not solved (fc, lam, sel untouched)."""
+    nf = 3 * nc
+    # r = Mt a - k  (Mt = L L', L the lower triangle of H)
+    la = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for p in range(i, n):
+            s += H[p, i] * a[p]
+        la[i] = s
+    r = np.empty(n)
+    for i in range(n):
+        s = 0.0
+        for p in range(i + 1):
+            s += H[i, p] * la[p]
+        r[i] = s - kv[i]
+    # independent bilateral rows (Algorithm 1 in the Euclidean metric) and P
+    Lb = np.zeros((max(nbil, 1), max(nbil, 1)))
+    selb = np.empty(max(nbil, 1), np.int64)
+    ratio = np.empty(max(nbil, 1))
+    ns = _select_rows(Jb, nbil, Jb, n, Lb, selb, ratio, ROW_TOL)
+    G = np.zeros((max(nf, 1), n))
+    for c in range(nc):
+        for i in range(n):
+            G[3 * c, i] = Jn[c, i]
+            G[3 * c + 1, i] = Jt[c, 0, i]
+            G[3 * c + 2, i] = Jt[c, 1, i]
+    t = np.empty(max(ns, 1))
+    PG = G.copy()
+    for j in range(nf):
+        _project(Jb, selb, ns, Lb, n, t, PG[j])
+    Pr = r.copy()
+    _project(Jb, selb, ns, Lb, n, t, Pr)
+    # equality rows in f: P J_c' f = P r, then the forces that must vanish
+    Jq = np.zeros((n + nf, max(nf, 1)))
+    cq = np.zeros(n + nf)
+    for i in range(n):
+        for j in range(nf):
+            Jq[i, j] = PG[j, i]
+        cq[i] = Pr[i]
+    nq = n
+    for c in range(nc):
+        if not held[c]:
+            Jq[nq, 3 * c + 1] = 1.0
+            Jq[nq + 1, 3 * c + 2] = 1.0
+            nq += 2
+        if _dot(Jn[c], a, n) + bn[c] > wscale:
+            Jq[nq, 3 * c] = 1.0
+            nq += 1
+    He = np.zeros((max(nf, 1), max(nf, 1)))
+    for j in range(nf):
+        He[j, j] = 1.0
+    ke = np.zeros(nf)
+    bound = np.zeros((nc, max(nf, 1)))
+    for c in range(nc):
+        bound[c, 3 * c] = 1.0
+    zero = np.zeros(nc)
+    mult = np.zeros(nc)
+    f = np.empty(nf)
+    lamq = np.empty(nq)
+    selq = np.empty(nq, np.int64)
+    ratioq = np.empty(nq)
+    status, pivots, _ = _gauss(He, nf, ke, Jq, cq, nq, bound, zero, nc, warm, active, mult, f,
+                               lamq, selq, ratioq, ROW_TOL)
+    if status != SOLVED:
+        return -1, status, pivots
+    for c in range(nc):
+        fc[c, 0] = max(f[3 * c], 0.0)
+        fc[c, 1] = f[3 * c + 1]
+        fc[c, 2] = f[3 * c + 2]
+    # bilateral multipliers: (Jb_s Jb_s')^-1 Jb_s (r - J_c' f)
+    for j in range(nf):
+        for i in range(n):
+            r[i] -= G[j, i] * f[j]
+    for q in range(ns):
+        lam[q] = _dot(Jb[selb[q]], r, n)
+        sel[q] = selb[q]
+    _chol_solve(Lb, ns, lam)
+    return ns, status, pivots
+
+
+@jit
 def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref):
-    """Section 4.5: do the rows Algorithm 1 dropped hold at a, to CONSISTENCY_TOL + the square
-    root of their pivot ratio, relative to |J_r| times the larger of |a| and aref (the size of
-    the free acceleration)?"""
+    """Section 4.5: do the rows Algorithm 1 dropped hold at a, to CONSISTENCY_TOL relative to
+    |J_r| times the larger of |a| and aref (the size of the free acceleration)? A row dependent
+    to ROW_TOL may miss by the square root of its pivot ratio too (what its own independent
+    part explains); one only nearly dependent (dropped by NOSLIP_ROW_TOL) is a constraint of
+    its own and must hold, or eq. 47 makes it."""
     kept = np.zeros(nb, np.bool_)
     for s in range(ns):
         kept[sel[s]] = True
@@ -535,7 +672,7 @@ def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref):
         if kept[r]:
             continue
         scale = math.sqrt(_dot(Jb[r], Jb[r], n)) * anorm + abs(cb[r])
-        tol = CONSISTENCY_TOL + math.sqrt(ratio[r])
+        tol = CONSISTENCY_TOL + (math.sqrt(ratio[r]) if ratio[r] <= ROW_TOL else 0.0)
         if abs(_dot(Jb[r], a, n) - cb[r]) > tol * max(scale, 1e-300):
             return False
     return True
@@ -590,7 +727,7 @@ def _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm):
     lam = np.empty(max(nrest, 1))
     sel = np.empty(max(nrest, 1), np.int64)
     ratio = np.empty(max(nrest, 1))
-    _gauss(H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio)
+    _gauss(H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio, ROW_TOL)
     return a
 
 
@@ -636,7 +773,8 @@ def _coulomb(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, h
     a0 = np.empty(n)
     lam0 = np.empty(max(nb, 1))
     ratio = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
+                    ROW_TOL)
     nz = ng + nfr
     M = np.zeros((nz, nz))
     q = np.zeros(nz)
@@ -872,7 +1010,8 @@ def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, ha
     a0 = np.empty(n)
     lam0 = np.empty(max(nb, 1))
     ratio = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0)
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
+                    ROW_TOL)
     # Z = G Q G' over all rows
     Z = np.empty((ng, ng))
     for i in range(ng):
@@ -1008,7 +1147,7 @@ def _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_pr
     sel2 = np.empty(n, np.int64)
     ratio = np.empty(n)
     status, pivots, _ = _gauss(He, ne, ke, Jq, cq, n, bound, zero, ne, warm, active, mult, enew,
-                               lam, sel2, ratio)
+                               lam, sel2, ratio, ROW_TOL)
     for i in range(ne):
         flags_out[owner[i], 1 + MAXEDGES + edge[i]] = active[i]
     if status == SOLVED:
@@ -1021,8 +1160,8 @@ def _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_pr
 # the kernel
 # ------------------------------------------------------------------------------------------------
 @jit
-def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, warm_geom, warm_pos,
-                         warm_flags, warm_n, warm_model, tau_prev, has_tau, qfrc, act_force,
+def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, least_norm, warm_geom,
+                         warm_pos, warm_flags, warm_n, warm_model, tau_prev, has_tau, qfrc, act_force,
                          contact_force, qacc, info_i):
     """The whole rigid-contact inverse: stages of forward up to the bias forces, rows, model.
     Writes qfrc (actuator generalised force), act_force, contact_force (ncon, 3), qacc, info_i
@@ -1068,8 +1207,8 @@ def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, warm_ge
     info_i[I_CONSISTENT] = 1
     info_i[I_NCON] = nc
     if model == NOSLIP:
-        ns = _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, d.qvel, nu, nbil, flags_in,
-                     warm_flags, prev, a, lam, sel, fc, info_i)
+        ns = _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, d.qvel, nu, nbil, least_norm,
+                     flags_in, warm_flags, prev, a, lam, sel, fc, info_i)
     elif model == COULOMB:
         ns = _coulomb(n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu,
                       has_tau, tau_prev, max_bases, a, lam, sel, fc, info_i)
@@ -1154,8 +1293,8 @@ class RigidInverseResult:
 
 
 def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=None, *,
-                  nedges: int = 4, stabilization: float = 1.0,
-                  max_bases: int = 20000) -> RigidInverseResult:
+                  nedges: int = 4, stabilization: float = 1.0, max_bases: int = 20000,
+                  least_norm: bool = True) -> RigidInverseResult:
     """Actuator and contact forces that produce qacc_des on the actuated coordinates with rigid
     contact, at the state (qpos, qvel) of d (its position and velocity stages are recomputed).
 
@@ -1164,7 +1303,10 @@ def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=
     edges of the linearised friction cone (coulomb, convex). stabilization: factor on the
     penetration depth in N v' >= -phi / h (1: the paper's section 3.2, removed in one step;
     0: penetration left as it is); positive gaps are always used in full. max_bases: Algorithm
-    3 runs when its number of candidate bases is at most this (coulomb)."""
+    3 runs when its number of candidate bases is at most this (coulomb). least_norm (no-slip):
+    among the equally valid contact forces, return the least ones (no internal forces; unique
+    and continuous in the state); False returns the pivoting's vertex solution as the paper
+    does (indeterminate: where warm starting matters)."""
     if model not in MODEL_NAMES:
         raise ValueError(f"model must be one of {sorted(MODEL_NAMES)}, not {model!r}")
     qacc_des = np.ascontiguousarray(qacc_des, dtype=float).ravel()
@@ -1196,7 +1338,8 @@ def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=
             ws = grown
         cf = np.zeros((d.nconmax, 3))
         rigid_inverse_kernel(m._struct, d._struct, qacc_des, code, int(nedges),
-                             float(stabilization), int(max_bases), ws.geom, ws.pos, ws.flags,
+                             float(stabilization), int(max_bases), bool(least_norm), ws.geom,
+                             ws.pos, ws.flags,
                              ws.n, ws.model, ws.tau, ws.has_tau, qfrc, act, cf, qacc, info)
         if not d.nefc_overflow[0]:
             break

@@ -6,8 +6,10 @@ section 7:
     pd             joint PD on the reference (error feedback only)
     id-sensed      inverse dynamics with the contact forces sensed from the simulator (those of
                    the previous step, as a force sensor would report them)
-    noslip         rigid_inverse, no-slip model, warm-started PPM (noslip-cold: restarted at
-                   every call)
+    noslip         rigid_inverse, no-slip model, warm-started PPM, the least contact forces
+                   among the equally valid ones (noslip-cold: restarted at every call;
+                   noslip-vertex and noslip-vertex-cold: least_norm=False, the pivoting's
+                   vertex solution as in the paper, warm-started by Algorithm 2 or not)
     coulomb        rigid_inverse, Coulomb friction (Lemke; Algorithm 3 only below its limit,
                    which four feet exceed)
     convex         rigid_inverse, complementarity-free convex model (convex-cold: no warm
@@ -18,7 +20,8 @@ contact; the PD what the contact model mispredicts).
 
 Two tables per task. Closed loop, per controller: joint tracking error (RMS, rad), torque
 chatter (sum over steps of |tau_t - tau_t-1|_1, N m, and the largest single change), the error
-of the predicted normal force per foot against the simulator's (RMS, fraction of the weight),
+of the predicted normal force per foot against the simulator's (RMS, fraction of the weight)
+and of their sum over the feet (which internal forces between the feet do not change),
 falls, time per controller call. Then the commands every rigid model computes along one and the
 same trajectory (driven by id-sensed, not applied): their chatter isolates the solver's choice
 among equally valid force distributions, and the ratio cold / warm is printed.
@@ -254,6 +257,8 @@ def run(m, controller, task, duration, start):
         "tracking_rms": float(np.sqrt(np.mean(track ** 2))),
         "chatter": chatter, "chatter_peak": peak,
         "force_rms": float(np.sqrt(np.mean(np.square(force_err)))) if force_err else np.nan,
+        "total_rms": (float(np.sqrt(np.mean(np.square(np.sum(force_err, axis=1)))))
+                      if force_err else np.nan),
         "fell": fell, "time_us": 1e6 * float(np.median(calls)), "steps": k + 1,
     }
 
@@ -264,13 +269,16 @@ def controllers(m, m_free):
         "id-sensed": SensedID(m, m_free),
         "noslip": RigidID(m, "noslip"),
         "noslip-cold": RigidID(m, "noslip", warm=False),
+        "noslip-vertex": RigidID(m, "noslip", least_norm=False),
+        "noslip-vertex-cold": RigidID(m, "noslip", warm=False, least_norm=False),
         "coulomb": RigidID(m, "coulomb"),
         "convex": RigidID(m, "convex"),
         "convex-cold": RigidID(m, "convex", warm=False),
     }
 
 
-SHADOWED = ("noslip", "noslip-cold", "coulomb", "convex", "convex-cold")
+SHADOWED = ("noslip", "noslip-cold", "noslip-vertex", "noslip-vertex-cold", "coulomb", "convex",
+            "convex-cold")
 
 
 def shadow(m, m_free, task, duration, start):
@@ -308,6 +316,7 @@ def shadow(m, m_free, task, duration, start):
         dt = np.abs(np.diff(np.array(taus[k]), axis=0))
         out[k] = {"chatter": float(dt.sum()), "chatter_peak": float(dt.max()),
                   "force_rms": float(np.sqrt(np.mean(np.square(err[k])))),
+                  "total_rms": float(np.sqrt(np.mean(np.square(np.sum(err[k], axis=1))))),
                   "time_us": 1e6 * float(np.median(calls[k]))}
     return out
 
@@ -332,22 +341,24 @@ def main(argv=None):
     for task in tasks:
         print(f"\n{task}, closed loop: {args.duration:g} s at h = {m.opt.timestep:g} s "
               f"(force errors relative to the weight, {m.body_mass.sum():.2f} kg)")
-        print(f"{'controller':12s} {'track rms':>10s} {'chatter':>10s} {'peak':>8s} "
-              f"{'force rms':>10s} {'fell':>5s} {'us/call':>8s}")
+        print(f"{'controller':18s} {'track rms':>10s} {'chatter':>10s} {'peak':>8s} "
+              f"{'force rms':>10s} {'total rms':>10s} {'fell':>5s} {'us/call':>8s}")
         for name, ctrl in controllers(m, m_free).items():
             r = run(m, ctrl, task, args.duration, start)
             results[task, name] = r
-            print(f"{name:12s} {r['tracking_rms']:10.4f} {r['chatter']:10.1f} "
-                  f"{r['chatter_peak']:8.2f} {r['force_rms']:10.4f} {str(r['fell']):>5s} "
+            print(f"{name:18s} {r['tracking_rms']:10.4f} {r['chatter']:10.1f} "
+                  f"{r['chatter_peak']:8.2f} {r['force_rms']:10.4f} {r['total_rms']:10.4f} "
+                  f"{str(r['fell']):>5s} "
                   f"{r['time_us']:8.0f}")
         sh = shadow(m, m_free, task, args.duration, start)
         results[task, "shadow"] = sh
         print(f"{task}, commands along the id-sensed trajectory (not applied):")
-        print(f"{'model':12s} {'chatter':>10s} {'peak':>8s} {'force rms':>10s} {'us/call':>8s}")
+        print(f"{'model':18s} {'chatter':>10s} {'peak':>8s} {'force rms':>10s} {'total rms':>10s} "
+              f"{'us/call':>8s}")
         for name, r in sh.items():
-            print(f"{name:12s} {r['chatter']:10.1f} {r['chatter_peak']:8.2f} "
-                  f"{r['force_rms']:10.4f} {r['time_us']:8.0f}")
-        for model in ("noslip", "convex"):
+            print(f"{name:18s} {r['chatter']:10.1f} {r['chatter_peak']:8.2f} "
+                  f"{r['force_rms']:10.4f} {r['total_rms']:10.4f} {r['time_us']:8.0f}")
+        for model in ("noslip", "noslip-vertex", "convex"):
             ratio = sh[model + "-cold"]["chatter"] / max(sh[model]["chatter"], 1e-300)
             print(f"warm-started {model}: {ratio:.1f}x less torque chatter than cold-started")
     return results

@@ -424,6 +424,45 @@ def test_jumpworm_needs_complementarity_aware_gradients_to_jump():
     assert min(h[1] for h in hist) < -0.01                  # the head 1 cm up at step T
 
 
+def test_multiple_shooting_piece_jacobians_match_differences():
+    """The Jacobians of a piece's end state with respect to its controls and its start state
+    (backpropagated row by row) against centered differences of the rolled-out piece, on the
+    drone in flight (no contact-mode change within eps)."""
+    ex = _trajopt()
+    m = engine.load_model(str(ex.DRONE))
+    U = np.full((5, 1), 15.0)
+    x = ex._roll(m, ex._initial_state(m), U)           # lifted off
+    U = U + np.linspace(0.0, 1.0, 5)[:, None]
+    end, dU, dx = ex._piece_jacobians(m, x, U, aware=False)
+    np.testing.assert_array_equal(end, ex._roll(m, x, U))
+    eps = 1e-6
+    for t in range(len(U)):
+        Up, Um = U.copy(), U.copy()
+        Up[t, 0] += eps
+        Um[t, 0] -= eps
+        fd = (ex._roll(m, x, Up) - ex._roll(m, x, Um)) / (2 * eps)
+        np.testing.assert_allclose(dU[:, t, 0], fd, rtol=1e-5, atol=1e-9)
+    for i in range(x.size):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        fd = (ex._roll(m, xp, U) - ex._roll(m, xm, U)) / (2 * eps)
+        np.testing.assert_allclose(dx[:, i], fd, rtol=1e-5, atol=1e-9)
+
+
+def test_multiple_shooting_closes_the_gaps_and_lowers_the_catapult_loss():
+    """Two pieces on the catapult: SLSQP ends with the pieces joined (the controls rolled out in
+    one piece reach the second piece's start state to 1e-6) and the loss of the controls below
+    its start."""
+    ex = _trajopt()
+    task = ex.tasks()["catapult"]
+    m = engine.load_model(str(task.path))
+    U, hist = ex.multiple_shooting(m, task, segments=2, maxiter=30)
+    assert hist[-1][2] < 1e-6
+    assert hist[-1][1] == pytest.approx(ex.rollout_loss(m, task, U), rel=1e-12)
+    assert hist[-1][1] < 0.5 * hist[0][1]
+
+
 # ------------------------------------------------------------------------------------------------
 # engine.rollout and the transition derivatives with Solver.LCP
 # ------------------------------------------------------------------------------------------------

@@ -96,14 +96,7 @@ def test_curves_against_mujoco():
                     assert_close("act_dot", d.act_dot, md.act_dot, tol=1e-12)
 
 
-def test_length_range_by_simulation(tmp_path):
-    """A muscle on a tendon with limits and no length range: the range is found by pushing the
-    load both ways until the tendon's limits stop it (MuJoCo's mj_setLengthRange). The limits
-    are soft, so the range extends beyond the tendon's range by the penetration the limit
-    needs to hold the push, which depends on the constraints' softness: MuJoCo's impedance
-    grows with the penetration (solimp), this engine's mapping of it does not, and its range is
-    about a quarter wider (7.3e-4 against 5.7e-4 beyond each end of the tendon's range)."""
-    xml = """<mujoco>
+LIMITED_TENDON = """<mujoco>
   <worldbody>
     <site name="hook" pos="0 0 .2"/>
     <body name="load" pos="0 0 .1">
@@ -122,17 +115,63 @@ def test_length_range_by_simulation(tmp_path):
     <muscle name="muscle" tendon="tendon" ctrllimited="true" ctrlrange="0 1" scale="25"/>
   </actuator>
 </mujoco>"""
+
+# two hinges coupled by a soft joint equality (b = a / 2), the first one's limit with a steep
+# impedance and a direct solref; muscles on a fixed tendon over both and on the second joint,
+# whose own limit is never reached (the coupling and the first joint's limit stop it)
+COUPLED_HINGES = """<mujoco>
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="upper">
+      <joint name="a" axis="0 1 0" range="-1 1" solimplimit="0.8 0.99 0.05 0.3 3"
+             solreflimit="-5000 -100"/>
+      <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/>
+      <body name="lower" pos=".3 0 0">
+        <joint name="b" axis="0 1 0" range="-0.4 0.6"/>
+        <geom type="capsule" fromto="0 0 0 .2 0 0" size=".02"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint joint1="b" joint2="a" polycoef="0 0.5 0 0 0" solref="0.05 0.8" solimp="0.7 0.9 0.02"/>
+  </equality>
+  <tendon>
+    <fixed name="t">
+      <joint joint="a" coef="0.02"/>
+      <joint joint="b" coef="0.01"/>
+    </fixed>
+  </tendon>
+  <actuator>
+    <muscle name="tendon" tendon="t"/>
+    <muscle name="joint" joint="b"/>
+  </actuator>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("xml", [LIMITED_TENDON, COUPLED_HINGES], ids=["tendon", "hinges"])
+def test_length_range_by_simulation(tmp_path, xml):
+    """Muscles without a length range: the range is found by pushing the actuator both ways
+    until limits and equality constraints stop it (MuJoCo's mj_setLengthRange). The limits are
+    soft, so the range includes their penetration under the push, as MuJoCo's constraint law
+    gives it (solref, solimp's impedance growing with the violation, a direct solref): the
+    same as MuJoCo's to 1e-9 of the range (the runs end at rest, where the two engines'
+    constraint solutions agree to the solvers' tolerance)."""
     path = tmp_path / "muscle.xml"
     path.write_text(xml)
     m = engine.load_model(str(path))
     mm = mujoco.MjModel.from_xml_path(str(path))
-    lo, hi = m.actuator_lengthrange[0]
-    mlo, mhi = mm.actuator_lengthrange[0]
-    assert lo < 0.075 < 0.105 < hi and mlo < 0.075 < 0.105 < mhi
-    # the penetrations into the limits under the push: within a factor 1.5 of MuJoCo's
-    assert 1 / 1.5 < (0.075 - lo) / (0.075 - mlo) < 1.5
-    assert 1 / 1.5 < (hi - 0.105) / (mhi - 0.105) < 1.5
-    # with uselimit the range is the tendon's, exactly as MuJoCo's
+    lr, mlr = m.actuator_lengthrange, mm.actuator_lengthrange
+    assert np.abs(lr - mlr).max() <= 1e-9 * np.ptp(mlr, axis=1).min()
+    # the ranges reach beyond the limits that hold them (the runs did push into them)
+    if xml is LIMITED_TENDON:
+        assert lr[0, 0] < 0.075 - 1e-4 and lr[0, 1] > 0.105 + 1e-4
+
+
+def test_length_range_options(tmp_path):
+    """uselimit takes the tendon's range, exactly as MuJoCo; mode="none" computes nothing; a
+    muscle that nothing stops has no range in either engine."""
+    xml = LIMITED_TENDON
+    path = tmp_path / "muscle.xml"
     path.write_text(xml.replace("<worldbody>", '<compiler><lengthrange uselimit="true"/>'
                                                '</compiler><worldbody>'))
     m = engine.load_model(str(path))

@@ -27,8 +27,9 @@ MODELS = ["noslip", "coulomb", "convex"]
 class Oracle:
     """MuJoCo's dynamics terms at the state of d."""
 
-    def __init__(self, path, m, d):
-        self.mm = mujoco.MjModel.from_xml_path(path)
+    def __init__(self, path, m, d, xml=None):
+        self.mm = (mujoco.MjModel.from_xml_string(xml) if xml is not None
+                   else mujoco.MjModel.from_xml_path(path))
         mm = self.mm
         mm.opt.disableflags = int(m.opt.disableflags)
         self.md = mujoco.MjData(mm)
@@ -322,27 +323,35 @@ def test_chatter_warm_vs_cold(standing):
     """Slowly varying desired accelerations at the standing pose (the issue's chatter
     measurement: sum over calls of |tau_k - tau_k-1|), consistent with the four feet staying
     put (the base's accelerations a sinusoid, the joints' from the feet's Jacobians, MuJoCo's):
-    the four normal forces are indeterminate (a four-legged table). Warm-started no-slip PPM
-    keeps its set while it stays a solution; cold-started from the empty set it jumps between
-    sets: at least 10x less chatter warm (10.1x here). Convex: the tie-breaker keeps the
-    previous torques among the optimal force distributions; without the warm start it takes
-    the least torques each time (about 35x)."""
+    the four normal forces are indeterminate (a four-legged table). The pivoting's vertex
+    (least_norm=False, the paper's Algorithm 2): warm-started PPM keeps its set while it stays
+    a solution, cold-started from the empty set it jumps between sets: at least 10x less
+    chatter warm (10.1x here). The least-norm forces (the default) are unique: warm and cold
+    give the same torques (to 1e-9 N m), with less chatter than even the warm vertex (17 and
+    39 N m here). Convex: the tie-breaker keeps the previous torques among the optimal force
+    distributions; without the warm start it takes the least torques each time (about 35x)."""
     m, d = standing
     J = Oracle(GO1, m, d).J.reshape(-1, m.nv)
-    chatter = {}
-    for model in ("noslip", "convex"):
+    chatter, torques = {}, {}
+    for key, model, options in (("noslip", "noslip", {}),
+                                ("vertex", "noslip", {"least_norm": False}),
+                                ("convex", "convex", {})):
         warm, cold, ws = [], [], None
         for t in range(200):
             qacc_des = np.zeros(m.nv)
             qacc_des[:6] = 0.3 * np.sin(0.05 * t + np.arange(6))
             qacc_des[6:] = -np.linalg.lstsq(J[:, 6:], J[:, :6] @ qacc_des[:6], rcond=None)[0]
-            res = engine.rigid_inverse(m, d, qacc_des, model=model, warmstart=ws)
+            res = engine.rigid_inverse(m, d, qacc_des, model=model, warmstart=ws, **options)
             assert res.ok and not res.adjusted
             ws = res.warmstart
             warm.append(res.actuator_force)
-            cold.append(engine.rigid_inverse(m, d, qacc_des, model=model).actuator_force)
-        chatter[model] = [np.abs(np.diff(np.array(x), axis=0)).sum() for x in (warm, cold)]
-    assert 10 * chatter["noslip"][0] <= chatter["noslip"][1]
+            cold.append(engine.rigid_inverse(m, d, qacc_des, model=model,
+                                             **options).actuator_force)
+        torques[key] = np.array(warm), np.array(cold)
+        chatter[key] = [np.abs(np.diff(x, axis=0)).sum() for x in torques[key]]
+    assert 10 * chatter["vertex"][0] <= chatter["vertex"][1]
+    np.testing.assert_allclose(*torques["noslip"], atol=1e-9)
+    assert chatter["noslip"][0] <= chatter["vertex"][0]
     assert 10 * chatter["convex"][0] <= chatter["convex"][1]
 
 
@@ -493,3 +502,105 @@ def test_convex_against_enumeration(seed):
     for z, _, _ in sols:
         a = a0 + Q @ Ge.T @ z[:len(Ge)]
         np.testing.assert_allclose(a, res.qacc, atol=1e-9 * scale)
+
+
+def quadruped_control():
+    """examples/quadruped_control.py as a module (the Go1 with torque motors of the example)."""
+    path = ROOT / "examples" / "quadruped_control.py"
+    spec = importlib.util.spec_from_file_location("quadruped_control", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_trot_forces_stay_bounded():
+    """Regression: states recorded along the example's trot (`--task walk`, the id-sensed
+    controller driving our soft simulation; tests/data/go1_trot_states.npz), four windows
+    where no-slip returned tangential forces up to 5e5 times the weight and torques up to
+    1.6e7 N m, warm and cold alike: Algorithm 1 kept tangent rows of the two stance feet that
+    were nearly dependent on the actuator rows (pivot ratios 1e-6 to 3e-5) with inconsistent
+    right-hand sides. Warm-started call after call as a controller does, cold, and with
+    least_norm=False (the pivoting's vertex): every LCP solved, the equations of motion
+    balanced on every row against MuJoCo's terms (1e-9), no slip at the loaded contacts that
+    stay closed beyond what section 4.5 allows a dependent row (but at 16 known states,
+    below), and no contact force above what
+    stopping the fastest
+    contact point of the whole robot within the step takes, 3 weights + 2 m |v| / h (a
+    landing foot at 0.9 m/s: rigid contact is impulsive; 34 weights at most here)."""
+    qc = quadruped_control()
+    m = qc.go1_torque_model()
+    xml = qc.go1_torque_xml()
+    d = engine.make_data(m)
+    data = np.load(ROOT / "tests" / "data" / "go1_trot_states.npz")
+    mass = m.body_mass.sum()
+    weight = mass * -m.opt.gravity[2]
+    slipping = set()
+    for start, length in zip(data["window_start"], data["window_length"]):
+        ws = {}
+        for k in range(start, start + length):
+            d.qpos[:], d.qvel[:] = data["qpos"][k], data["qvel"][k]
+            for least_norm, warm in ((True, True), (True, False), (False, True)):
+                res = engine.rigid_inverse(m, d, data["qacc_des"][k], model="noslip",
+                                           warmstart=ws.get(least_norm) if warm else None,
+                                           stabilization=0.0, least_norm=least_norm)
+                if warm:
+                    ws[least_norm] = res.warmstart
+                assert res.status == engine.lcp.LCPStatus.SOLVED
+                oracle = Oracle(None, m, d, xml=xml)
+                r, scale = oracle.residual(res)
+                assert np.abs(r).max() <= 1e-9 * scale
+                speed = np.abs(oracle.J.reshape(-1, m.nv) @ d.qvel).max()
+                bound = 3 * weight + 2 * mass * speed / oracle.h
+                assert np.abs(res.contact_force).max() <= bound
+                h = oracle.h
+                vnext = d.qvel + h * res.qacc
+                gap = np.array([J[0] @ vnext + max(phi, 0.0) / h      # stabilization 0
+                                for J, phi in zip(oracle.J, oracle.phi)])
+                vscale = max(1.0, np.abs(vnext).max())
+                closed = (gap <= 1e-9 * vscale) & (res.contact_force[oracle.cid, 0] > 0)
+                slip = np.array([J[1:] @ vnext for J in oracle.J])[closed]
+                # a row dependent to 1e-6 may miss by the square root of that, relative to
+                # |J_r| |a| (section 4.5; |a| reaches 1e3 at a landing)
+                jmax = np.abs(oracle.J[:, 1:]).sum(axis=-1).max()
+                tol = 1e-3 * h * jmax * np.linalg.norm(res.qacc) + 1e-9 * vscale
+                if not res.consistent or np.abs(slip).max(initial=0.0) > tol:
+                    slipping.add(int(data["step"][k]))
+    # NOT SOLVED (and not new: the code before the fixes of this test slipped at 25 of these
+    # calls too), pinned so that any other state shows: at 16 of the 46 states a loaded closed
+    # contact slips, up to 0.27 m/s. At 1784 a foot landing within the step has its tangent
+    # rows dropped by Algorithm 1 as dependent, and the consistency check's allowance, relative
+    # to |a| (which is large at a landing), lets the violation pass; at 1788-1789 the second
+    # solve after eq. 47 drops a nearly dependent row again (res.consistent is False there).
+    assert slipping <= {1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1248, 1254,
+                        1784, 1785, 1786, 1787, 1788, 1789}
+
+
+@pytest.mark.parametrize("box", [False, True])
+def test_least_norm_forces(box):
+    """The no-slip contact forces are the least among the equally valid ones (section 4.6):
+    at rest at the standing pose (4 sphere feet, or 16 corners of box feet: indeterminate), numpy's
+    minimum-norm solution of the unactuated rows of the equations of motion (MuJoCo's terms,
+    the null space of the actuator moments, lstsq) at the predicted accelerations, whose
+    normal forces are all positive here (so the bounds are inactive), equals the engine's to
+    1e-8 of the weight."""
+    import scipy.linalg
+    qc = quadruped_control()
+    m = qc.go1_torque_model(box_feet=box)
+    d = engine.make_data(m)
+    engine.reset_keyframe(m, d, 0)
+    engine.forward(m, d)
+    d.qpos[2] -= (d.contact.dist - d.contact.includemargin).min()
+    engine.forward(m, d)
+    nc = len(d.contact.dist)
+    assert nc == (16 if box else 4)
+    res = engine.rigid_inverse(m, d, np.zeros(m.nv), model="noslip")
+    assert res.ok
+    oracle = Oracle(None, m, d, xml=qc.go1_torque_xml(box_feet=box))
+    Z = scipy.linalg.null_space(oracle.B)
+    A = Z.T @ oracle.J.reshape(3 * nc, m.nv).T
+    f = np.linalg.lstsq(A, Z.T @ (oracle.M @ res.qacc - oracle.k), rcond=None)[0].reshape(nc, 3)
+    weight = m.body_mass.sum() * -m.opt.gravity[2]
+    assert f[:, 0].min() > 0.01 * weight
+    np.testing.assert_allclose(res.contact_force, f, atol=1e-8 * weight)
+    r, scale = oracle.residual(res)
+    assert np.abs(r).max() <= 1e-9 * scale

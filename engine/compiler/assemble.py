@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..constants import MINVAL
-from ..enums import GeomType, JointType, LightType
+from ..enums import GeomType, JointType, LightType, Solver
 from ..types import DERIVED_SIZES, MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _shape
 from . import frames as F
 from .compile import check_names
+from .elements import SOLIMP, SOLREF
 from .mesh import mesh_graphs
 from .save import SpecLink
 
@@ -53,7 +54,35 @@ def assemble(c):
                  springdamper={j.id: tuple(j.springdamper) for j in c.joints
                                if j.springdamper},
                  light_type=np.array([int(light_type(o.spec)) for o in c.lights], int),
-                 lengthrange_options=dict(c.lengthrange), _spec=link)
+                 lengthrange_options=length_range_options(c), mujoco_softness=mujoco_softness(c),
+                 _spec=link)
+
+
+def length_range_options(c):
+    """The <lengthrange> options, and the solver of MuJoCo's length-range run: the file's, or
+    MuJoCo's default Newton where the file gives none (this engine's default is PGS, whose
+    stopping point would show in the range)."""
+    o = c.spec.option
+    solver = c.opt["solver"] if o.given("solver") else int(Solver.NEWTON)
+    return dict(c.lengthrange, solver=solver)
+
+
+def mujoco_softness(c):
+    """MuJoCo's solref and solimp of the joint limits, tendon limits and equalities, as the
+    file gives them or by default: {"jnt" | "tendon" | "eq": (solref (n, 2), solimp (n, 5))}.
+    The length-range simulation uses them (setconst.set_length_range): MuJoCo defines the
+    length range by a run on its own constraint law."""
+    def table(objects, ref_key, imp_key):
+        ref = np.tile(SOLREF, (len(objects), 1))
+        imp = np.tile(SOLIMP, (len(objects), 1))
+        for k, o in enumerate(objects):
+            for out, key in ((ref, ref_key), (imp, imp_key)):
+                given = [float(v) for v in (getattr(o.spec, key, None) or ())][:out.shape[1]]
+                out[k, :len(given)] = given
+        return ref, imp
+    return {"jnt": table(c.joints, "solreflimit", "solimplimit"),
+            "tendon": table(c.tendons, "solreflimit", "solimplimit"),
+            "eq": table(c.eqs, "solref", "solimp")}
 
 
 def model_sizes(c):
