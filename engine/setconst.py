@@ -339,11 +339,12 @@ def _set_invweight0(m: Model, d: Data) -> np.ndarray:
     for b in range(1, m.nbody):
         jacp = np.zeros((3, m.nv))
         jacr = np.zeros((3, m.nv))
+        point = tuple(float(x) for x in d.xipos[b])
         for k in range(3):
-            e = np.zeros(3)
-            e[k] = 1.0
-            smooth.apply_ft(ms, ds, e, np.zeros(3), d.xipos[b], b, jacp[k], 1.0)
-            smooth.apply_ft(ms, ds, np.zeros(3), e, d.xipos[b], b, jacr[k], 1.0)
+            # tuples, as the pipeline passes them: one compiled apply_ft serves both
+            e = tuple(1.0 if i == k else 0.0 for i in range(3))
+            smooth.apply_ft(ms, ds, e, (0.0, 0.0, 0.0), point, b, jacp[k], 1.0)
+            smooth.apply_ft(ms, ds, (0.0, 0.0, 0.0), e, point, b, jacr[k], 1.0)
         m.body_invweight0[b] = (np.trace(jacp @ Minv @ jacp.T) / 3,
                                 np.trace(jacr @ Minv @ jacr.T) / 3)
     for j in range(m.njnt):
