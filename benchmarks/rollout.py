@@ -17,7 +17,10 @@
    what other processes on the machine take.
 
 The machine's load average is printed before and after: the figures are ratios measured side
-by side, absolute times depend on what else runs.
+by side, absolute times depend on what else runs. The CPU time per step (of the whole process,
+all threads, best of --repeat) depends much less on the load: on a busy machine the threads get
+only a share of the cores, but work that one thread slows down in another (contention for shared
+cache lines) shows as more CPU time per step with 2 threads than with 1.
 """
 import argparse
 import logging
@@ -85,21 +88,22 @@ def rollouts(batch, steps, repeat):
     print(f"\n1. rollouts: {batch} x {steps} steps of the humanoid (dt {m.opt.timestep} s), "
           f"best of {repeat}; {load()}")
     print(f"   {'':<24}{'threads':>8}{'ours (steps/s)':>16}{'MuJoCo (steps/s)':>18}"
-          f"{'ours/MuJoCo':>13}")
+          f"{'ours/MuJoCo':>13}{'CPU us/step: ours':>20}{'MuJoCo':>9}")
     for name, (m_, mm_) in variants.items():
-        best = {}
+        best, cpu = {}, {}
         for _ in range(repeat):
             for nt in (1, 2):
-                t = time.perf_counter()
-                engine.rollout(m_, x0, control, nthread=nt)
-                best[("ours", nt)] = min(best.get(("ours", nt), np.inf), time.perf_counter() - t)
                 datas = [mujoco.MjData(mm_) for _ in range(nt)]
-                t = time.perf_counter()
-                mj_rollout.rollout(mm_, datas, x0, control)
-                best[("mj", nt)] = min(best.get(("mj", nt), np.inf), time.perf_counter() - t)
+                for key, run in ((("ours", nt), lambda: engine.rollout(m_, x0, control, nthread=nt)),
+                                 (("mj", nt), lambda: mj_rollout.rollout(mm_, datas, x0, control))):
+                    t, c = time.perf_counter(), time.process_time()
+                    run()
+                    best[key] = min(best.get(key, np.inf), time.perf_counter() - t)
+                    cpu[key] = min(cpu.get(key, np.inf), time.process_time() - c)
         for nt in (1, 2):
             ours, mj = nsteps / best[("ours", nt)], nsteps / best[("mj", nt)]
-            print(f"   {name:<24}{nt:>8}{ours:>16.0f}{mj:>18.0f}{ours / mj:>13.2f}")
+            print(f"   {name:<24}{nt:>8}{ours:>16.0f}{mj:>18.0f}{ours / mj:>13.2f}"
+                  f"{1e6 * cpu[('ours', nt)] / nsteps:>11.1f}{1e6 * cpu[('mj', nt)] / nsteps:>9.1f}")
         print(f"   {'':<24}{'1 -> 2 threads: ours':>24} {best[('ours', 1)] / best[('ours', 2)]:.2f}x,"
               f" MuJoCo {best[('mj', 1)] / best[('mj', 2)]:.2f}x")
     small = max(1, batch // 8)

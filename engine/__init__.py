@@ -49,11 +49,15 @@ def load_model(path):
     """Compile an MJCF (.xml) or URDF (.urdf) file into a Model."""
     from . import compiler
     from .setconst import set_const
-    return set_const(compiler.load_model(path))
+    m = compiler.load_model(path)
+    warmup.model(m)         # the background compilation (cold cache) goes on with m's kernels
+    return set_const(m)
 
 
 def load_model_from_string(xml_text, assets=None):
     """Compile MJCF text; assets maps file names (meshes, includes) to bytes."""
     from . import compiler
     from .setconst import set_const
-    return set_const(compiler.load_model_from_string(xml_text, assets))
+    m = compiler.load_model_from_string(xml_text, assets)
+    warmup.model(m)
+    return set_const(m)

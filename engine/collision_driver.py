@@ -520,6 +520,46 @@ def collision_broadphase(m, d):
 
 
 # ------------------------------------------------------------------------------------------------
+# lean kernels (forward.kernels): narrowphase routines a model never calls, left out
+# ------------------------------------------------------------------------------------------------
+@jit
+def _no_pair(m, d, g1, g2, margin):
+    """Stands for a narrowphase routine of geom types the model does not have."""
+    return 0
+
+
+@jit
+def _no_primitive_pair(cd, cp, cf, n0, margin, pos1, mat1, size1, pos2, mat2, size2, w):
+    """Stands for a primitive narrowphase routine of geom types the model does not have."""
+    return 0
+
+
+@jit
+def _no_box_box_clean(cd, cp, cf, n0, num, margin, pos1, mat1, size1, pos2, mat2, size2, w):
+    """Stands for box_box_clean in a model without two boxes."""
+    return 0
+
+
+def unused_narrowphase(m):
+    """{name: stub} for the largest narrowphase routines that no pair of m's geom types calls
+    (the geom types are fixed once a model is compiled)."""
+    present = sorted(set(int(t) for t in m.geom_type))
+    codes = {int(COLLISION_FUNC[a, b]) for a in present for b in present if a <= b}
+    out = {}
+    if C_BOX_BOX not in codes:
+        out.update(box_box=_no_primitive_pair, box_box_clean=_no_box_box_clean)
+    if C_CAPSULE_BOX not in codes:
+        out["capsule_box"] = _no_primitive_pair
+    if C_PLANE_CONVEX not in codes:
+        out["plane_convex"] = _no_pair
+    if C_CONVEX not in codes:
+        out["convex_convex"] = _no_pair
+    if C_HFIELD not in codes:
+        out["hfield_convex"] = _no_pair
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
 # Python-level helpers
 # ------------------------------------------------------------------------------------------------
 def ensure_capacity(m, d, rerun=True):

@@ -13,14 +13,18 @@ The implicit integrators (MuJoCo's) instead solve the constraints with M and the
 (engine/derivative.py); d.qacc stays the forward's acceleration, as in MuJoCo.
 """
 import math
+import zlib
 
 import numpy as np
 
 from . import (actuator, collision_driver, constraint, derivative, passive, sensor, smooth, solver,
                warmup)
+from .collision_driver import collision
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
+from .jit import variant as jit_variant
 from .math import cross3, first_bad, norm3, quat_integrate, warn
+from .sensor import sensor_acc, sensor_pos, sensor_vel
 from .types import Data, Model, check_data, positive_int
 
 FREE = int(JointType.FREE)
@@ -60,7 +64,7 @@ def fwd_position(m, d):
     smooth.com_pos(m, d)
     smooth.camlight(m, d)
     smooth.tendon(m, d)
-    collision_driver.collision(m, d)  # ncon = 0 when CONSTRAINT or CONTACT is disabled
+    collision(m, d)  # ncon = 0 when CONSTRAINT or CONTACT is disabled
     smooth.crb(m, d)
     factor_inertia(m, d)
     constraint.make_constraint(m, d)
@@ -123,45 +127,7 @@ def fwd_constraint(m, d):
     warm = not m.opt_disableflags[0] & DisableBit.WARMSTART
     for k in range(nv):
         vnext[k] = d.qvel[k] + h * d.qacc_warmstart[k]
-    if m.opt_solver[0] == Solver.NEWTON:
-        _dense_inertia(m, d, d.dense_M)
-        if warm:
-            # "not <=": a NaN cost (a bad warm start) falls back to the cold start too
-            if not (solver.primal_cost(d, vnext, vhat, d.dense_M, f)
-                    <= solver.primal_cost(d, vhat, vhat, d.dense_M, f)):
-                vnext[:] = vhat
-        else:
-            vnext[:] = vhat
-        solver.primal_cost(d, vnext, vhat, d.dense_M, f)
-        niter, residual = solver.newton(m, d, vnext, vhat, d.dense_M, f, m.opt_iterations[0],
-                                        m.opt_tolerance[0])
-        if m.opt_noslip_iterations[0] > 0:
-            # the noslip sweeps work on impulses, as PGS: A's blocks, hard rows eliminated
-            solver.compute_A(m, d)
-            niter += _noslip(m, d, f, vhat, vnext)
-    else:
-        solver.compute_A(m, d)
-        # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
-        nhard = solver.count_hard(d)
-        vsmooth = d.scratch_nv[2]
-        if nhard > 0:
-            _dense_inertia(m, d, d.dense_M)
-            vsmooth[:] = vhat
-            solver.condense_hard(m, d, vhat, d.dense_M)
-        f[:nefc] = 0.0
-        if warm:
-            solver.load_warmstart(d, f)
-            if not solver.dual_cost(d, f) <= 0.0:
-                f[:nefc] = 0.0
-        niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
-        if m.opt_noslip_iterations[0] > 0:
-            niter += _noslip(m, d, f, vhat, vnext)
-        else:
-            solver.impulse_velocity(d, f, vnext)
-            for k in range(nv):
-                vnext[k] += vhat[k]
-            if nhard > 0:
-                solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+    niter, residual = solve(m, d, f, vhat, vnext, warm)
     d.solver_niter[0] = niter
     d.solver_residual[0] = residual
     solver.save_warmstart(d, f)
@@ -170,6 +136,68 @@ def fwd_constraint(m, d):
         constraint.row_axpy(d, i, d.efc_J, d.efc_force[i], d.qfrc_constraint)
     for k in range(nv):
         d.qacc[k] = (vnext[k] - d.qvel[k]) / h
+
+
+@inlined
+def _solve_newton(m, d, f, vhat, vnext, warm):
+    """Newton's method on the primal (then noslip if asked): f, vnext; returns (niter,
+    residual)."""
+    _dense_inertia(m, d, d.dense_M)
+    if warm:
+        # "not <=": a NaN cost (a bad warm start) falls back to the cold start too
+        if not (solver.primal_cost(d, vnext, vhat, d.dense_M, f)
+                <= solver.primal_cost(d, vhat, vhat, d.dense_M, f)):
+            vnext[:] = vhat
+    else:
+        vnext[:] = vhat
+    solver.primal_cost(d, vnext, vhat, d.dense_M, f)
+    niter, residual = solver.newton(m, d, vnext, vhat, d.dense_M, f, m.opt_iterations[0],
+                                    m.opt_tolerance[0])
+    if m.opt_noslip_iterations[0] > 0:
+        # the noslip sweeps work on impulses, as PGS: A's blocks, hard rows eliminated
+        solver.compute_A(m, d)
+        niter += _noslip(m, d, f, vhat, vnext)
+    return niter, residual
+
+
+@inlined
+def _solve_pgs(m, d, f, vhat, vnext, warm):
+    """PGS on the dual, hard equality rows eliminated (then noslip if asked): f, vnext; returns
+    (niter, residual)."""
+    nv = d.qvel.shape[0]
+    nefc = d.nefc[0]
+    solver.compute_A(m, d)
+    # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
+    nhard = solver.count_hard(d)
+    vsmooth = d.scratch_nv[2]
+    if nhard > 0:
+        _dense_inertia(m, d, d.dense_M)
+        vsmooth[:] = vhat
+        solver.condense_hard(m, d, vhat, d.dense_M)
+    f[:nefc] = 0.0
+    if warm:
+        solver.load_warmstart(d, f)
+        if not solver.dual_cost(d, f) <= 0.0:
+            f[:nefc] = 0.0
+    niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
+    if m.opt_noslip_iterations[0] > 0:
+        niter += _noslip(m, d, f, vhat, vnext)
+    else:
+        solver.impulse_velocity(d, f, vnext)
+        for k in range(nv):
+            vnext[k] += vhat[k]
+        if nhard > 0:
+            solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+    return niter, residual
+
+
+@inlined
+def solve(m, d, f, vhat, vnext, warm):
+    """The impulses f and the next velocity vnext with m.opt_solver: (niter, residual). A
+    lean fwd_constraint binds ``solve`` to one solver (see kernels())."""
+    if m.opt_solver[0] == Solver.NEWTON:
+        return _solve_newton(m, d, f, vhat, vnext, warm)
+    return _solve_pgs(m, d, f, vhat, vnext, warm)
 
 
 @jit
@@ -200,6 +228,12 @@ def _noslip(m, d, f, vhat, vnext):
 
 
 @jit
+def _without_noslip(m, d, f, vhat, vnext):
+    """In place of _noslip in the kernels of a model without noslip iterations (kernels())."""
+    return 0
+
+
+@jit
 def _dense_inertia(m, d, M):
     """Dense inertia of the step: M, plus h B with implicit damping (as factored in qLD)."""
     M[:, :] = 0.0
@@ -226,18 +260,18 @@ def forward_skip(m, d, skipsensor):
         # leaves the warm start untouched, so a step does not depend on the capacities of d
         return
     if not skipsensor:
-        sensor.sensor_pos(m, d)
+        sensor_pos(m, d)
     fwd_velocity(m, d)
     # MuJoCo fills d.energy only with its ENERGY enable flag; here always, for it costs
     # O(nbody + nM), 1-2% of a forward (the humanoid lying down)
     energy_kernel(m, d)
     if not skipsensor:
-        sensor.sensor_vel(m, d)
+        sensor_vel(m, d)
     actuator.fwd_actuation(m, d)
     fwd_acceleration(m, d)
     fwd_constraint(m, d)
     if not skipsensor:
-        sensor.sensor_acc(m, d, d.qacc, implicit_damping(m))
+        sensor_acc(m, d, d.qacc, implicit_damping(m))
 
 
 @jit
@@ -663,6 +697,24 @@ def _bad_acceleration(d):
 
 
 @jit
+def integrate(m, d):
+    """One step of m.opt_integrator from the state and the forward at its start."""
+    integ = m.opt_integrator[0]
+    if integ == Integrator.RK4:
+        runge_kutta4(m, d)
+    elif integ == Integrator.INTERLEAVE:
+        interleave(m, d)
+    elif integ == Integrator.EXPLICIT:
+        explicit_euler(m, d)
+    elif integ == Integrator.MIDPOINT:
+        midpoint(m, d)
+    elif integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST:
+        implicit(m, d)
+    else:
+        euler(m, d)
+
+
+@jit
 def step_kernel(m, d, n):
     """n steps: check the state, forward, check qacc, integrate. Bad values are counted in
     d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset; also
@@ -672,32 +724,21 @@ def step_kernel(m, d, n):
     integrator (the step is then undone); returns the number of steps taken."""
     for k in range(n):
         check_state(m, d)
-        forward_kernel(m, d)
-        if d.nefc_overflow[0]:
-            return k
-        bad = _bad_acceleration(d)
-        if bad >= 0:
-            warn(d, Warning.BADQACC, bad)
-            reset_state(m, d)
-            forward_kernel(m, d)
+        bad = -1
+        for attempt in range(2):
+            if attempt == 1:
+                warn(d, Warning.BADQACC, bad)
+                reset_state(m, d)
+            forward_skip(m, d, False)
             if d.nefc_overflow[0]:
                 return k
-            if _bad_acceleration(d) >= 0:
-                continue
+            bad = _bad_acceleration(d)
+            if bad < 0:
+                break
+        if bad >= 0:
+            continue
         time = d.time[0]
-        integ = m.opt_integrator[0]
-        if integ == Integrator.RK4:
-            runge_kutta4(m, d)
-        elif integ == Integrator.INTERLEAVE:
-            interleave(m, d)
-        elif integ == Integrator.EXPLICIT:
-            explicit_euler(m, d)
-        elif integ == Integrator.MIDPOINT:
-            midpoint(m, d)
-        elif integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST:
-            implicit(m, d)
-        else:
-            euler(m, d)
+        integrate(m, d)
         if d.nefc_overflow[0]:
             _restore_state(d, time)      # every multi-stage integrator saved the start state
             return k
@@ -709,6 +750,90 @@ def energy_kernel(m, d):
     """Potential (gravity, joint and tendon springs) and kinetic energy 0.5 v' M v: energy."""
     sensor.energy_pos(m, d)
     sensor.energy_vel(m, d)
+
+
+# ------------------------------------------------------------------------------------------------
+# lean kernels
+# ------------------------------------------------------------------------------------------------
+_INTEGRATE = {Integrator.EULER: euler, Integrator.EXPLICIT: explicit_euler,
+              Integrator.RK4: runge_kutta4, Integrator.MIDPOINT: midpoint,
+              Integrator.INTERLEAVE: interleave, Integrator.IMPLICIT: implicit,
+              Integrator.IMPLICITFAST: implicit}
+_KERNELS = {}
+
+# the kernels between a step and the routines that kernels() leaves out, callees first
+_COLLISION_CHAIN = (collision_driver.narrowphase, collision_driver.collide_geoms,
+                    collision_driver.broadphase, collision_driver.collision)
+_SENSOR_CHAIN = (sensor._compute_pos, sensor._compute_vel, sensor._compute_acc,
+                 sensor._stage_sensors, sensor.sensor_pos, sensor.sensor_vel, sensor.sensor_acc)
+
+
+def kernels(m: Model):
+    """(forward_kernel, step_kernel) with only what m can use compiled in: its integrator, its
+    solver, noslip only if m asks for it, the narrowphase routines of its geom types and the
+    routines of its sensor types. The same code as the kernels that branch at run time (so the
+    same results) with the branches m never takes bound to stubs (jit.variant), at a fraction
+    of their compile time. Chosen at every call, so a changed option takes effect at once.
+    The first model of a process gets its lean kernels (what a cold start compiles); a later
+    model gets kernels this process has already compiled if they have all it needs (lean ones
+    with more in them, or the general ones), else the general ones: a process that steps many
+    models compiles the general kernels once rather than a lean variant for each."""
+    key = _lean_key(m)[0]
+    found = []
+    for name, general in (("forward_kernel", forward_kernel), ("step_kernel", step_kernel)):
+        ready = [calls[name] for k, calls in _KERNELS.items()
+                 if k[:2] == key[:2] and set(k[2]) <= set(key[2]) and _compiled(calls[name])]
+        if _compiled(general):
+            ready.append(general)
+        if ready:
+            found.append(ready[0])
+        elif key in _KERNELS or not _KERNELS:
+            found.append(lean_calls(m)[name])
+        else:
+            found.append(general)
+    return tuple(found)
+
+
+def _compiled(kernel):
+    return bool(getattr(kernel, "overloads", None))
+
+
+def _lean_key(m):
+    """(integrator, newton, names of the kernels bound to stubs) and the stubs for m."""
+    stubs = collision_driver.unused_narrowphase(m)
+    stubs.update(sensor.unused_sensors(m))
+    if not m.opt_noslip_iterations[0] > 0:
+        stubs["_noslip"] = _without_noslip
+    return (int(m.opt_integrator[0]), int(m.opt_solver[0]) == Solver.NEWTON,
+            tuple(sorted(stubs))), stubs
+
+
+def lean_calls(m) -> dict:
+    """The kernels of kernels(m) by name, with the lean variants of the kernels they call
+    (collision, sensor_pos, fwd_constraint, ...; the others as they are). m needs only the
+    options and the geom and sensor types."""
+    key, stubs = _lean_key(m)
+    integrator, newton, _ = key
+    if key not in _KERNELS:
+        tag = "%d%s_%08x" % (integrator, "newton" if newton else "pgs",
+                             zlib.crc32(" ".join(key[2]).encode()))
+        calls = dict(stubs)
+        chain = _COLLISION_CHAIN + _SENSOR_CHAIN + (fwd_constraint, fwd_position, forward_skip,
+                                                    runge_kutta4)
+        for kernel in chain:
+            if kernel is fwd_constraint:
+                calls["solve"] = jit_variant(_solve_newton if newton else _solve_pgs, tag,
+                                             **calls)
+            lean = jit_variant(kernel, tag, **calls)
+            if lean is not kernel:        # else the kernel itself, not a copy, serves
+                calls[kernel.__name__] = lean
+        calls["integrate"] = jit_variant(_INTEGRATE.get(integrator, euler), tag, **calls)
+        calls["forward_kernel"] = jit_variant(forward_kernel, tag, **calls)
+        calls["step_kernel"] = jit_variant(step_kernel, tag, **calls)
+        for kernel in chain:
+            calls.setdefault(kernel.__name__, kernel)
+        _KERNELS[key] = calls
+    return _KERNELS[key]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -753,14 +878,15 @@ def _grow(m: Model, d: Data) -> None:
 def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
     check_data(m, d)
-    warmup.join()
+    warmup.join(m)
     if m.opt_solver[0] == Solver.LCP:
         from . import hard_contact          # hard contact: a Python-level driver of the stages
         return hard_contact.forward(m, d)
-    forward_kernel(m._struct, d._struct)
+    kernel = kernels(m)[0]
+    kernel(m._struct, d._struct)
     while d.nefc_overflow[0]:
         _grow(m, d)
-        forward_kernel(m._struct, d._struct)
+        kernel(m._struct, d._struct)
 
 
 def step(m: Model, d: Data, nstep: int = 1) -> None:
@@ -769,13 +895,14 @@ def step(m: Model, d: Data, nstep: int = 1) -> None:
     grow)."""
     check_data(m, d)
     n = positive_int(nstep, "nstep")
-    warmup.join()
+    warmup.join(m)
     if m.opt_solver[0] == Solver.LCP:
         from . import hard_contact
         return hard_contact.step(m, d, n)
+    kernel = kernels(m)[1]
     done = 0
     while done < n:
-        done += step_kernel(m._struct, d._struct, n - done)
+        done += kernel(m._struct, d._struct, n - done)
         if d.nefc_overflow[0]:
             _grow(m, d)
 

@@ -27,6 +27,7 @@ True)`` would be two functions), which multiplied the engine's compile time.
 import hashlib
 import os
 import pathlib
+import types as pytypes
 
 from numba import njit, types
 from numba.core import caching, config
@@ -80,6 +81,30 @@ def jit(fn):
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
+
+
+def variant(kernel, tag, **names):
+    """A copy of ``kernel`` in which the module-level ``names`` are bound to other objects (other
+    kernels, usually leaner ones), compiled and cached apart under the name ``<kernel>__<tag>``
+    (or compiled into its callers if the kernel is ``inlined``).
+
+    numba compiles a kernel together with every kernel it can call: a branch taken only for
+    another integrator or solver costs compile time all the same. A variant that calls a kernel
+    with only one branch compiled in costs only what that branch needs."""
+    fn = getattr(kernel, "py_func", kernel)
+    if not set(names) & set(fn.__code__.co_names):
+        return kernel                 # calls none of them: the kernel itself serves
+    glb = dict(fn.__globals__)
+    glb.update(names)
+    copy = pytypes.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = f"{fn.__qualname__}__{tag}"
+    copy.__module__ = fn.__module__
+    copy.__doc__ = fn.__doc__
+    if not ENABLED:
+        return copy
+    if getattr(kernel, "targetoptions", {}).get("inline") == "always":
+        return inlined(copy)
+    return jit(copy)
 
 
 def inlined(fn):

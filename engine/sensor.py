@@ -1110,3 +1110,34 @@ def sensor_acc(m, d, qacc, damped):
         sensor_qacc(m, d, qacc, damped)
         rne_post_constraint(m, d, d.sensor_qacc)
     _stage_sensors(m, d, ACC)
+
+
+# ------------------------------------------------------------------------------------------------
+# lean kernels (forward.kernels): sensor routines a model never calls, left out
+# ------------------------------------------------------------------------------------------------
+@jit
+def _no_sensor(m, d, i):
+    """Stands for the routine of a sensor type the model does not have."""
+    return
+
+
+@jit
+def _no_cam_project(m, d, site, cam, out, adr):
+    """Stands for _cam_project in a model without camprojection sensors."""
+    return
+
+
+def unused_sensors(m):
+    """{name: stub} for the largest sensor routines that m's sensor types never call (the
+    sensor types are fixed once a model is compiled)."""
+    present = set(int(t) for t in m.sensor_type)
+    out = {}
+    if S.RANGEFINDER not in present:
+        out["_rangefinder"] = _no_sensor
+    if not present & {S.GEOMDIST, S.GEOMNORMAL, S.GEOMFROMTO}:
+        out["_geom_distance_sensor"] = _no_sensor
+    if S.CONTACT not in present:
+        out["_contact_sensor"] = _no_sensor
+    if S.CAMPROJECTION not in present:
+        out["_cam_project"] = _no_cam_project
+    return out

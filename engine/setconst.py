@@ -467,11 +467,12 @@ def _inverse_inertias_factor(m: Model, d: Data, solve: "_MInverse") -> tuple[lis
         if m.body_dofnum[m.body_weldid[b]] == 0 or num <= 0:
             continue
         J = np.zeros((6, m.nv))
+        point = tuple(float(x) for x in d.xipos[b])
         for k in range(3):
-            e = np.zeros(3)
-            e[k] = 1.0
-            smooth.apply_ft(ms, ds, e, np.zeros(3), d.xipos[b], b, J[k], 1.0)
-            smooth.apply_ft(ms, ds, np.zeros(3), e, d.xipos[b], b, J[3 + k], 1.0)
+            # tuples, as the pipeline passes them: one compiled apply_ft serves both
+            e = tuple(1.0 if i == k else 0.0 for i in range(3))
+            smooth.apply_ft(ms, ds, e, (0.0, 0.0, 0.0), point, b, J[k], 1.0)
+            smooth.apply_ft(ms, ds, (0.0, 0.0, 0.0), e, point, b, J[3 + k], 1.0)
         X = J.copy()
         for row in X:
             smooth.solve_m_range(ms, d.qLD, d.qLDiagInv, row, adr, num)

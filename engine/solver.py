@@ -209,14 +209,8 @@ def compute_A(m, d):
     one pass over the factor for all of them (_solve_rows)."""
     nefc = d.nefc[0]
     rng = d.efc_range
-    # scratch for the largest group: dofs x rows
-    size = 0
-    i = 0
-    while i < nefc:
-        j = _same_trees_end(rng, i, nefc)
-        size = max(size, (rng[i, 1] + rng[i, 3]) * (j - i))
-        i = j
-    X = np.empty(size)
+    # scratch for a group: its dofs x rows, at most nv x nefc
+    X = d.solver_X.reshape(d.solver_X.size)
     i = 0
     while i < nefc:
         j = _same_trees_end(rng, i, nefc)

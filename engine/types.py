@@ -9,6 +9,13 @@ the very same arrays (no copies), so writing ``d.qpos[:] = x`` from Python is se
 The structref constructors are generated into ``engine/_structs.py`` (numba cannot cache functions
 created at run time); ``python -m engine.types`` rewrites that file after the tables change and a
 test checks that it is current.
+
+The structref borrows its arrays (``borrow``): compiled code does not count references to them,
+the Model or Data owns them. Reading ``m.body_pos`` in a kernel would otherwise increment and
+decrement the array's reference count, an atomic instruction, thousands of times a step; with a
+Model shared by threads (engine.rollout) those counters are written by every core at once and
+their cache lines bounce between the cores. The struct proxy (``m._struct``, ``d._struct``)
+keeps the arrays it was built from alive, so a proxy held across ``Data.grow`` stays valid.
 """
 from __future__ import annotations
 
@@ -20,7 +27,9 @@ import os
 
 import numpy as np
 from numba import types as nbtypes
+from numba.core import cgutils
 from numba.experimental import structref
+from numba.extending import intrinsic
 
 from .enums import Cone, DisableBit, Integrator, Solver, Stabilization
 from .views import ContactView, accessor, unknown_attribute
@@ -464,6 +473,7 @@ qacc_warmstart      f nv         # qacc of the previous step, to warm-start the 
 solver_w            f nv         # scratch: M^-1 J' f, the velocity change of the impulses
 solver_v            f nv         # scratch: M^-1 J' f of the cost (solver.dual_cost)
 solver_L            f njmax 6    # scratch: Cholesky factors of the contact blocks (PGS)
+solver_X            f njmax nv   # scratch: rows of M^-1 J' being solved, dof by dof (compute_A)
 solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
 solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)
 newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
@@ -528,11 +538,24 @@ class DataStructType(nbtypes.StructRef):
 
 
 class ModelStruct(structref.StructRefProxy):
-    pass
+    """Python handle of a ModelStructType; ``_arrays`` keeps the borrowed arrays alive."""
 
 
 class DataStruct(structref.StructRefProxy):
-    pass
+    """Python handle of a DataStructType; ``_arrays`` keeps the borrowed arrays alive."""
+
+
+@intrinsic
+def borrow(typingctx, arr):
+    """arr without its NRT meminfo and parent object: a view whose references compiled code does
+    not count (no atomic increments and decrements when a kernel reads it). Whoever holds the
+    structref must keep the array itself alive (the struct proxies hold their arrays)."""
+    def codegen(context, builder, sig, args):
+        view = context.make_array(arr)(context, builder, value=args[0])
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        view.parent = cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+    return arr(arr), codegen
 
 
 structref.define_boxing(ModelStructType, ModelStruct)
@@ -905,7 +928,9 @@ class Model(_ArrayHolder):
         for k, v in extras.items():
             object.__setattr__(self, k, v)
         from ._structs import new_model_struct
-        object.__setattr__(self, "_struct", new_model_struct(*[out[n] for n, _, _ in MODEL_SPEC]))
+        s = new_model_struct(*[out[n] for n, _, _ in MODEL_SPEC])
+        s._arrays = tuple(out.values())
+        object.__setattr__(self, "_struct", s)
         self._freeze()
 
     def _freeze(self) -> None:
@@ -1018,8 +1043,9 @@ class Data(_ArrayHolder):
             if k not in self._PROPERTIES:
                 object.__setattr__(self, k, v)
         from ._structs import new_data_struct
-        object.__setattr__(self, "_struct",
-                           new_data_struct(*[arrays[n] for n, _, _ in DATA_SPEC]))
+        s = new_data_struct(*[arrays[n] for n, _, _ in DATA_SPEC])
+        s._arrays = tuple(arrays.values())
+        object.__setattr__(self, "_struct", s)
 
     def grow(self, nconmax: int, njmax: int) -> "Data":
         """Raise the contact and constraint-row capacities in place and return self.
@@ -1166,14 +1192,14 @@ def _generate_structs_source():
         "from numba import njit",
         "from numba.experimental import structref",
         "",
-        "from .types import DATA_TYPE, MODEL_TYPE",
+        "from .types import DATA_TYPE, MODEL_TYPE, borrow",
     ]
     for fn, spec, ty in (("new_model_struct", MODEL_SPEC, "MODEL_TYPE"),
                          ("new_data_struct", DATA_SPEC, "DATA_TYPE")):
         names = [n for n, _, _ in spec]
         lines += ["", "", "@njit(cache=True)", f"def {fn}(" + ", ".join(names) + "):",
                   f"    s = structref.new({ty})"]
-        lines += [f"    s.{n} = {n}" for n in names]
+        lines += [f"    s.{n} = borrow({n})" for n in names]
         lines += ["    return s"]
     return "\n".join(lines) + "\n"
 

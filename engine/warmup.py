@@ -1,15 +1,19 @@
 """Parallel compilation of the kernels when the numba cache is empty.
 
-The first run after installing (or after editing the engine) compiles every kernel, about a
-hundred seconds of numba and LLVM work in one thread. Collision detection and the constraint
-solvers, the two largest parts of the pipeline, do not depend on each other, and a kernel
-compiled and cached by one process is loaded, not recompiled, by another. So on a cold cache
-``start()`` (called when the engine is imported) compiles collision detection and then the
-inverse dynamics in a background process, while this process compiles the other pipeline stages
-and the solvers (``join()``, called by the first forward, step or inverse); ``join()`` then
-waits for the background process, and the kernels that call both parts compile on top of the
-cache. With a warm cache nothing happens.
+The first run after installing (or after editing the engine) compiles the kernels that the
+first step needs, in one thread per process. A kernel compiled and cached by one process is
+loaded, not recompiled, by another (numba looks in the cache before compiling any kernel,
+callees included). So on a cold cache ``start()`` (called when the engine is imported) starts
+a background process that compiles COMMON, the stages every model needs and that loading a
+model does not (this process meanwhile compiles what loading needs). When the model is known
+(``model(m)``, called by load_model), the background process goes on with the lean kernels
+of that model (forward.lean_calls: its solver, its collisions, its sensors), in the order of
+``lean_kernels``, while ``join(m)`` (called by the first forward, step or inverse) compiles
+the same list from its other end here, then waits for the background process; the kernels
+that call all of them (the step) then compile on top of the cache. With a warm cache nothing
+happens.
 """
+import json
 import os
 import subprocess
 import sys
@@ -18,27 +22,31 @@ from . import jit
 
 CHILD = "ENGINE_WARMUP_CHILD"
 
-# collision detection, the sensors (geom distances call the collision functions), then the
-# inverse dynamics (by then its other stages are in the cache), compiled in the background
-BACKGROUND = ("engine.collision_driver:collision", "engine.sensor:sensor_pos",
-              "engine.sensor:sensor_vel", "engine.sensor:sensor_acc",
-              "engine.inverse:inverse_kernel")
-# the pipeline's other stages and the constraint solvers, compiled here meanwhile
-FOREGROUND = ("engine.forward:fwd_velocity", "engine.constraint:make_constraint",
-              "engine.smooth:kinematics", "engine.smooth:com_pos", "engine.smooth:camlight",
-              "engine.smooth:tendon", "engine.smooth:crb", "engine.forward:factor_inertia",
-              "engine.actuator:transmission", "engine.actuator:fwd_actuation",
-              "engine.forward:energy_kernel", "engine.forward:fwd_constraint")
+# compiled in the background while this process loads the model: first what loading needs
+# (the constructor of Data, then set_const's kernels, in the reverse of the order in which
+# set_const, here, calls them), then the stages every model needs
+COMMON = ("engine._structs:new_data_struct", "engine.smooth:crb", "engine.actuator:transmission",
+          "engine.smooth:tendon", "engine.smooth:com_pos", "engine.smooth:kinematics",
+          "engine.constraint:make_constraint", "engine.forward:fwd_velocity",
+          "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
+          "engine.forward:fwd_acceleration", "engine.forward:factor_inertia",
+          "engine.smooth:camlight")
+# the lean kernels of a model, compiled by both processes from the two ends of the list
+LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "sensor_pos", "collision")
 
 _process = None
+_sent = False
 
 
-def _argument_types(spec):
-    """Numba types of a kernel's arguments: (Model, Data) and, for sensor_acc, (qacc, damped)."""
+def _argument_types(name):
+    """Numba types of a kernel's arguments: (Model, Data), for sensor_acc (qacc, damped) too,
+    and Data's arrays for its constructor."""
     from numba import types
 
-    from .types import DATA_TYPE, MODEL_TYPE
-    if spec == "engine.sensor:sensor_acc":
+    from .types import DATA_SPEC, DATA_TYPE, MODEL_TYPE, _nbtype
+    if name.endswith("new_data_struct"):
+        return tuple(_nbtype(t, s) for _, t, s in DATA_SPEC)
+    if name.endswith("sensor_acc"):
         return (MODEL_TYPE, DATA_TYPE, types.float64[::1], types.boolean)
     return (MODEL_TYPE, DATA_TYPE)
 
@@ -58,8 +66,29 @@ def compile_kernels(names):
         getattr(importlib.import_module(module), name).compile(_argument_types(spec))
 
 
+def _description(m):
+    """What forward.lean_calls reads of a model, as JSON."""
+    return json.dumps({k: [int(x) for x in getattr(m, k)] for k in (
+        "opt_integrator", "opt_solver", "opt_noslip_iterations", "geom_type", "sensor_type")})
+
+
+class _Described:
+    """A model as _description gives it: the fields forward.lean_calls reads."""
+
+    def __init__(self, text):
+        for k, v in json.loads(text).items():
+            setattr(self, k, v)
+
+
+def lean_kernels(m):
+    """The kernels of LEAN for model m (lean variants where m needs less than every kernel)."""
+    from .forward import lean_calls
+    calls = lean_calls(m)
+    return [calls[name] for name in LEAN]
+
+
 def start():
-    """On a cold cache, compile BACKGROUND in a separate process (once per process)."""
+    """On a cold cache, start the background compilation (once per process)."""
     global _process
     if not jit.ENABLED or os.environ.get(CHILD) or _process is not None or not _cache_is_cold():
         return
@@ -70,7 +99,8 @@ def start():
                PYTHONPATH=package_root + (os.pathsep + path if path else ""))
     try:
         _process = subprocess.Popen([sys.executable, "-m", "engine.warmup"], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, text=True)
     except OSError:
         _process = None
 
@@ -80,18 +110,45 @@ def compiling():
     return _process is not None
 
 
-def join():
-    """Compile FOREGROUND here, then wait for the background process (first call only)."""
+def model(m):
+    """Tell the background process which model to compile the lean kernels of (the first
+    model only; none: it stops after COMMON)."""
+    global _sent
+    if _process is None or _sent:
+        return
+    _sent = True
+    try:
+        if m is not None:
+            _process.stdin.write(_description(m) + "\n")
+        _process.stdin.close()
+    except OSError:
+        pass
+
+
+def join(m=None):
+    """Compile the lean kernels of m here from the end of the list, then wait for the
+    background process (first call only)."""
     global _process
     if _process is None:
         return
+    model(m)
     process, _process = _process, None
-    compile_kernels(FOREGROUND)
+    if m is not None:
+        for kernel, name in reversed(list(zip(lean_kernels(m), LEAN))):
+            kernel.compile(_argument_types(name))
     try:
         process.wait(timeout=900)
     except subprocess.TimeoutExpired:
         process.kill()
 
 
+def _child():
+    compile_kernels(COMMON)
+    line = sys.stdin.readline()
+    if line.strip():
+        for kernel, name in zip(lean_kernels(_Described(line)), LEAN):
+            kernel.compile(_argument_types(name))
+
+
 if __name__ == "__main__":
-    compile_kernels(BACKGROUND)
+    _child()

@@ -218,6 +218,31 @@ def test_rollout_does_not_depend_on_the_capacity_left_by_earlier_rollouts():
         np.testing.assert_array_equal(states[b], ref, err_msg=f"rollout {b}")
 
 
+def test_kernels_borrow_the_arrays_their_struct_proxy_keeps_alive():
+    """The jitted bundle borrows the Data's arrays (no reference counting in compiled code, so
+    threads sharing a Model never write a shared counter): the proxy keeps them alive, a proxy
+    held across Data.grow still runs on its own arrays, and the arrays are freed with it."""
+    import gc
+    import weakref
+
+    from engine.forward import forward_kernel
+    m = engine.load_model_from_string(GRID)
+    d = engine.make_data(m)
+    engine.forward(m, d)                           # grown to the contacts of this state
+    old_struct, old_pos = d._struct, weakref.ref(d.efc_pos)
+    d.grow(2 * d.nconmax, 2 * d.njmax)
+    gc.collect()
+    assert old_pos() is not None and old_pos() is not d.efc_pos
+    old_pos().fill(np.nan)
+    forward_kernel(m._struct, old_struct)          # runs on the old, still valid, arrays
+    assert d.nefc > 0 and not np.isnan(old_pos()[:d.nefc]).any()
+    engine.forward(m, d)
+    np.testing.assert_array_equal(old_pos()[:d.nefc], d.efc_pos[:d.nefc])
+    del old_struct
+    gc.collect()
+    assert old_pos() is None
+
+
 def test_sensor_values_are_copied_after_each_step():
     """sensordata holds, bit for bit, the sensor values of each step stepped alone (those its
     forward computed, at the state before the step), on a model whose contacts come and go."""

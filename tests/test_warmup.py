@@ -9,7 +9,7 @@ from engine import jit, warmup
 
 
 def test_warmup_names_are_compiled_kernels():
-    for spec in warmup.BACKGROUND + warmup.FOREGROUND:
+    for spec in warmup.COMMON:
         module, name = spec.split(":")
         kernel = getattr(importlib.import_module(module), name)
         assert hasattr(kernel, "compile"), spec     # a numba dispatcher, not a Python function
@@ -38,3 +38,34 @@ def test_cold_cache_starts_the_background_compile(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+TWO_BALLS = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
+  <body pos="0 0 .2"><freejoint/><geom type="sphere" size=".1"/><site name="s"/></body>
+  <body pos="0 .3 .2"><freejoint/><geom type="capsule" size=".05 .1"/></body></worldbody>
+  <sensor><accelerometer site="s"/><touch site="s"/></sensor></mujoco>"""
+
+
+def test_the_background_process_compiles_the_lean_kernels_of_the_model():
+    """What model() sends describes the model enough to pick the same lean kernels."""
+    from engine import compiler
+    forward = importlib.import_module("engine.forward")
+    m = compiler.load_model_from_string(TWO_BALLS)
+    described = warmup._Described(warmup._description(m))
+    assert forward.lean_calls(described) is forward.lean_calls(m)
+    kernels = warmup.lean_kernels(m)
+    assert [k.py_func.__name__ for k in kernels] == list(warmup.LEAN)
+    assert all(hasattr(k, "compile") for k in kernels)
+
+
+def test_model_is_sent_once(tmp_path):
+    """On an empty cache, load_model hands the model to the background process (its stdin is
+    then closed: it compiles that model's kernels, then stops)."""
+    script = ("import types, engine.warmup as w; p = w._process; "
+              "m = types.SimpleNamespace(opt_integrator=[0], opt_solver=[2], "
+              "opt_noslip_iterations=[0], geom_type=[0, 2], sensor_type=[]); "
+              "w.model(m); w.model(m); print(p.stdin.closed, w._sent); p.kill(); p.wait()")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"))
+    out = subprocess.run([sys.executable, "-c", "import engine; " + script], env=env,
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True True"

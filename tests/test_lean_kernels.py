@@ -1,0 +1,96 @@
+"""The lean kernels of engine.step/forward (forward.kernels): only what a model can use is
+compiled in, and they compute exactly what the general kernels compute."""
+import importlib
+
+import numpy as np
+
+import engine
+from engine import Integrator, Solver, collision_driver, compiler, sensor
+
+forward = importlib.import_module("engine.forward")     # engine.forward is the function
+
+BALLS = """<mujoco><worldbody><geom type="plane" size="2 2 .1"/>
+  <body pos="0 0 .12"><freejoint/><geom type="sphere" size=".1"/><site name="s" size=".11"/></body>
+  <body pos="0.05 .02 .35" euler="0 40 10"><freejoint/><geom type="capsule" size=".05 .1"/></body>
+  <body pos="-.1 .05 .6"><freejoint/><geom type="sphere" size=".08"/></body></worldbody>
+  <sensor><accelerometer site="s"/><touch site="s"/><gyro site="s"/></sensor></mujoco>"""
+
+
+def test_unused_narrowphase_follows_the_geom_types():
+    m = compiler.load_model_from_string(BALLS)
+    assert set(collision_driver.unused_narrowphase(m)) == {
+        "box_box", "box_box_clean", "capsule_box", "plane_convex", "convex_convex",
+        "hfield_convex"}
+    one_box = BALLS.replace('type="sphere" size=".08"', 'type="box" size=".05 .05 .05"')
+    m = compiler.load_model_from_string(one_box)
+    # a box with a capsule, a box with itself (were there two), a box with a plane: kept
+    assert set(collision_driver.unused_narrowphase(m)) == {
+        "plane_convex", "convex_convex", "hfield_convex"}
+    m = compiler.load_model_from_string(BALLS.replace('type="capsule" size=".05 .1"',
+                                                      'type="ellipsoid" size=".05 .06 .1"'))
+    assert "convex_convex" not in collision_driver.unused_narrowphase(m)
+    assert "plane_convex" not in collision_driver.unused_narrowphase(m)
+
+
+def test_unused_sensors_follow_the_sensor_types():
+    m = compiler.load_model_from_string(BALLS)
+    assert set(sensor.unused_sensors(m)) == {"_rangefinder", "_geom_distance_sensor",
+                                            "_contact_sensor", "_cam_project"}
+    m = compiler.load_model_from_string(BALLS.replace(
+        '<gyro site="s"/>', '<rangefinder site="s"/><distance geom1="g1" geom2="g2"/>').replace(
+        'type="sphere" size=".1"', 'name="g1" type="sphere" size=".1"').replace(
+        'type="capsule"', 'name="g2" type="capsule"'))
+    assert set(sensor.unused_sensors(m)) == {"_contact_sensor", "_cam_project"}
+
+
+def test_options_choose_the_kernels_at_every_call():
+    m = compiler.load_model_from_string(BALLS)
+    m.opt.solver = Solver.PGS
+    pgs = forward.lean_calls(m)
+    m.opt.solver = Solver.NEWTON
+    m.opt.integrator = Integrator.RK4
+    newton = forward.lean_calls(m)
+    assert pgs is not newton
+    assert pgs["solve"].py_func.__code__ is forward._solve_pgs.py_func.__code__
+    assert newton["solve"].py_func.__code__ is forward._solve_newton.py_func.__code__
+    assert newton["solve"].py_func.__globals__["_noslip"] is forward._without_noslip
+    m.opt.noslip_iterations = 3
+    assert forward.lean_calls(m)["solve"].py_func.__globals__["_noslip"] is forward._noslip
+    assert pgs["integrate"] is forward.euler
+    assert newton["integrate"].py_func.__code__ is forward.runge_kutta4.py_func.__code__
+    # the variants are distinct kernels, cached under their own names
+    assert newton["step_kernel"] is not forward.step_kernel
+    assert newton["step_kernel"].py_func.__qualname__.startswith("step_kernel__1newton_")
+
+
+def test_lean_step_equals_the_general_step():
+    """Balls dropped on each other (contacts, sensors), semi-implicit Euler with the model's
+    solver: the lean step and the general one agree to the bit."""
+    m = engine.load_model_from_string(BALLS)
+    lean = forward.lean_calls(m)["step_kernel"]
+    assert lean is not forward.step_kernel
+    d1, d2 = engine.make_data(m), engine.make_data(m)
+    for d in (d1, d2):
+        d.qvel[:] = np.linspace(-0.3, 0.3, m.nv)
+    for _ in range(60):
+        assert lean(m._struct, d1._struct, 1) == 1
+        assert forward.step_kernel(m._struct, d2._struct, 1) == 1
+    assert d1.ncon > 0
+    for name in ("qpos", "qvel", "qacc", "sensordata", "efc_force", "act"):
+        np.testing.assert_array_equal(getattr(d1, name), getattr(d2, name), err_msg=name)
+
+
+def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
+    """In a fresh process (nothing compiled yet): the first model's lean kernels, then the
+    general ones for a model that needs more."""
+    monkeypatch.setattr(forward, "_KERNELS", {})
+    monkeypatch.setattr(forward, "_compiled", lambda kernel: False)
+    first = compiler.load_model_from_string(BALLS)
+    other = compiler.load_model_from_string(BALLS.replace('<gyro site="s"/>',
+                                                          '<rangefinder site="s"/>'))
+    lean = forward.kernels(first)
+    assert lean == (forward.lean_calls(first)["forward_kernel"],
+                    forward.lean_calls(first)["step_kernel"])
+    assert lean[1] is not forward.step_kernel
+    assert forward.kernels(other) == (forward.forward_kernel, forward.step_kernel)
+    assert forward.kernels(first) == lean
