@@ -54,24 +54,26 @@ def set_dof_dof_sparsity(m: Model) -> None:
             nsub[parent[i]] += nsub[i]
     for i in range(nv):
         # the descendants of i are i + 1 .. i + nsub - 1: each one's parent lies in [i, itself)
-        for j in range(i + 1, i + nsub[i]):
-            if not i <= parent[j] < j:
-                raise ValueError("dofs are not numbered depth first: dof %d is not a "
-                                 "descendant of dof %d" % (j, i))
+        below = np.arange(i + 1, i + nsub[i])
+        bad = (parent[below] < i) | (parent[below] >= below)
+        if bad.any():
+            raise ValueError("dofs are not numbered depth first: dof %d is not a "
+                             "descendant of dof %d" % (below[bad][0], i))
     m.D_diag[:] = depth
     m.D_rownnz[:] = depth + nsub
     if nv:
         m.D_rowadr[0] = 0
         m.D_rowadr[1:] = np.cumsum(m.D_rownnz)[:-1]
+    colind = np.empty(int(m.D_rownnz.sum()), dtype=np.int64)
+    rowadr = np.asarray(m.D_rowadr)
     for i in range(nv):
-        chain = []
-        j = parent[i]
-        while j >= 0:
-            chain.append(j)
-            j = parent[j]
-        a = m.D_rowadr[i]
-        m.D_colind[a:a + depth[i]] = chain[::-1]
-        m.D_colind[a + depth[i]:a + m.D_rownnz[i]] = np.arange(i, i + nsub[i])
+        # row i: the ancestors of i (those of its parent, then the parent), then its subtree
+        a, p = rowadr[i], parent[i]
+        if p >= 0:
+            colind[a:a + depth[p]] = colind[rowadr[p]:rowadr[p] + depth[p]]
+            colind[a + depth[p]] = p
+        colind[a + depth[i]:a + depth[i] + nsub[i]] = np.arange(i, i + nsub[i])
+    m.D_colind[:] = colind
     # MuJoCo's mj_isFreeBody: one free joint, a tree of 6 dofs, no mass below the body
     for b in range(1, m.nbody):
         j = m.body_jntadr[b]

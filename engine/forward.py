@@ -841,8 +841,8 @@ def lean_calls(m) -> dict:
 # ------------------------------------------------------------------------------------------------
 def make_data(m: Model) -> Data:
     """Allocate every state and scratch array of the model once, at the default state."""
-    d = Data(m)
-    reset_data(m, d)
+    d = Data(m)            # zeroed by allocation: pages are touched on first use, not here
+    reset_state(m._struct, d._struct)
     return d
 
 

@@ -67,13 +67,14 @@ def _set_const(m: Model) -> None:
         m.light_pos0[li] = pos - d.xpos[b]
         m.light_poscom0[li] = pos - d.subtree_com[b]
         m.light_dir0[li] = xmat @ m.light_dir[li]
-    Minv = _set_invweight0(m, d)
+    _set_trees(m)
+    solve = _MInverse(m, d)
+    _set_invweight0(m, d, solve)
     # actuator_acc0 = |M^-1 moment|: the acceleration a unit actuator force produces at qpos0
     for i in range(m.nu):
-        m.actuator_acc0[i] = np.linalg.norm(Minv @ d.actuator_moment[i])
+        m.actuator_acc0[i] = np.linalg.norm(solve(d.actuator_moment[i]))
     _set_springdamper(m)
-    _set_dampratio(m, d, Minv)
-    _set_trees(m)
+    _set_dampratio(m, d, solve)
     set_length_range(m)
     derivative.set_dof_dof_sparsity(m)
 
@@ -303,7 +304,7 @@ def _set_springdamper(m: Model) -> None:
         m.dof_damping[a:a + n] = 2 * mass / timeconst
 
 
-def _set_dampratio(m: Model, d: Data, Minv: np.ndarray) -> None:
+def _set_dampratio(m: Model, d: Data, solve: "_MInverse") -> None:
     """Position actuators given a damping ratio (positive biasprm[2] with gain kp = -biasprm[1]):
     damping = dampratio 2 sqrt(kp mass), with mass = 1 / (moment M^-1 moment') the inertia the
     actuator sees at qpos0, stored as biasprm[2] = -damping (as MuJoCo)."""
@@ -313,71 +314,177 @@ def _set_dampratio(m: Model, d: Data, Minv: np.ndarray) -> None:
                 or bias[2] <= 0:
             continue
         moment = d.actuator_moment[i]
-        mass = 1.0 / (moment @ Minv @ moment)
+        mass = 1.0 / (moment @ solve(moment))
         bias[2] = -(bias[2] * 2.0 * math.sqrt(kp * mass))
 
 
 def _set_trees(m: Model) -> None:
     """Dof range of each body's kinematic tree (bodies, hence dofs, of a tree are contiguous)."""
+    roots, first, count = np.unique(m.body_rootid[m.dof_bodyid], return_index=True,
+                                    return_counts=True)
+    adr, num = np.full(m.nbody, -1), np.zeros(m.nbody, dtype=int)
+    adr[roots], num[roots] = first, count
+    moving = adr[m.body_rootid[1:]] >= 0
+    m.body_treedofadr[1:][moving] = adr[m.body_rootid[1:]][moving]
+    m.body_treedofnum[1:][moving] = num[m.body_rootid[1:]][moving]
+
+
+def _set_invweight0(m: Model, d: Data, solve: "_MInverse") -> None:
+    """Mean inverse inertias at qpos0 (MuJoCo's body_, dof_ and tendon_invweight0), used to
+    approximate diag(A), and the diagonal of M (dof_M0)."""
+    smooth.crb(m._struct, d._struct)
+    m.dof_M0[:] = d.qM[m.dof_Madr]
+    try:
+        body, dof = _inverse_inertias(m, d)
+    except np.linalg.LinAlgError:       # a singular joint subspace: MuJoCo's floored factor
+        body, dof = _inverse_inertias_factor(m, d, solve)
+    invweight = np.zeros((m.nbody, 2))
     for b in range(1, m.nbody):
-        r = m.body_rootid[b]
-        dofs = [i for i in range(m.nv) if m.body_rootid[m.dof_bodyid[i]] == r]
-        if dofs:
-            m.body_treedofadr[b] = dofs[0]
-            m.body_treedofnum[b] = dofs[-1] - dofs[0] + 1
+        invweight[b] = (np.trace(body[b][:3, :3]) / 3, np.trace(body[b][3:, 3:]) / 3)
+    m.body_invweight0[:] = invweight
+    dof_invweight = np.zeros(m.nv)
+    for j in range(m.njnt):
+        a = m.jnt_dofadr[j]
+        diag = np.diag(dof[m.jnt_bodyid[j]])[a - m.body_dofadr[m.jnt_bodyid[j]]:]
+        if m.jnt_type[j] == JointType.FREE:
+            dof_invweight[a:a + 3] = diag[0:3].mean()
+            dof_invweight[a + 3:a + 6] = diag[3:6].mean()
+        elif m.jnt_type[j] == JointType.BALL:
+            dof_invweight[a:a + 3] = diag[0:3].mean()
+        else:
+            dof_invweight[a] = diag[0]
+    m.dof_invweight0[:] = dof_invweight
+    for t in range(m.ntendon):
+        J = d.ten_J[t]
+        m.tendon_invweight0[t] = J @ solve(J)
 
 
-def _set_invweight0(m: Model, d: Data) -> np.ndarray:
-    """Mean inverse inertias at qpos0 (MuJoCo's invweight0), used to approximate diag(A), and
-    the diagonal of M (dof_M0); returns M^-1 at qpos0."""
+class _MInverse:
+    """x -> M^-1 x at the state of d, through the sparse L'DL factor of d.qM (d.qLD,
+    d.qLDiagInv) with MuJoCo's floored pivots (so a singular M, e.g. two identical hinges,
+    gives large finite values as in MuJoCo). The factor costs the sum over dofs of depth^2,
+    cubic in a chain's length: it is made on the first solve only."""
+
+    def __init__(self, m: Model, d: Data):
+        self.m, self.d, self.factored = m, d, False
+
+    def factor(self) -> None:
+        self.d.qLD[:] = self.d.qM
+        smooth.factor_m(self.m._struct, self.d.qLD, self.d.qLDiagInv)
+        self.factored = True
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        if not self.factored:
+            self.factor()
+        y = np.array(x, dtype=float)
+        smooth.solve_m(self.m._struct, self.d.qLD, self.d.qLDiagInv, y)
+        return y
+
+
+def _cinert_matrices(cinert: np.ndarray) -> np.ndarray:
+    """(n, 6, 6) spatial inertias from MuJoCo's packed (n, 10) cinert rows (math.mul_inert_vec)."""
+    c = cinert
+    out = np.zeros((len(c), 6, 6))
+    for i, (r, k) in enumerate(((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))):
+        out[:, r, k] = out[:, k, r] = c[:, i]
+    # upper-right block: -[m c]x (rows 0..2, columns 3..5), lower-left its transpose
+    out[:, 0, 4], out[:, 0, 5], out[:, 1, 5] = -c[:, 8], c[:, 7], -c[:, 6]
+    out[:, 1, 3], out[:, 2, 3], out[:, 2, 4] = c[:, 8], -c[:, 7], c[:, 6]
+    out[:, 3:, :3] = out[:, :3, 3:].transpose(0, 2, 1)
+    out[:, 3, 3] = out[:, 4, 4] = out[:, 5, 5] = c[:, 9]
+    return out
+
+
+def _inverse_inertias(m: Model, d: Data) -> tuple[list, list]:
+    """For each body b, in O(nbody) 6x6 operations (the tree's depth does not matter):
+    Omega_b = J_b M^-1 J_b' (6x6, J_b the Jacobian of b's com: rows translation then rotation)
+    and H_b^-1 = the block of M^-1 over b's dofs. Raises LinAlgError for a singular joint
+    subspace (identical or degenerate axes), which _inverse_inertias_factor handles as MuJoCo.
+
+    All vectors are com-based (cdof, cinert: about the subtree com of the tree's root, world
+    axes), so no frame changes appear between bodies. With zero velocities and a test wrench f on
+    body b, the model is b's subtree, an articulated body of inertia IA_b (Featherstone's ABA
+    inward pass, armature included in D), joined by b's dofs S (6 x k) to the rest of the model,
+    whose inverse inertia seen at b's parent is W_b. Body: a = IA^-1 (f - g), the rest
+    a_p = W g, a = a_p + S qdd, S'g = armature qdd give, with G = (1 + W IA)^-1 and
+    H = S' IA G S + diag(armature):
+        Omega = G W + G S H^-1 S' (1 - IA G W),   the dof block of M^-1 = H^-1.
+    W of a child c of b is Omega of the same combination at b with IA_b less c's share (W = 0
+    for children of the world). Equal to MuJoCo's mj_solveM route to rounding."""
+    nbody = m.nbody
+    IA = _cinert_matrices(d.cinert)
+    share = np.zeros_like(IA)          # what each body adds to its parent's articulated inertia
+    S, arm = [None] * nbody, [None] * nbody
+    for b in range(nbody - 1, 0, -1):
+        a, n = m.body_dofadr[b], m.body_dofnum[b]
+        S[b] = d.cdof[a:a + n].T if n else np.zeros((6, 0))
+        arm[b] = np.diag(m.dof_armature[a:a + n]) if n else np.zeros((0, 0))
+        share[b] = IA[b]
+        if n:
+            U = IA[b] @ S[b]
+            share[b] = IA[b] - U @ np.linalg.solve(S[b].T @ U + arm[b], U.T)
+        if m.body_parentid[b] > 0:
+            IA[m.body_parentid[b]] += share[b]
+    children = [[] for _ in range(nbody)]
+    for b in range(1, nbody):
+        children[m.body_parentid[b]].append(b)
+    W = np.zeros((nbody, 6, 6))
+    eye = np.eye(6)
+    body, dof = [np.zeros((6, 6))] * nbody, [np.zeros((0, 0))] * nbody
+
+    def combine(I, b, W):
+        G = np.linalg.inv(eye + W @ I)
+        if not S[b].shape[1]:
+            return G @ W, None
+        H = S[b].T @ I @ G @ S[b] + arm[b]
+        if np.linalg.cond(H) > 1e12:
+            raise np.linalg.LinAlgError("singular joint subspace")
+        Hinv = np.linalg.inv(H)
+        omega = G @ W + G @ S[b] @ Hinv @ S[b].T @ (eye - I @ G @ W)
+        return 0.5 * (omega + omega.T), Hinv
+
+    for b in range(1, nbody):
+        omega, dof[b] = combine(IA[b], b, W[b])
+        # rows translation (at xipos) then rotation: T = [[-[r]x, 1], [1, 0]], r = xipos - com
+        r = d.xipos[b] - d.subtree_com[m.body_rootid[b]]
+        T = np.zeros((6, 6))
+        T[:3, :3] = [[0, r[2], -r[1]], [-r[2], 0, r[0]], [r[1], -r[0], 0]]
+        T[:3, 3:] = T[3:, :3] = np.eye(3)
+        body[b] = T @ omega @ T.T
+        for c in children[b]:
+            W[c] = combine(IA[b] - share[c], b, W[b])[0]
+    return body, dof
+
+
+def _inverse_inertias_factor(m: Model, d: Data, solve: "_MInverse") -> tuple[list, list]:
+    """What _inverse_inertias returns, as MuJoCo computes it: J M^-1 J' with the floored sparse
+    factor, each solve restricted to the body's kinematic tree."""
     ms, ds = m._struct, d._struct
-    smooth.crb(ms, ds)
-    from .forward import full_inertia
-    M = full_inertia(m, d)
-    m.dof_M0[:] = np.diag(M)
-    Minv = _solve_inertia(m, d, M)
+    solve.factor()
+    body, dof = [np.zeros((6, 6))] * m.nbody, [np.zeros((0, 0))] * m.nbody
     for b in range(1, m.nbody):
-        jacp = np.zeros((3, m.nv))
-        jacr = np.zeros((3, m.nv))
+        adr, num = m.body_treedofadr[b], m.body_treedofnum[b]
+        if m.body_dofnum[m.body_weldid[b]] == 0 or num <= 0:
+            continue
+        J = np.zeros((6, m.nv))
         point = tuple(float(x) for x in d.xipos[b])
         for k in range(3):
             # tuples, as the pipeline passes them: one compiled apply_ft serves both
             e = tuple(1.0 if i == k else 0.0 for i in range(3))
-            smooth.apply_ft(ms, ds, e, (0.0, 0.0, 0.0), point, b, jacp[k], 1.0)
-            smooth.apply_ft(ms, ds, (0.0, 0.0, 0.0), e, point, b, jacr[k], 1.0)
-        m.body_invweight0[b] = (np.trace(jacp @ Minv @ jacp.T) / 3,
-                                np.trace(jacr @ Minv @ jacr.T) / 3)
-    for j in range(m.njnt):
-        a = m.jnt_dofadr[j]
-        diag = np.diag(Minv)
-        if m.jnt_type[j] == JointType.FREE:
-            m.dof_invweight0[a:a + 3] = diag[a:a + 3].mean()
-            m.dof_invweight0[a + 3:a + 6] = diag[a + 3:a + 6].mean()
-        elif m.jnt_type[j] == JointType.BALL:
-            m.dof_invweight0[a:a + 3] = diag[a:a + 3].mean()
-        else:
-            m.dof_invweight0[a] = diag[a]
-    for t in range(m.ntendon):
-        J = d.ten_J[t]
-        m.tendon_invweight0[t] = J @ Minv @ J
-    return Minv
-
-
-def _solve_inertia(m: Model, d: Data, M: np.ndarray, x: np.ndarray | None = None):
-    """M^-1 x, or M^-1 without x, for the dense M = full_inertia(m, d). A singular M (two
-    identical hinges, a degenerate axis, a vanishing mass) is solved through the engine's sparse
-    factor of d.qM, whose pivots have MuJoCo's floor (mj_factorM): large finite values, as
-    MuJoCo gives, where the dense solve fails."""
-    try:
-        return np.linalg.inv(M) if x is None else np.linalg.solve(M, x)
-    except np.linalg.LinAlgError:
-        pass
-    qLD, diag_inv = d.qM.copy(), np.empty(m.nv)
-    smooth.factor_m(m._struct, qLD, diag_inv)
-    X = np.eye(m.nv) if x is None else x.copy()
-    for row in np.atleast_2d(X):      # M^-1 is symmetric: row k of it solves M y = e_k
-        smooth.solve_m(m._struct, qLD, diag_inv, row)
-    return X
+            smooth.apply_ft(ms, ds, e, (0.0, 0.0, 0.0), point, b, J[k], 1.0)
+            smooth.apply_ft(ms, ds, (0.0, 0.0, 0.0), e, point, b, J[3 + k], 1.0)
+        X = J.copy()
+        for row in X:
+            smooth.solve_m_range(ms, d.qLD, d.qLDiagInv, row, adr, num)
+        body[b] = J @ X.T
+        a, n = m.body_dofadr[b], m.body_dofnum[b]
+        if n:
+            X = np.zeros((n, m.nv))
+            X[:, a:a + n] = np.eye(n)
+            for row in X:
+                smooth.solve_m_range(ms, d.qLD, d.qLDiagInv, row, adr, num)
+            dof[b] = X[:, a:a + n]
+    return body, dof
 
 
 def _fixed_frame(d, b, pos, quat):

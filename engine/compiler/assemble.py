@@ -2,6 +2,8 @@
 compiled objects (MuJoCo's mjCModel::CopyTree and CopyObjects)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..constants import MINVAL
@@ -138,15 +140,12 @@ def layout_dofs(c):
             qposadr += j.type.qpos_width()
         lastdof[b.id] = last
     c.nq = qposadr
-    c.dof_Madr = []
-    nM = 0
-    for i in range(len(c.dof_parent)):
-        c.dof_Madr.append(nM)
-        j = i
-        while j >= 0:
-            nM += 1
-            j = c.dof_parent[j]
-    c.nM = nM
+    # row i of the sparse inertia holds dof i and its ancestors: depth(i) + 1 entries
+    rowlen = []
+    for p in c.dof_parent:
+        rowlen.append(rowlen[p] + 1 if p >= 0 else 1)
+    c.dof_Madr = [0] + list(itertools.accumulate(rowlen))[:-1] if rowlen else []
+    c.nM = sum(rowlen)
 
 
 def copy_options(opt, A):

@@ -126,14 +126,14 @@ def compile_tree(c):
     c.frame_poses = {}
     bodies = []
 
-    def visit(b, parent):
+    stack = [(c.spec.worldbody, None)]           # depth first, iterative (any depth)
+    while stack:
+        b, parent = stack.pop()
         cb = CBody(spec=b, id=len(bodies), parent=parent, name=b.name or "")
         bodies.append(cb)
         if parent is not None:
             parent.children.append(cb)
-        for child in b.bodies:
-            visit(child, cb)
-    visit(c.spec.worldbody, None)
+        stack.extend((child, cb) for child in reversed(b.bodies))
     bodies[0].name = "world"
     for cb in bodies:
         b = cb.spec
@@ -204,9 +204,14 @@ def apply_frame(o):
 
 
 def _mass_ok(b):
-    if b.mass >= MINVAL and min(b.inertia) >= MINVAL:
-        return True
-    return any(not ch.joints and _mass_ok(ch) for ch in b.children)
+    """b, or a body welded to it (no joint in between), has mass and inertia."""
+    stack = [b]
+    while stack:
+        b = stack.pop()
+        if b.mass >= MINVAL and min(b.inertia) >= MINVAL:
+            return True
+        stack.extend(ch for ch in b.children if not ch.joints)
+    return False
 
 
 # ----------------------------------------------------------------------------------------------

@@ -149,7 +149,7 @@ class _Reader:
         for n in get("worldbody", []):
             n.check_attrs(())
             self.spec.worldbody._src = self.spec.worldbody._src or n
-            self.read_body_children(n, self.spec.worldbody, None, None)
+            self.read_worldbody(n)
         for n in get("contact", []):
             self.read_contact(n)
         for n in get("equality", []):
@@ -390,11 +390,19 @@ class _Reader:
     # ------------------------------------------------------------------------------------------
     # <worldbody>
     # ------------------------------------------------------------------------------------------
-    def read_body_children(self, node, body, childclass, frame):
+    def read_worldbody(self, node):
+        """The body tree, without recursion (any depth): a body is adopted by its parent where
+        it appears, keeping the document order, and its contents are read from a work list."""
+        pending = [(node, self.spec.worldbody, None)]
+        while pending:
+            n, body, childclass = pending.pop()
+            self.read_body_children(n, body, childclass, None, pending)
+
+    def read_body_children(self, node, body, childclass, frame, pending):
         for child in node.children:
             tag = child.tag
             if tag == "body":
-                self.read_body(child, body, childclass, frame)
+                pending.append(self.read_body(child, body, childclass, frame))
             elif tag == "frame":
                 f = overlay(Frame(), child, S.FRAME)
                 f._src = child
@@ -403,7 +411,7 @@ class _Reader:
                 if f.childclass is not None and cc not in self.spec.defaults:
                     raise child.error(f"unknown default class '{cc}'", "childclass")
                 body.frames.append(f)
-                self.read_body_children(child, body, cc, f)
+                self.read_body_children(child, body, cc, f, pending)
             elif tag == "inertial":
                 if body.parent is None:
                     raise child.error("<inertial> is not allowed in <worldbody>")
@@ -425,6 +433,7 @@ class _Reader:
                 raise child.error(f"unknown element <{tag}> in <{node.tag}>")
 
     def read_body(self, n, parent, childclass, frame):
+        """A <body> adopted by its parent; returns what is left to read: (n, body, childclass)."""
         b = overlay(Body(), n, S.BODY)
         b._src = n
         b.frame = frame
@@ -436,7 +445,7 @@ class _Reader:
         if b.fuse == "true":
             raise self.unsupported(n, "merging a static body into its parent (fuse)", "fuse")
         parent.adopt(b)
-        self.read_body_children(n, b, cc, None)
+        return n, b, cc
 
     def read_joint(self, n, body, childclass, frame):
         if n.tag == "freejoint":

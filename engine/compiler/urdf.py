@@ -478,19 +478,25 @@ class _Reader:
         return None
 
     # ---- fusing static bodies (MuJoCo's fusestatic) -------------------------------------------
-    def fuse(self, link):
-        """Fuse children connected by fixed joints into `link`, recursively."""
-        kept = []
-        for j, child in link.children:
-            self.fuse(child)
-            if j.type == "fixed":
-                self.merge_into(link, child, j.pos, j.quat)
-                for cj, grandchild in child.children:
-                    cj.pos, cj.quat = _accum(j.pos, j.quat, cj.pos, cj.quat)
-                    kept.append((cj, grandchild))
-            else:
-                kept.append((j, child))
-        link.children = kept
+    def fuse(self, root):
+        """Fuse children connected by fixed joints into their parents, deepest links first
+        (iterative: any depth)."""
+        order, stack = [], [root]
+        while stack:
+            link = stack.pop()
+            order.append(link)
+            stack.extend(child for _, child in link.children)
+        for link in reversed(order):
+            kept = []
+            for j, child in link.children:
+                if j.type == "fixed":
+                    self.merge_into(link, child, j.pos, j.quat)
+                    for cj, grandchild in child.children:
+                        cj.pos, cj.quat = _accum(j.pos, j.quat, cj.pos, cj.quat)
+                        kept.append((cj, grandchild))
+                else:
+                    kept.append((j, child))
+            link.children = kept
 
     def geom_inertials(self, link):
         """Mass of a link without <inertial>: its colliding geoms at density 1000 (as MuJoCo)."""
@@ -564,10 +570,9 @@ class _Reader:
             # the root is the world itself, or a static body fused into it
             for g in root.geoms:
                 self.add_geom(world, g)
-            for j, child in root.children:
-                self.add_body(world, child, j)
+            self.add_bodies(world, [(j, child) for j, child in root.children])
         else:
-            self.add_body(world, root, None)
+            self.add_bodies(world, [(None, root)])
         # <mimic>: joint = offset + multiplier * mimicked joint, a joint equality (as MuJoCo)
         for j in self.joints.values():
             if j.mimic is not None:
@@ -577,7 +582,17 @@ class _Reader:
                 e._src = _Source(node)
         return spec
 
+    def add_bodies(self, parent, children):
+        """Bodies of the links `children` [(joint, link)] and their subtrees, depth first in
+        document order, without recursion (any depth)."""
+        stack = [(parent, j, link) for j, link in reversed(children)]
+        while stack:
+            parent, j, link = stack.pop()
+            b = self.add_body(parent, link, j)
+            stack.extend((b, cj, child) for cj, child in reversed(link.children))
+
     def add_body(self, parent, link, j):
+        """The body of `link` (its joint j, inertial and geoms) in `parent`."""
         pos = j.pos if j is not None else np.zeros(3)
         quat = j.quat if j is not None else np.array([1.0, 0, 0, 0])
         node = j.node if j is not None else link.node
@@ -590,8 +605,7 @@ class _Reader:
             self.add_joints(b, j)
         for g in link.geoms:
             self.add_geom(b, g)
-        for cj, child in link.children:
-            self.add_body(b, child, cj)
+        return b
 
     def add_inertial(self, body, link):
         if not link.inertials or not (link.explicit or getattr(link, "fused", False)):

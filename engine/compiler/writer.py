@@ -177,7 +177,7 @@ class _Writer:
         self.section("custom", spec.custom, lambda c: self.element(c[0], list(c[1].items())))
         self.element("default", [], lambda: self.default_class(spec.defaults["main"]))
         self.element("asset", [], self.assets)
-        self.element("worldbody", [], lambda: self.body_content(spec.worldbody, "main"))
+        self.element("worldbody", [], lambda: _run(self.body_content(spec.worldbody, "main")))
         self.element("contact", [], self.contact)
         self.section("equality", spec.equalities, self.equality)
         self.section("tendon", spec.tendons, self.tendon)
@@ -260,6 +260,23 @@ class _Writer:
         return out
 
     # ---- the tree --------------------------------------------------------------------------------
+    # The tree is written by generators that yield the generator of each nested element
+    # instead of calling it (_run drives them from a stack): no Python recursion, any depth.
+    def nested(self, tag, attrs, children):
+        """A generator writing <tag attrs>, the elements of the generator children(), </tag>
+        (or <tag attrs/> when children writes nothing)."""
+        head = INDENT * self.depth + "<" + tag + "".join(
+            f' {a}="{_escape(v)}"' for a, v in attrs)
+        start = len(self.lines)
+        self.lines.append(head + ">")
+        self.depth += 1
+        yield children()
+        self.depth -= 1
+        if len(self.lines) == start + 1:
+            self.lines[start] = head + "/>"
+        else:
+            self.lines.append(INDENT * self.depth + f"</{tag}>")
+
     def body_content(self, body, childclass):
         """The objects of a body in order, each inside its chain of <frame>s."""
         if body.inertial is not None:
@@ -273,13 +290,16 @@ class _Writer:
             j = i
             while j < len(items) and items[j].frame is frame:
                 j += 1
-            self.in_frames(_chain(frame), items[i:j], childclass)
+            yield self.in_frames(_chain(frame), items[i:j], childclass)
             i = j
 
     def in_frames(self, chain, items, childclass):
         if not chain:
             for obj in items:
-                self.tree_object(obj, childclass)
+                if obj.tag == "body":
+                    yield self.body(obj, childclass)
+                else:
+                    self.tree_object(obj, childclass)
             return
         f = chain[0]
         cc = f.childclass or childclass
@@ -287,19 +307,20 @@ class _Writer:
         if f.childclass is not None:
             attrs.append(("childclass", f.childclass))
         attrs += changed(f, S.FRAME, skip=("name", "childclass"))
-        self.element("frame", attrs, lambda: self.in_frames(chain[1:], items, cc))
+        yield self.nested("frame", attrs, lambda: self.in_frames(chain[1:], items, cc))
+
+    def body(self, obj, childclass):
+        cc = obj.childclass or childclass
+        attrs = self.named(obj)
+        if obj.childclass is not None:
+            attrs.append(("childclass", obj.childclass))
+        attrs += changed(obj, S.BODY, skip=("childclass",))
+        yield self.nested("body", attrs, lambda: self.body_content(obj, cc))
 
     def tree_object(self, obj, childclass):
+        """A joint, geom, site, camera or light."""
         spec = self.spec
         tag = obj.tag
-        if tag == "body":
-            cc = obj.childclass or childclass
-            attrs = self.named(obj)
-            if obj.childclass is not None:
-                attrs.append(("childclass", obj.childclass))
-            attrs += changed(obj, S.BODY, skip=("childclass",))
-            self.element("body", attrs, lambda: self.body_content(obj, cc))
-            return
         if tag == "joint" and _is_freejoint(obj):
             self.element("freejoint", self.named(obj) + changed(obj, S.FREEJOINT))
             return
@@ -363,6 +384,17 @@ class _Writer:
 
     def sensor(self, s):
         self.element(s.type, self.named(s) + changed(s, S.sensor_table(s.type)))
+
+
+def _run(generator):
+    """Drive nested writer generators: each yields the generator of an element inside it."""
+    stack = [generator]
+    while stack:
+        inner = next(stack[-1], None)
+        if inner is None:
+            stack.pop()
+        else:
+            stack.append(inner)
 
 
 def _chain(frame):
