@@ -126,10 +126,19 @@ body_treedofnum dof_invweight0 dof_M0 tendon_invweight0 geom_aabb qpos0 qpos_spr
 """.split())
 
 
+# quantities the engine derives from the other arrays at qpos0 (engine.setconst): functions of
+# what the hash covers, whose last bits depend on how this version of the engine computes them,
+# not on the model; recordings made before they were left out hashed them bit for bit
+DERIVED_ARRAYS = ("body_invweight0", "dof_invweight0", "tendon_invweight0", "dof_M0",
+                  "actuator_acc0")
+
+
 def hash_fields(m) -> dict:
-    """The sizes and arrays model_hash covers: every size, every array but the options."""
+    """The sizes and arrays model_hash covers: every size, every array but the options and
+    DERIVED_ARRAYS."""
     return {"sizes": list(MODEL_SIZES),
-            "arrays": [name for name, _, _ in MODEL_SPEC if not name.startswith("opt_")]}
+            "arrays": [name for name, _, _ in MODEL_SPEC
+                       if not name.startswith("opt_") and name not in DERIVED_ARRAYS]}
 
 
 def model_hash(m, fields=None) -> str:
@@ -199,10 +208,15 @@ def check_model(header: dict, m, what="recording") -> None:
     got = model_hash(m, fields) if not missing else "missing " + ",".join(missing)
     if got != want:
         path = getattr(m, "path", None)
+        derived = [k for k in DERIVED_ARRAYS if k in fields["arrays"]]
+        why = (f" (or the recording was made by an earlier version of the engine, whose model "
+               f"hash covered {', '.join(derived)}, derived quantities this version computes "
+               f"with other rounding: such a recording cannot be matched to its model)"
+               if derived else "")
         raise TrajectoryModelMismatch(
             f"{what} was made with model {header.get('model_path') or '<string>'} "
             f"(sha256 {want[:16]}) but the model given is {path or '<string>'} "
-            f"(sha256 {got[:16]}): they differ")
+            f"(sha256 {got[:16]}): they differ{why}")
 
 
 # --------------------------------------------------------------------------------------------

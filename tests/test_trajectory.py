@@ -378,13 +378,34 @@ def test_sensordata_is_recorded_with_each_step(tmp_path):
 
 def test_version_1_recordings_still_load():
     """A recording made before sensordata was recorded (format version 1, made by the engine
-    of that time from trajectory_arm.xml) loads, with no sensor data, and is still recognised
-    as made with this model although the Model has gained fields since (its hash covers the
-    version 1 fields)."""
+    of that time from trajectory_arm.xml) loads, with no sensor data. Its model hash covers the
+    inverse weights, which this engine computes with other rounding (1e-13 relative, by the
+    articulated-inertia recursion): it can no longer be matched to its model, and the error
+    says why."""
     traj = engine.load_trajectory(os.path.join(ROOT, "tests", "data", "trajectory_v1.traj"))
     assert traj.header["version"] == 1 and len(traj) == 5
     assert traj.sensordata.shape == (5, 0)
-    traj.check_model(engine.load_model(ARM))
+    with pytest.raises(TrajectoryModelMismatch, match="earlier version.*dof_invweight0"):
+        traj.check_model(engine.load_model(ARM))
+
+
+def test_model_hash_ignores_the_rounding_of_derived_quantities(tmp_path):
+    """A recording's model hash leaves out the quantities the engine derives at qpos0 (inverse
+    weights, dof_M0, actuator_acc0): a model whose derived arrays differ in their last bits is
+    still its model; a changed mass is not."""
+    m = engine.load_model(ARM)
+    path = str(tmp_path / "arm.traj")
+    d = engine.make_data(m)
+    with engine.Recorder(m, path, d=d) as rec:
+        engine.step(m, d)
+        rec.record(d)
+    traj = engine.load_trajectory(path)
+    assert not set(engine.trajectory.DERIVED_ARRAYS) & set(traj.header["model_hash_fields"]["arrays"])
+    again = engine.load_model(ARM)
+    for name in engine.trajectory.DERIVED_ARRAYS:
+        a = getattr(again, name)
+        a[...] = np.nextafter(a, np.inf)
+    traj.check_model(again)
     other = engine.load_model_from_string(open(ARM).read().replace('mass="0.5"', 'mass="0.6"'))
-    with pytest.raises(TrajectoryModelMismatch):
+    with pytest.raises(TrajectoryModelMismatch, match="they differ$"):
         traj.check_model(other)
