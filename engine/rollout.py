@@ -431,14 +431,15 @@ def _run(batch: _Batch, datas: list, chunks: list) -> None:
     # the interleaved integrator switches m.opt.disableflags during a step: one model per thread
     private = any(x.opt.integrator == Integrator.INTERLEAVE for x in batch.models)
     warmup.join()
-    shared = typed.List([x._struct for x in batch.models])
     lock = threading.Lock()
     todo = iter(chunks)
     errors = []
 
     def work(d):
+        # each thread its own copies of the models, or its own handles of them
         copies = [x.copy() for x in batch.models] if private else []
-        models = typed.List([x._struct for x in copies]) if private else shared
+        models = typed.List([x._struct for x in copies] if private
+                            else [x.thread_struct() for x in batch.models])
         try:
             while not errors:
                 with lock:

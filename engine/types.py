@@ -927,11 +927,18 @@ class Model(_ArrayHolder):
         object.__setattr__(self, "_extras", tuple(extras))
         for k, v in extras.items():
             object.__setattr__(self, k, v)
-        from ._structs import new_model_struct
-        s = new_model_struct(*[out[n] for n, _, _ in MODEL_SPEC])
-        s._arrays = tuple(out.values())
-        object.__setattr__(self, "_struct", s)
+        object.__setattr__(self, "_struct", self.thread_struct())
         self._freeze()
+
+    def thread_struct(self):
+        """A compiled-code handle of this Model over its very arrays (no copy). A thread that
+        runs kernels on a Model shared with other threads takes its own: each compiled call
+        counts references to the struct it is given (an atomic write), and threads sharing one
+        struct would write the same counter from every core (engine.rollout)."""
+        from ._structs import new_model_struct
+        s = new_model_struct(*[self._arrays[n] for n, _, _ in MODEL_SPEC])
+        s._arrays = tuple(self._arrays.values())
+        return s
 
     def _freeze(self) -> None:
         """Make the structural fields and option arrays read-only; compute the signature."""
