@@ -115,11 +115,9 @@ def _initial_state(m):
     return np.concatenate([m.qpos0, np.zeros(m.nv)])
 
 
-def _segment(m, task, x, U, aware, g_end):
-    """Roll the controls U out from x = (qpos, qvel) with a fresh warm start, take g_end(q', v') ->
-    (value, dl/d(q', v')) at the end, and backpropagate dl/d(q', v') through each step (A' and
-    B' products). Returns the value, the end state, dl/dU and dl/d(q, v) at the start.
-    aware: complementarity-aware Jacobians where the loss asks a clamping contact to separate."""
+def _taped_roll(m, x, U):
+    """Roll U out from x = (qpos, qvel) with a fresh warm start; returns the Data, the tape of
+    (qpos, qvel, ctrl, warm start) before each step, and the end state."""
     d = engine.make_data(m)
     d.qpos[:], d.qvel[:] = x[:m.nv], x[m.nv:]
     tape, state = [], {}
@@ -127,7 +125,15 @@ def _segment(m, task, x, U, aware, g_end):
         d.ctrl[:] = u
         tape.append((d.qpos.copy(), d.qvel.copy(), u.copy(), state.get("clamping")))
         hc.lcp_step(m, d, None, state)
-    end = np.concatenate([d.qpos, d.qvel])
+    return d, tape, np.concatenate([d.qpos, d.qvel])
+
+
+def _segment(m, task, x, U, aware, g_end):
+    """Roll the controls U out from x = (qpos, qvel) with a fresh warm start, take g_end(q', v') ->
+    (value, dl/d(q', v')) at the end, and backpropagate dl/d(q', v') through each step (A' and
+    B' products). Returns the value, the end state, dl/dU and dl/d(q, v) at the start.
+    aware: complementarity-aware Jacobians where the loss asks a clamping contact to separate."""
+    d, tape, end = _taped_roll(m, x, U)
     value, lam = g_end(end)
     grad = np.zeros_like(U)
     for t in reversed(range(len(U))):
@@ -200,14 +206,7 @@ def _piece_jacobians(m, x, U, aware):
     de/dU (nx, len(U), nu) and de/dx (nx, nx), each row backpropagated as in single shooting
     (with aware: the complementarity-aware Jacobians chosen for that row's direction)."""
     nx = 2 * m.nv
-    d = engine.make_data(m)
-    d.qpos[:], d.qvel[:] = x[:m.nv], x[m.nv:]
-    tape, state = [], {}
-    for u in U:
-        d.ctrl[:] = u
-        tape.append((d.qpos.copy(), d.qvel.copy(), u.copy(), state.get("clamping")))
-        hc.lcp_step(m, d, None, state)
-    end = np.concatenate([d.qpos, d.qvel])
+    d, tape, end = _taped_roll(m, x, U)
     rows = np.eye(nx)
     dU = np.zeros((nx, len(U), m.nu))
     for t in reversed(range(len(U))):
