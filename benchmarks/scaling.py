@@ -2,6 +2,7 @@
 
     python benchmarks/scaling.py [--spheres 100 300 1000 3000] [--walkers 10 30 100 400]
                                  [--chains 100 300 450 1000 3000] [--steps 200]
+                                 [--free-bodies 10000]
 
 Families (tests/scaled_models.py): N free spheres on a plane, dm_control's walker replicated N
 times, a chain of N nested hinged bodies (MJCF; MuJoCo's XML reader refuses nesting deeper than
@@ -11,11 +12,19 @@ MuJoCo: MjModel.from_xml_string); "load+step" adds make_data and `--steps` steps
 initial state (the spheres reach the plane and touch it on the way). The exponent column is
 log(t_N / t_prev) / log(N / N_prev): 1 is linear. One run per size, both engines in the same
 process one after the other: absolute times follow the machine's load, compare the ratios.
+
+Memory (--free-bodies N): N free spheres on a plane (sparse rows: jacobian="auto"), each engine
+in a child process of its own, one after the other: load, make_data and `--steps` steps timed
+apart, the peak resident set (ru_maxrss) of the child and its resident set after the imports
+(the difference is what the model and its Data took), and the bytes of Data's arrays (ours).
 """
 import argparse
+import json
 import logging
 import math
 import pathlib
+import resource
+import subprocess
 import sys
 import time
 
@@ -80,18 +89,72 @@ def family(name, sizes, make, steps, mujoco_limit=None):
         prev_ours, prev_mj = (n, t_ours), (n, t_mj)
 
 
+def _rss_mib():
+    """Current resident set of this process (MiB)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2 ** 20
+
+
+def memory_child(which, n, steps):
+    """Run in a child process: load, make the data and step n free spheres; print JSON."""
+    logging.disable(logging.WARNING)
+    xml = scaled_models.spheres(n)
+    if which == "ours":
+        ours_steps(scaled_models.spheres(2), 1)          # kernels loaded, not measured
+    base = _rss_mib()
+    out = {}
+    if which == "ours":
+        out["load"], m = timed(lambda: engine.load_model_from_string(xml))
+        out["make"], d = timed(lambda: engine.make_data(m))
+        out["step"], _ = timed(lambda: engine.step(m, d, steps))
+        out["data_mib"] = sum(a.nbytes for a in d._arrays.values()) / 2 ** 20
+        out["sparse"] = d.efc_Jrow.shape[0] > 0
+    else:
+        out["load"], m = timed(lambda: mujoco.MjModel.from_xml_string(xml))
+        out["make"], d = timed(lambda: mujoco.MjData(m))
+        out["step"], _ = timed(lambda: mujoco.mj_step(m, d, steps))
+        out["data_mib"] = d.nbuffer / 2 ** 20 if hasattr(d, "nbuffer") else float("nan")
+        out["sparse"] = bool(mujoco.mj_isSparse(m))
+    out.update(ncon=int(d.ncon), nefc=int(d.nefc), base_mib=base,
+               peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(json.dumps(out))
+
+
+def free_bodies(n, steps):
+    print(f"\n{n} free spheres on a plane, {steps} steps (each engine in a child process)")
+    print(f"{'':8s} {'load s':>7s} {'make s':>7s} {'step s':>7s} {'ncon':>6s} {'nefc':>6s} "
+          f"{'sparse':>6s} {'Data MiB':>9s} {'peak RSS MiB':>13s} {'after imports':>14s}")
+    for which in ("ours", "MuJoCo"):
+        run = subprocess.run([sys.executable, __file__, "--memory-child", which, str(n),
+                              str(steps)], capture_output=True, text=True)
+        if run.returncode:
+            print(f"{which:8s} failed: {run.stderr.strip().splitlines()[-1:]}")
+            continue
+        r = json.loads(run.stdout.strip().splitlines()[-1])
+        print(f"{which:8s} {r['load']:7.2f} {r['make']:7.2f} {r['step']:7.2f} {r['ncon']:6d} "
+              f"{r['nefc']:6d} {str(r['sparse']):>6s} {r['data_mib']:9.1f} "
+              f"{r['peak_mib']:13.0f} {r['base_mib']:14.0f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--spheres", type=int, nargs="*", default=[100, 300, 1000, 3000])
     ap.add_argument("--walkers", type=int, nargs="*", default=[10, 30, 100, 400])
     ap.add_argument("--chains", type=int, nargs="*", default=[100, 300, 450, 1000, 3000])
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--free-bodies", type=int, nargs="*", default=[10000])
+    ap.add_argument("--memory-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory_child:
+        which, n, steps = args.memory_child
+        return memory_child(which, int(n), int(steps))
     logging.disable(logging.WARNING)
     ours_steps(scaled_models.spheres(2), 1)          # imports and compiled kernels, not timed
     family("free spheres on a plane", args.spheres, scaled_models.spheres, args.steps)
     family("dm_control walkers", args.walkers, scaled_models.walkers, args.steps)
     family("chain of hinges (MJCF)", args.chains, scaled_models.chain, 0, mujoco_limit=450)
+    for n in args.free_bodies:
+        free_bodies(n, args.steps)
 
 
 if __name__ == "__main__":

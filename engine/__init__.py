@@ -8,7 +8,7 @@ load_trajectory, Model, Data, ModelError, CapacityError and the enums (ObjType, 
 State among them); Spec (models edited in code) and save_model_xml.
 """
 from .enums import (BiasType, CamLight, Cone, DisableBit, DynType, EqType, GainType, GeomType,
-                    Integrator, JointType, ObjType, SensorType, Solver, Stabilization, State,
+                    Integrator, Jacobian, JointType, ObjType, SensorType, Solver, Stabilization, State,
                     TrnType, WrapType)
 from .types import CapacityError, Data, Model, ModelError
 from .views import id2name, name2id
@@ -33,7 +33,7 @@ warmup.start()     # on an empty numba cache: compile part of the engine in a se
 
 __all__ = [
     "BiasType", "CamLight", "Cone", "DisableBit", "DynType", "EqType", "GainType", "GeomType",
-    "Integrator", "JointType", "ObjType", "SensorType", "Solver", "Stabilization", "State",
+    "Integrator", "Jacobian", "JointType", "ObjType", "SensorType", "Solver", "Stabilization", "State",
     "TrnType", "WrapType", "Data", "Model", "ModelError", "CapacityError",
     "load_model", "load_model_from_string", "make_data", "reset_data", "reset_keyframe",
     "name2id", "id2name", "forward", "step", "full_inertia", "energy", "inverse", "contact_force",

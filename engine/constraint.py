@@ -92,11 +92,13 @@ def _add_row(m, d, ctype, cid, pos, margin, approx, soft, friction, b1, b2):
         d.nefc_overflow[0] = 1
         return -1
     d.nefc[0] = i + 1
-    # efc_J[i] is zero outside efc_range[i] (an invariant of every row, kept by writing J only
-    # within the range): clearing the previous range clears the row at the cost of its nonzeros
-    for r in range(2):
-        a = d.efc_range[i, 2 * r]
-        d.efc_J[i, a:a + d.efc_range[i, 2 * r + 1]] = 0.0
+    # dense layout: efc_J[i] is zero outside efc_range[i] (an invariant of every row, kept by
+    # writing J only within the range): clearing the previous range clears the row at the cost
+    # of its nonzeros. Sparse layout: row_end writes the whole packed row.
+    if dense_rows(d):
+        for r in range(2):
+            a = d.efc_range[i, 2 * r]
+            d.efc_J[i, a:a + d.efc_range[i, 2 * r + 1]] = 0.0
     if b1 < 0:
         d.efc_range[i, 0] = 0
         d.efc_range[i, 1] = d.qvel.shape[0]
@@ -125,11 +127,12 @@ def _add_row(m, d, ctype, cid, pos, margin, approx, soft, friction, b1, b2):
 
 @jit
 def _jac_dot(m, d, row, body, point, dirv, rot, scale):
-    """row += scale * dirv . (translational or rotational Jacobian of body at point)."""
+    """row (a dense row of row_begin) += scale * dirv . (translational or rotational Jacobian
+    of body at point)."""
     if rot:
-        apply_ft(m, d, ZERO3, dirv, point, body, d.efc_J[row], scale)
+        apply_ft(m, d, ZERO3, dirv, point, body, row, scale)
     else:
-        apply_ft(m, d, dirv, ZERO3, point, body, d.efc_J[row], scale)
+        apply_ft(m, d, dirv, ZERO3, point, body, row, scale)
 
 
 @jit
@@ -166,7 +169,10 @@ def _equality_rows(m, d):
         if not m.eq_active0[e]:
             continue
         soft = softness(m, m.eq_epsilon[e], m.eq_kappa[e], m.eq_rmin[e])
-        if m.eq_hard[e]:
+        # hard rows need the dense layout and the dense Newton (a Data made while m.eq_hard
+        # was clear has neither when sparse: its rows stay soft)
+        hard = m.eq_hard[e] and d.dense_M.shape[0] == d.qvel.shape[0]
+        if hard:
             soft = (0.0, soft[1], soft[2])   # B, K of (28) in the limit eps -> 0; R = 0 below
         first_row = d.nefc[0]
         t = m.eq_type[e]
@@ -181,8 +187,10 @@ def _equality_rows(m, d):
                 if i < 0:
                     return
                 axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
-                _jac_dot(m, d, i, b1, p1, axis, False, 1.0)
-                _jac_dot(m, d, i, b2, p2, axis, False, -1.0)
+                J = row_begin(d, i, 0)
+                _jac_dot(m, d, J, b1, p1, axis, False, 1.0)
+                _jac_dot(m, d, J, b2, p2, axis, False, -1.0)
+                row_end(d, i, 0)
             if t == EqType.WELD:
                 # orientation error Im(q2^-1 q1 relquat) and its Jacobian
                 # 1/2 Im(q2^-1 (jacr1 - jacr2) q1 relquat), scaled by torquescale (as MuJoCo)
@@ -203,15 +211,23 @@ def _equality_rows(m, d):
                         return
                     axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
                             1.0 if k == 2 else 0.0)
-                    _jac_dot(m, d, i, b1, p1, axis, True, 1.0)
-                    _jac_dot(m, d, i, b2, p2, axis, True, -1.0)
-                for j in range(d.qvel.shape[0]):
-                    w = (0.0, d.efc_J[first, j], d.efc_J[first + 1, j], d.efc_J[first + 2, j])
-                    if w[1] == 0.0 and w[2] == 0.0 and w[3] == 0.0:
-                        continue
-                    q3 = quat_mul(quat_mul(q2inv, w), q1r)
-                    for k in range(3):
-                        d.efc_J[first + k, j] = 0.5 * q3[k + 1] * ts
+                    J = row_begin(d, i, k)
+                    _jac_dot(m, d, J, b1, p1, axis, True, 1.0)
+                    _jac_dot(m, d, J, b2, p2, axis, True, -1.0)
+                J0, J1, J2 = row_begin(d, first, 0), row_begin(d, first + 1, 1), row_begin(
+                    d, first + 2, 2)
+                for r in range(2):           # the three rows share their dofs (efc_range)
+                    a = d.efc_range[first, 2 * r]
+                    for j in range(a, a + d.efc_range[first, 2 * r + 1]):
+                        w = (0.0, J0[j], J1[j], J2[j])
+                        if w[1] == 0.0 and w[2] == 0.0 and w[3] == 0.0:
+                            continue
+                        q3 = quat_mul(quat_mul(q2inv, w), q1r)
+                        J0[j] = 0.5 * q3[1] * ts
+                        J1[j] = 0.5 * q3[2] * ts
+                        J2[j] = 0.5 * q3[3] * ts
+                for k in range(3):
+                    row_end(d, first + k, k)
         elif t == EqType.JOINT or t == EqType.TENDON:
             # x = q1 - q1_0 - poly(q2 - q2_0), poly from eq_data[0:5]
             if t == EqType.JOINT:
@@ -239,16 +255,18 @@ def _equality_rows(m, d):
             i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, soft, False, jb1, jb2)
             if i < 0:
                 return
+            J = row_begin(d, i, 0)
             if t == EqType.JOINT:
-                d.efc_J[i, m.jnt_dofadr[o1]] += 1.0
+                J[m.jnt_dofadr[o1]] += 1.0
                 if o2 >= 0:
-                    d.efc_J[i, m.jnt_dofadr[o2]] -= deriv
+                    J[m.jnt_dofadr[o2]] -= deriv
             else:
                 for k in range(d.qvel.shape[0]):
-                    d.efc_J[i, k] = d.ten_J[o1, k]
+                    J[k] = d.ten_J[o1, k]
                     if o2 >= 0:
-                        d.efc_J[i, k] -= deriv * d.ten_J[o2, k]
-        if m.eq_hard[e]:
+                        J[k] -= deriv * d.ten_J[o2, k]
+            row_end(d, i, 0)
+        if hard:
             for i in range(first_row, d.nefc[0]):
                 d.efc_R[i] = 0.0
                 d.efc_hard[i] = 1
@@ -265,7 +283,8 @@ def _friction_rows(m, d):
                          m.dof_bodyid[k], 0)
             if i < 0:
                 return
-            d.efc_J[i, k] = 1.0
+            row_begin(d, i, 0)[k] = 1.0
+            row_end(d, i, 0)
             d.efc_frictionloss[i] = eta * m.opt_timestep[0]   # impulse bound: torque * h
     for t in range(m.tendon_frictionloss.shape[0]):
         eta = m.tendon_frictionloss[t]
@@ -275,7 +294,8 @@ def _friction_rows(m, d):
                          True, -1, -1)
             if i < 0:
                 return
-            d.efc_J[i, :] = d.ten_J[t]
+            row_begin(d, i, 0)[:] = d.ten_J[t]
+            row_end(d, i, 0)
             d.efc_frictionloss[i] = eta * m.opt_timestep[0]
 
 
@@ -298,8 +318,10 @@ def _limit_rows(m, d):
                              m.dof_invweight0[da], soft, False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
+                J = row_begin(d, i, 0)
                 for c in range(3):
-                    d.efc_J[i, da + c] = -rv[c] / max(angle, MINVAL)
+                    J[da + c] = -rv[c] / max(angle, MINVAL)
+                row_end(d, i, 0)
             continue
         q = d.qpos[m.jnt_qposadr[j]]
         da = m.jnt_dofadr[j]
@@ -313,7 +335,8 @@ def _limit_rows(m, d):
                              False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
-                d.efc_J[i, da] = 1.0 if side == 0 else -1.0
+                row_begin(d, i, 0)[da] = 1.0 if side == 0 else -1.0
+                row_end(d, i, 0)
     for t in range(m.tendon_limited.shape[0]):
         if not m.tendon_limited[t]:
             continue
@@ -328,8 +351,10 @@ def _limit_rows(m, d):
                 if i < 0:
                     return
                 sgn = 1.0 if side == 0 else -1.0
+                J = row_begin(d, i, 0)
                 for k in range(d.qvel.shape[0]):
-                    d.efc_J[i, k] = sgn * d.ten_J[t, k]
+                    J[k] = sgn * d.ten_J[t, k]
+                row_end(d, i, 0)
 
 
 @jit
@@ -407,10 +432,12 @@ def _contact_rows(m, d):
                 for side in range(2):
                     sgn = mu if side == 0 else -mu
                     i = _add_row(m, d, ctype, c, dist, margin, 0.0, soft, False, b1, b2)
-                    _jac_dot(m, d, i, b2, p, n_axis, False, 1.0)
-                    _jac_dot(m, d, i, b1, p, n_axis, False, -1.0)
-                    _jac_dot(m, d, i, b2, p, axis, rotational, sgn)
-                    _jac_dot(m, d, i, b1, p, axis, rotational, -sgn)
+                    J = row_begin(d, i, 0)
+                    _jac_dot(m, d, J, b2, p, n_axis, False, 1.0)
+                    _jac_dot(m, d, J, b1, p, n_axis, False, -1.0)
+                    _jac_dot(m, d, J, b2, p, axis, rotational, sgn)
+                    _jac_dot(m, d, J, b1, p, axis, rotational, -sgn)
+                    row_end(d, i, 0)
                     d.efc_mu[i] = mu
                     d.efc_R[i] = rpy
             continue
@@ -434,8 +461,10 @@ def _contact_rows(m, d):
             # normal and rolling about the tangents rotate (frame rows 0, 1, 2)
             axis = _frame_axis(d, c, k)
             rotational = k >= 3
-            _jac_dot(m, d, i, b2, p, axis, rotational, 1.0)
-            _jac_dot(m, d, i, b1, p, axis, rotational, -1.0)
+            J = row_begin(d, i, 0)
+            _jac_dot(m, d, J, b2, p, axis, rotational, 1.0)
+            _jac_dot(m, d, J, b1, p, axis, rotational, -1.0)
+            row_end(d, i, 0)
             if k > 0:
                 mu = _friction_of_dim(d, c, k)
                 d.efc_mu[i] = mu
@@ -465,6 +494,7 @@ def _friction_of_dim(d, c, k):
 def make_constraint(m, d):
     """Constraint rows of the current configuration: efc_* (J, pos, margin, R, B, K) and nefc."""
     d.nefc[0] = 0
+    d.efc_Jrow[:, :] = 0.0      # sparse layout: a row left unfinished by an overflow is dropped
     flags = m.opt_disableflags[0]
     if flags & DisableBit.CONSTRAINT:
         return
@@ -478,14 +508,61 @@ def make_constraint(m, d):
         _contact_rows(m, d)
 
 
+# Row layouts (Data.efc_J, efc_MinvJT; types.data_sizes). Row i is nonzero on the dofs of its
+# two ranges (efc_range: adr, num, adr, num). Dense layout (nv columns): the entry of dof k is
+# rows[i, k]. Sparse layout (m.opt.jacobian, njcol <= nv columns): the row is packed, range 0's
+# dofs at columns 0..num0-1, then range 1's; Data's rows then cost njmax x (the most dofs a row
+# can touch) instead of njmax x nv. MuJoCo's compressed rows (efc_J_rownnz, rowadr, colind)
+# with the column indices implied by the two ranges: sparse_rows gives them.
+@jit
+def dense_rows(d):
+    """True when the rows (efc_J, efc_MinvJT) hold the dense layout (one column per dof);
+    the sparse layout has the scratch rows efc_Jrow."""
+    return d.efc_Jrow.shape[0] == 0
+
+
+@jit
+def row_col(d, i, r):
+    """The column of rows[i] that holds the first dof of range r of row i."""
+    if dense_rows(d):
+        return d.efc_range[i, 2 * r]
+    return 0 if r == 0 else d.efc_range[i, 1]
+
+
+@jit
+def row_begin(d, i, slot):
+    """The dense row (nv entries, zero outside the row's range) in which to build row i:
+    efc_J[i] itself in the dense layout, else the scratch efc_Jrow[slot] that row_end packs."""
+    if dense_rows(d):
+        return d.efc_J[i]
+    return d.efc_Jrow[slot]
+
+
+@jit
+def row_end(d, i, slot):
+    """Pack the row built in efc_Jrow[slot] into efc_J[i] (sparse layout) and clear the
+    scratch; nothing in the dense layout."""
+    if dense_rows(d):
+        return
+    src = d.efc_Jrow[slot]
+    c = 0
+    for r in range(2):
+        a = d.efc_range[i, 2 * r]
+        for k in range(a, a + d.efc_range[i, 2 * r + 1]):
+            d.efc_J[i, c] = src[k]
+            src[k] = 0.0
+            c += 1
+
+
 @jit
 def row_dot(d, i, rows, x):
     """rows[i] . x over the row's nonzero dofs (efc_range)."""
     s = 0.0
     for r in range(2):
         a = d.efc_range[i, 2 * r]
+        c = row_col(d, i, r) - a
         for k in range(a, a + d.efc_range[i, 2 * r + 1]):
-            s += rows[i, k] * x[k]
+            s += rows[i, k + c] * x[k]
     return s
 
 
@@ -494,8 +571,34 @@ def row_axpy(d, i, rows, scale, y):
     """y += scale * rows[i] over the row's nonzero dofs."""
     for r in range(2):
         a = d.efc_range[i, 2 * r]
+        c = row_col(d, i, r) - a
         for k in range(a, a + d.efc_range[i, 2 * r + 1]):
-            y[k] += scale * rows[i, k]
+            y[k] += scale * rows[i, k + c]
+
+
+def dense_jacobian(d, rows=None):
+    """The rows (efc_J unless given, e.g. d.efc_MinvJT) of the current nefc constraints as a
+    dense nefc x nv array, in either layout (MuJoCo's mju_sparse2dense of efc_J)."""
+    rows = d.efc_J if rows is None else rows
+    nv = d.qvel.shape[0]
+    rownnz, rowadr, colind = sparse_rows(d)
+    out = np.zeros((d.nefc, nv))
+    for i in range(d.nefc):
+        cols = colind[rowadr[i]:rowadr[i] + rownnz[i]]
+        out[i, cols] = rows[i, cols] if d.efc_Jrow.shape[0] == 0 else rows[i, :rownnz[i]]
+    return out
+
+
+def sparse_rows(d):
+    """MuJoCo's compressed-row description of the current rows: (rownnz, rowadr, colind),
+    row i's entries being efc_J[i, :rownnz[i]] (sparse layout; efc_J[i, colind[...]] in the
+    dense layout) on the dofs colind[rowadr[i]:rowadr[i] + rownnz[i]]."""
+    rng = d.efc_range[:d.nefc]
+    rownnz = (rng[:, 1] + rng[:, 3]).astype(np.int64)
+    rowadr = np.concatenate(([0], np.cumsum(rownnz)[:-1])).astype(np.int64)
+    colind = np.concatenate([np.r_[r[0]:r[0] + r[1], r[2]:r[2] + r[3]] for r in rng]
+                            + [np.empty(0, np.int64)]).astype(np.int64)
+    return rownnz, rowadr[:d.nefc], colind
 
 
 @jit
@@ -531,9 +634,9 @@ def exact_stabilization(m, d):
             ns += 1
     if ns == 0:
         return
-    minvjt = np.empty((ns, nv))
+    minvjt = np.zeros((ns, nv))
     for a in range(ns):
-        minvjt[a, :] = d.efc_J[rows[a]]
+        row_axpy(d, rows[a], d.efc_J, 1.0, minvjt[a])
         solve_m(m, d.qLD, d.qLDiagInv, minvjt[a])
     AR = np.empty((ns, ns))
     for a in range(ns):

@@ -33,7 +33,7 @@ from .collision_driver import (C_CAPSULE_CAPSULE, C_PLANE_BOX, C_PLANE_CAPSULE, 
                                C_SPHERE_BOX, C_SPHERE_CAPSULE, C_SPHERE_SPHERE, COLLISION_FUNC)
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, OBJ_SITE, contact_nrows,
-                         equality_frames, row_axpy, row_dot, softness)
+                         equality_frames, row_axpy, row_col, row_dot, softness)
 from .derivative import actuator_vel, passive_vel, rne_vel
 from .derivative_fd import restore_state, save_state
 from .enums import (BiasType, DisableBit, DynType, EqType, GainType, GeomType, Integrator,
@@ -1194,8 +1194,9 @@ def _outer_row(d, r, u, out, scale):
     """out[p, :] += scale J[r, p] u for the row's nonzero dofs p (efc_range)."""
     for s in range(2):
         adr = d.efc_range[r, 2 * s]
+        col = row_col(d, r, s) - adr
         for p in range(adr, adr + d.efc_range[r, 2 * s + 1]):
-            jp = d.efc_J[r, p] * scale
+            jp = d.efc_J[r, p + col] * scale
             if jp != 0.0:
                 for c in range(u.shape[0]):
                     out[p, c] += jp * u[c]

@@ -62,6 +62,17 @@ class Cone(IntEnum):
     ELLIPTIC = 1
 
 
+class Jacobian(IntEnum):
+    """Storage of the constraint rows (MuJoCo's mjtJacobian, read when a Data is made):
+    DENSE rows of nv entries, SPARSE rows of the dofs they touch, AUTO sparse for nv >= 60."""
+    DENSE = 0
+    SPARSE = 1
+    AUTO = 2
+
+
+SPARSE_NV = 60   # Jacobian.AUTO: sparse from this many dofs on (MuJoCo's threshold)
+
+
 class Stabilization(IntEnum):
     """How B and K of v* (paper eq. 24) are chosen: DIAGONAL is eq. 28 (critical damping under
     the diagonal approximation of A); EXACT solves A R^-1 B = 2 kappa^-1 (I + A R^-1),

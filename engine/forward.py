@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 
 from . import (actuator, collision_driver, constraint, derivative, passive, sensor, smooth, solver,
-               warmup)
+               solver_sparse, warmup)
 from .collision_driver import collision
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from .jit import inlined, jit
@@ -142,6 +142,14 @@ def fwd_constraint(m, d):
 def _solve_newton(m, d, f, vhat, vnext, warm):
     """Newton's method on the primal (then noslip if asked): f, vnext; returns (niter,
     residual)."""
+    if d.dense_M.shape[0] != d.qvel.shape[0]:
+        # sparse rows (m.opt.jacobian): the Hessian factored island by island
+        niter, residual = solver_sparse.solve_newton(m, d, f, vhat, vnext, warm,
+                                                     implicit_damping(m))
+        if m.opt_noslip_iterations[0] > 0:
+            solver.compute_A(m, d)
+            niter += _noslip(m, d, f, vhat, vnext)
+        return niter, residual
     _dense_inertia(m, d, d.dense_M)
     if warm:
         # "not <=": a NaN cost (a bad warm start) falls back to the cold start too

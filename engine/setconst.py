@@ -28,7 +28,7 @@ def set_const(m: Model) -> Model:
 
 def _set_const(m: Model) -> None:
     collision_driver.set_const_collision(m)
-    d = Data(m)
+    d = Data(m, nconmax=1, njmax=1)   # kinematics and inertia only: no room for rows
     d.qpos[:] = m.qpos0
     for b in range(m.nbody):
         k = m.body_mocapid[b]

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
-                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_dot)
+                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_col, row_dot)
 from .jit import jit
 from .math import MINVAL, first_bad
 
@@ -216,7 +216,8 @@ def compute_A(m, d):
         j = _same_trees_end(rng, i, nefc)
         for r in range(2):
             if rng[i, 2 * r + 1] > 0:
-                _solve_rows(m, d, X, i, j, rng[i, 2 * r], rng[i, 2 * r + 1])
+                _solve_rows(m, d, X, i, j, rng[i, 2 * r], rng[i, 2 * r + 1],
+                            row_col(d, i, r))
         i = j
     i = 0
     while i < nefc:
@@ -238,10 +239,11 @@ def _same_trees_end(rng, i, nefc):
 
 
 @jit
-def _solve_rows(m, d, X, i0, i1, adr, num):
+def _solve_rows(m, d, X, i0, i1, adr, num, col):
     """efc_MinvJT[i0:i1, adr:adr + num] = (M^-1 J')' on one whole tree (smooth.solve_m_range's
     passes, x <- L^-T x, D^-1 x, L^-1 x, applied to the rows i0..i1-1 at once: X holds them
-    dof by dof, so each entry of the factor is read once for all the rows)."""
+    dof by dof, so each entry of the factor is read once for all the rows). col: the column
+    of the rows that holds dof adr (constraint.row_col)."""
     nb = i1 - i0
     X = X[:num * nb].reshape((num, nb))
     parent = m.dof_parentid
@@ -250,7 +252,7 @@ def _solve_rows(m, d, X, i0, i1, adr, num):
     J = d.efc_J
     for k in range(num):
         for r in range(nb):
-            X[k, r] = J[i0 + r, adr + k]
+            X[k, r] = J[i0 + r, col + k]
     # x <- L^-T x
     for k in range(num - 1, -1, -1):
         xk = X[k]
@@ -284,7 +286,7 @@ def _solve_rows(m, d, X, i0, i1, adr, num):
     out = d.efc_MinvJT
     for k in range(num):
         for r in range(nb):
-            out[i0 + r, adr + k] = X[k, r]
+            out[i0 + r, col + k] = X[k, r]
 
 
 @jit
@@ -445,9 +447,7 @@ def primal_cost(d, vnext, vhat, Mdense, f):
             continue
         n = object_size(d, i)
         for k in range(n):
-            y = 0.0
-            for b in range(nv):
-                y += d.efc_J[i + k, b] * vnext[b]
+            y = row_dot(d, i + k, d.efc_J, vnext)
             z[k] = (d.efc_vstar[i + k] - y) / d.efc_R[i + k]
         project_object(d, i, n, z, out, d.efc_R[i:i + n])
         for k in range(n):

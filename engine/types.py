@@ -31,7 +31,7 @@ from numba.core import cgutils
 from numba.experimental import structref
 from numba.extending import intrinsic
 
-from .enums import Cone, DisableBit, Integrator, Solver, Stabilization
+from .enums import SPARSE_NV, Cone, DisableBit, Integrator, Jacobian, Solver, Stabilization
 from .views import ContactView, accessor, unknown_attribute
 
 # --------------------------------------------------------------------------------------------
@@ -61,6 +61,7 @@ opt_impratio        f 1          # ratio of frictional to normal impedance (MuJo
 opt_integrator      i 1          # Integrator
 opt_solver          i 1          # Solver
 opt_cone            i 1          # Cone
+opt_jacobian        i 1          # Jacobian: row storage of the Data made for the model
 opt_stabilization   i 1          # Stabilization: diagonal B, K (eq. 28) or exact critical damping
 opt_iterations      i 1          # maximum solver iterations
 opt_noslip_iterations i 1        # noslip sweeps after the solver (0: no noslip)
@@ -441,7 +442,10 @@ nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data
 efc_type            i njmax      # constraint type (enums.ConstraintType)
 efc_id              i njmax      # id of the object the row belongs to (joint, tendon, contact...)
-efc_J               f njmax nv   # constraint Jacobian
+efc_J               f njmax njcol  # constraint Jacobian: row i's entries on the dofs of
+                                 # efc_range, at the dofs' columns (dense layout, njcol = nv)
+                                 # or packed from column 0 (sparse layout, njcol <= nv); read
+                                 # and write rows through constraint.row_* only
 efc_pos             f njmax      # constraint position (violation, distance)
 efc_margin          f njmax      # inclusion margin
 efc_frictionloss    f njmax      # friction loss (friction rows)
@@ -454,6 +458,8 @@ efc_hard            i njmax      # 1: hard equality row (R = 0, solved exactly)
 efc_vstar           f njmax      # desired velocity v* (paper eq. 24)
 efc_vel             f njmax      # J qvel
 efc_range           i njmax 4    # the row's nonzero dofs: two tree ranges (adr, num, adr, num)
+efc_Jrow            f njrow nv   # scratch: rows being built (dense, zero outside them); no rows:
+                                 # the dense layout
 efc_force           f njmax      # constraint force (impulse / timestep)
 efc_impulse         f njmax      # constraint impulse f of the paper
 efc_warm            f njmax      # impulses of the previous step's rows, for warm starting
@@ -466,18 +472,18 @@ warm_contact_pos    f nconmax 3  # their positions
 warm_contact_adr    i nconmax    # their first rows
 efc_A               f njmax 6    # A = J M^-1 J' (paper eq. 8) within each object: row i, column
                                  # j holds A(i, first + j), first = the object's first row
-efc_MinvJT          f njmax nv   # rows of M^-1 J'
+efc_MinvJT          f njmax njcol  # rows of M^-1 J' (efc_J's layout)
 efc_b               f njmax      # v- - v*: linear term of the impulse problem (paper eq. 11)
 efc_grad            f njmax      # scratch: gradient of the impulse problem
 qacc_warmstart      f nv         # qacc of the previous step, to warm-start the solver
 solver_w            f nv         # scratch: M^-1 J' f, the velocity change of the impulses
 solver_v            f nv         # scratch: M^-1 J' f of the cost (solver.dual_cost)
 solver_L            f njmax 6    # scratch: Cholesky factors of the contact blocks (PGS)
-solver_X            f njmax nv   # scratch: rows of M^-1 J' being solved, dof by dof (compute_A)
+solver_X            f njmax njcol  # scratch: rows of M^-1 J' being solved, dof by dof (compute_A)
 solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
 solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)
-newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
-dense_M             f nv nv      # scratch: dense inertia of the step (M + h B), Newton solver
+newton_H            f nvdense nvdense  # scratch: Hessian of the primal problem (dense Newton)
+dense_M             f nvdense nvdense  # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step
 solver_residual     f 1          # final residual of the last solve
 # integrator scratch (allocated once)
@@ -814,9 +820,9 @@ class Option:
     (``m.opt.gravity[2] = x`` included) by element."""
 
     _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
-                "solver cone stabilization iterations noslip_iterations noslip_tolerance "
+                "solver cone jacobian stabilization iterations noslip_iterations noslip_tolerance "
                 "disableflags enableflags").split()
-    _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone,
+    _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone, "jacobian": Jacobian,
               "stabilization": Stabilization}
 
     def __init__(self, arrays):
@@ -852,7 +858,7 @@ class Option:
 
     # MuJoCo's options that this engine does not have
     _MUJOCO_ONLY = ("ls_tolerance ccd_tolerance sleep_tolerance o_margin "
-                    "o_solref o_solimp o_friction jacobian ls_iterations "
+                    "o_solref o_solimp o_friction ls_iterations "
                     "ccd_iterations disableactuator sdf_iterations sdf_initpoints").split()
 
     def _unknown(self, name):
@@ -1016,6 +1022,46 @@ def _model_from_state(sizes, arrays, names, extras):
     return Model(sizes, arrays, names, **extras)
 
 
+def sparse_jacobian(m) -> bool:
+    """Whether a Data made now for m stores its constraint rows sparse (m.opt.jacobian: SPARSE,
+    or AUTO with nv >= SPARSE_NV, as MuJoCo's mj_isSparse). Hard equality rows need the dense
+    layout: a model with m.eq_hard set is dense."""
+    jac = int(m.opt_jacobian[0])
+    sparse = jac == Jacobian.SPARSE or (jac == Jacobian.AUTO and m.nv >= SPARSE_NV)
+    return sparse and not m.eq_hard.any()
+
+
+def jacobian_columns(m, sparse) -> int:
+    """Columns of efc_J's rows: nv (dense layout), or in the sparse layout the most dofs a row
+    can touch, the two largest kinematic trees (a contact or an equality between them), nv
+    when a tendon row may touch every dof."""
+    if not sparse or m.ntendon > 0 or m.nv == 0:
+        return m.nv
+    trees = np.sort(np.bincount(m.body_rootid, weights=m.body_dofnum))[::-1]
+    return int(min(m.nv, trees[:2].sum()))
+
+
+def data_sizes(m, nconmax, njmax, sparse=None) -> dict:
+    """The sizes of DATA_SPEC for m with these capacities, with sparse rows or not (by default
+    sparse_jacobian(m)): njcol columns of efc_J, nvdense x nvdense for the dense Newton's
+    matrices and njrow scratch rows (0 x 0 and 3 in the sparse layout, nv x nv and 0 dense)."""
+    sparse = sparse_jacobian(m) if sparse is None else sparse
+    return dict(m._sizes, nwrap2=m.nwrap2, nconmax=nconmax, npairmax=max(64, 8 * m.ngeom),
+                njmax=njmax, njcol=jacobian_columns(m, sparse), nvdense=0 if sparse else m.nv,
+                njrow=3 if sparse else 0)
+
+
+def _data_request(m, sizes) -> str:
+    """What a Data of these sizes is, for check_memory's message: the sizes that drive it."""
+    layout = "sparse" if sizes["nvdense"] == 0 else "dense"
+    big = sorted(((8 * int(np.prod(_shape(shape, sizes), dtype=np.float64)), name)
+                  for name, _, shape in DATA_SPEC), reverse=True)[:3]
+    parts = ", ".join(f"{name} {_gib(n)}" for n, name in big)
+    return (f"Data for this model ({m.nbody} bodies, nv={m.nv}, {layout} rows of "
+            f"{sizes['njcol']} columns; room for nconmax={sizes['nconmax']} contacts and "
+            f"njmax={sizes['njmax']} constraint rows; largest: {parts})")
+
+
 class Data(_ArrayHolder):
     """Simulation state and every intermediate result (DATA_SPEC), allocated once by make_data.
 
@@ -1031,11 +1077,8 @@ class Data(_ArrayHolder):
     def __init__(self, m: Model, nconmax: int | None = None, njmax: int | None = None):
         nconmax = max(16, m.ngeom) if nconmax is None else positive_int(nconmax, "nconmax")
         njmax = max(64, 4 * nconmax + m.nv) if njmax is None else positive_int(njmax, "njmax")
-        sizes = dict(m._sizes, nwrap2=m.nwrap2, nconmax=nconmax, npairmax=max(64, 8 * m.ngeom),
-                     njmax=njmax)
-        check_memory(spec_nbytes(DATA_SPEC, sizes),
-                     f"Data for this model ({m.nbody} bodies, nv={m.nv}; room for "
-                     f"{sizes['nconmax']} contacts and {sizes['njmax']} constraint rows)")
+        sizes = data_sizes(m, nconmax, njmax)
+        check_memory(spec_nbytes(DATA_SPEC, sizes), _data_request(m, sizes))
         out = {name: np.zeros(_shape(shape, sizes), dtype=_DTYPES[dtype])
                for name, dtype, shape in DATA_SPEC}
         self._adopt(m, out)
@@ -1065,10 +1108,9 @@ class Data(_ArrayHolder):
                "njmax": max(positive_int(njmax, "njmax"), self.njmax)}
         grown = [(name, dtype, shape) for name, dtype, shape in DATA_SPEC
                  if "nconmax" in shape or "njmax" in shape]
-        sizes = dict(self.model._sizes, nwrap2=self.model.nwrap2, **cap)
-        check_memory(spec_nbytes(grown, sizes),
-                     f"growing the Data to room for {cap['nconmax']} contacts and "
-                     f"{cap['njmax']} constraint rows (nv={self.model.nv})")
+        sizes = data_sizes(self.model, cap["nconmax"], cap["njmax"],
+                           self._arrays["efc_Jrow"].shape[0] > 0)
+        check_memory(spec_nbytes(grown, sizes), "growing the " + _data_request(self.model, sizes))
         out = dict(self._arrays)
         for name, dtype, shape in DATA_SPEC:
             if "nconmax" not in shape and "njmax" not in shape:

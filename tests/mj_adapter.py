@@ -64,7 +64,8 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
         opt_density=[o.density], opt_viscosity=[o.viscosity], opt_tolerance=[o.tolerance],
         opt_epsilon=[0.1], opt_kappa=[0.02], opt_rmin=[1e-8], opt_impratio=[o.impratio],
         opt_integrator=[Integrator(o.integrator)],   # MuJoCo's values (0-3)
-        opt_solver=[Solver.PGS], opt_cone=[Cone.ELLIPTIC], opt_iterations=[o.iterations],
+        opt_solver=[Solver.PGS], opt_cone=[Cone.ELLIPTIC], opt_jacobian=[o.jacobian],
+        opt_iterations=[o.iterations],
         opt_noslip_iterations=[o.noslip_iterations], opt_noslip_tolerance=[o.noslip_tolerance],
         opt_disableflags=[disableflags_from_mujoco(o.disableflags)], opt_enableflags=[0],
         opt_stabilization=[Stabilization.DIAGONAL])

@@ -18,7 +18,7 @@ import sys
 from enum import IntEnum
 
 from ..constants import EPS
-from ..enums import Cone, DisableBit, Integrator, Solver
+from ..enums import Cone, DisableBit, Integrator, Jacobian, Solver
 from ..types import ModelError, check_option
 from . import frames as F
 from .elements import ORIENT, TFAuto
@@ -34,6 +34,7 @@ INTEGRATORS = {"Euler": Integrator.SEMIIMPLICIT, "RK4": Integrator.RK4,
 # "LCP": our extension, hard contact (engine.hard_contact); MuJoCo refuses it
 SOLVERS = {"PGS": Solver.PGS, "Newton": Solver.NEWTON, "CG": None, "LCP": Solver.LCP}
 CONES = {"pyramidal": Cone.PYRAMIDAL, "elliptic": Cone.ELLIPTIC}
+JACOBIANS = {"dense": Jacobian.DENSE, "sparse": Jacobian.SPARSE, "auto": Jacobian.AUTO}
 DISABLE_FLAGS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQUALITY,
                  "frictionloss": DisableBit.FRICTIONLOSS, "limit": DisableBit.LIMIT,
                  "contact": DisableBit.CONTACT, "passive": DisableBit.PASSIVE,
@@ -319,6 +320,7 @@ def compile_option(c, o):
         solver = Solver.NEWTON
     out["solver"] = int(solver)
     out["cone"] = int(keyword(o, "cone", CONES))
+    out["jacobian"] = int(keyword(o, "jacobian", JACOBIANS))
     for a in ("noslip_iterations", "noslip_tolerance"):
         out[a] = getattr(o, a)
         if not out[a] >= 0:
@@ -327,7 +329,7 @@ def compile_option(c, o):
         if o.given(a):
             c.warn(f"option '{a}' has no effect (MuJoCo applies it only with the 'override' "
                    "flag)", src(a, o))
-    if o.actuatorgroupdisable:         # the jacobian option: dense or sparse, the same numbers
+    if o.actuatorgroupdisable:
         raise c.unsupported(src("actuatorgroupdisable", o), "disabling actuator groups "
                             "(actuatorgroupdisable)", "actuatorgroupdisable")
     out["disableflags"], out["enableflags"] = compile_flags(c, o), 0

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..enums import Cone, Integrator, JointType, Solver
+from ..enums import Cone, Integrator, Jacobian, JointType, Solver
 from .compile import DISABLE_FLAGS
 from .elements import Inertial, TFAuto
 
@@ -25,6 +25,7 @@ INTEGRATOR_WORDS = {Integrator.SEMIIMPLICIT: "Euler", Integrator.RK4: "RK4",
                     Integrator.INTERLEAVE: "interleave"}
 SOLVER_WORDS = {Solver.PGS: "PGS", Solver.NEWTON: "Newton", Solver.LCP: "LCP"}
 CONE_WORDS = {Cone.PYRAMIDAL: "pyramidal", Cone.ELLIPTIC: "elliptic"}
+JACOBIAN_WORDS = {Jacobian.DENSE: "dense", Jacobian.SPARSE: "sparse", Jacobian.AUTO: "auto"}
 
 # Model array -> (kind of spec object, attribute); the array's row i belongs to object i
 DIRECT = {
@@ -61,7 +62,8 @@ def editable_fields():
     soft = [f"{p}_{k}" for p in SOFTNESS for k in ("epsilon", "kappa", "rmin")]
     return (list(DIRECT) + soft + list(LIMITS) + list(DOF) + list(INERTIA) +
             ["jnt_range", "qpos_spring", "tendon_lengthspring"] +
-            ["opt_" + k for k in OPTIONS + ("integrator", "solver", "cone", "disableflags")])
+            ["opt_" + k for k in OPTIONS + ("integrator", "solver", "cone", "jacobian",
+                                            "disableflags")])
 
 
 class SpecLink:
@@ -144,7 +146,7 @@ def _write_options(m, o, changed):
             v = getattr(m, "opt_" + k)
             setattr(o, k, _value(v) if v.size > 1 else v[0].item())
     for k, words in (("integrator", INTEGRATOR_WORDS), ("solver", SOLVER_WORDS),
-                     ("cone", CONE_WORDS)):
+                     ("cone", CONE_WORDS), ("jacobian", JACOBIAN_WORDS)):
         if changed["opt_" + k]:
             setattr(o, k, words[getattr(opt, k)])
     if changed["opt_disableflags"]:
