@@ -576,6 +576,18 @@ def row_axpy(d, i, rows, scale, y):
             y[k] += scale * rows[i, k + c]
 
 
+@jit
+def rows_dot(d, i, rows_a, j, rows_b):
+    """rows_a[i] . rows_b[j] for two rows on the same dofs (rows of one object), e.g. an
+    entry of A = J M^-1 J' from efc_J and efc_MinvJT."""
+    s = 0.0
+    for r in range(2):
+        c = row_col(d, i, r)
+        for k in range(c, c + d.efc_range[i, 2 * r + 1]):
+            s += rows_a[i, k] * rows_b[j, k]
+    return s
+
+
 def dense_jacobian(d, rows=None):
     """The rows (efc_J unless given, e.g. d.efc_MinvJT) of the current nefc constraints as a
     dense nefc x nv array, in either layout (MuJoCo's mju_sparse2dense of efc_J)."""

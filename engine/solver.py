@@ -37,7 +37,8 @@ import math
 import numpy as np
 
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
-                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_col, row_dot)
+                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_col, row_dot,
+                         rows_dot)
 from .jit import jit
 from .math import MINVAL, first_bad
 
@@ -224,7 +225,7 @@ def compute_A(m, d):
         n = object_size(d, i)
         for a in range(n):
             for b in range(n):
-                d.efc_A[i + a, b] = row_dot(d, i + a, d.efc_J, d.efc_MinvJT[i + b])
+                d.efc_A[i + a, b] = rows_dot(d, i + a, d.efc_J, i + b, d.efc_MinvJT)
         i += n
 
 
@@ -979,7 +980,7 @@ def _noslip_edge_pair(d, j, f, w, res, old, noise):
         old[a] = f[j + a]
     a00 = max(d.efc_A[j, 0], NOSLIP_MINDIAG)
     a11 = max(d.efc_A[j + 1, 0], NOSLIP_MINDIAG)
-    a01 = row_dot(d, j, d.efc_J, d.efc_MinvJT[j + 1])
+    a01 = rows_dot(d, j, d.efc_J, j + 1, d.efc_MinvJT)
     # linear term with the pair's own impulses taken out: bc = res - A_pair old
     b0 = res[0] - a00 * old[0] - a01 * old[1]
     b1 = res[1] - a01 * old[0] - a11 * old[1]

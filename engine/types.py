@@ -1055,7 +1055,7 @@ def _data_request(m, sizes) -> str:
     """What a Data of these sizes is, for check_memory's message: the sizes that drive it."""
     layout = "sparse" if sizes["nvdense"] == 0 else "dense"
     big = sorted(((8 * int(np.prod(_shape(shape, sizes), dtype=np.float64)), name)
-                  for name, _, shape in DATA_SPEC), reverse=True)[:3]
+                  for name, _, shape in DATA_SPEC), key=lambda b: -b[0])[:3]
     parts = ", ".join(f"{name} {_gib(n)}" for n, name in big)
     return (f"Data for this model ({m.nbody} bodies, nv={m.nv}, {layout} rows of "
             f"{sizes['njcol']} columns; room for nconmax={sizes['nconmax']} contacts and "

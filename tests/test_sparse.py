@@ -33,9 +33,13 @@ PILE = """
       <body pos="0.3 0 0"><joint type="hinge" axis="0 1 0" range="-5 5"/>
         <geom type="capsule" fromto="0 0 0 0.3 0 -0.4" size="0.05"/></body>
     </body>
-    <body pos="3 0 0.3"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body name="hung" pos="3 0 0.3"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body name="swing" pos="3.5 0 0.3"><freejoint/><geom type="sphere" size="0.1"/></body>
   </worldbody>
-  <equality><connect body1="world" body2="{last}" anchor="3 0 0.6"/></equality>
+  <equality>
+    <connect body1="world" body2="hung" anchor="3 0 0.6"/>
+    <weld body1="hung" body2="swing" relpose="-0.5 0 0 1 0 0 0"/>
+  </equality>
 </mujoco>
 """
 
@@ -49,9 +53,8 @@ def humanoid():
 
 
 def pile(cone="elliptic", solver="Newton", noslip=0):
-    m = engine.load_model_from_string(PILE.format(cone=cone, solver=solver, noslip=noslip,
-                                                  last=6))
-    return m
+    return engine.load_model_from_string(PILE.format(cone=cone, solver=solver,
+                                                     noslip=noslip))
 
 
 def layouts(m):
@@ -177,28 +180,38 @@ def test_jacobian_option_as_mujoco():
 N_BODIES = 2000
 
 
+def data_bytes(d):
+    return sum(a.nbytes for a in d._arrays.values())
+
+
 def test_thousands_of_free_bodies_step_in_memory_of_their_contacts():
     """2,000 free spheres resting on a plane: sparse by default, each a contact (3 rows of 6
-    dofs) and an island of its own; Data's bytes follow the stated bound
-        8 (3 njmax njcol + 40 njmax + 110 nconmax + 40 ngeom + 130 nbody + 40 nv) + 64 KiB
-    (efc_J, efc_MinvJT and solver_X packed to njcol = 12 columns, the per-row, per-contact
-    and per-object arrays), where the dense rows need 8 njmax nv for each of the three."""
-    xml = scaled_models.spheres(N_BODIES).replace(' 0.2"><freejoint/>', ' 0.0999"><freejoint/>')
+    dofs) and an island of its own. Data's bytes are within the stated bound
+        8 (3 njmax njcol + 36 njmax + 38 nconmax + 2 npairmax + 20 ngeom + 105 nbody + 60 nv
+           + 3 nq + 5 nM + 2 nD) + 64 KiB
+    (efc_J, efc_MinvJT and solver_X packed to njcol = 12 columns; no term in njmax nv or nv^2,
+    where the dense rows need 8 njmax nv bytes for each of the three) and grow linearly with
+    the number of bodies."""
+    def spheres(n, solver="Newton"):
+        xml = scaled_models.spheres(n).replace(' 0.2"><freejoint/>', ' 0.0999"><freejoint/>')
+        return engine.load_model_from_string(
+            xml.replace("<mujoco>", f'<mujoco><option solver="{solver}"/>'))
     for solver in ("Newton", "PGS"):
-        m = engine.load_model_from_string(xml.replace("<mujoco>",
-                                                      f'<mujoco><option solver="{solver}"/>'))
+        m = spheres(N_BODIES, solver)
         d = engine.make_data(m)
         assert d.efc_J.shape[1] == 12 and d.dense_M.size == 0
-        nbytes = sum(a.nbytes for a in d._arrays.values())
-        bound = 8 * (3 * d.njmax * 12 + 40 * d.njmax + 110 * d.nconmax + 40 * m.ngeom
-                     + 130 * m.nbody + 40 * m.nv) + 65536
-        assert nbytes <= bound
+        bound = 8 * (3 * d.njmax * 12 + 36 * d.njmax + 38 * d.nconmax + 2 * 8 * m.ngeom
+                     + 20 * m.ngeom + 105 * m.nbody + 60 * m.nv + 3 * m.nq + 5 * m.nM
+                     + 2 * m.nD) + 65536
+        assert data_bytes(d) <= bound
         dense = spec_nbytes(DATA_SPEC, data_sizes(m, d.nconmax, d.njmax, sparse=False))
-        assert dense > 1000 * nbytes
+        assert dense > 100 * data_bytes(d)
         engine.step(m, d, 20)
         assert d.ncon == N_BODIES and d.nefc == 3 * N_BODIES
         assert np.abs(d.qpos[2::7] - 0.1).max() < 2e-3         # resting on the plane
         assert np.abs(d.qvel).max() < 0.05
+    half = data_bytes(engine.make_data(spheres(N_BODIES // 2)))
+    assert data_bytes(d) <= 2.01 * half
 
 
 def test_set_const_and_refusal_state_the_bytes(monkeypatch):
