@@ -233,3 +233,14 @@ def test_set_const_and_refusal_state_the_bytes(monkeypatch):
     d = engine.make_data(m)
     engine.step(m, d, 2)
     assert np.isfinite(d.qpos).all()
+
+
+def test_model_too_large_is_refused_before_allocation(monkeypatch):
+    """The compiler estimates the Model and set_const's Data before allocating them: a deep
+    chain's nM (the sum of the dofs' depths) is named with the bytes (a 30,000-deep chain
+    needs 30 GiB, refused this way)."""
+    xml = scaled_models.chain(300)
+    monkeypatch.setattr(engine.types, "available_memory", lambda: 1 << 20)
+    with pytest.raises(CapacityError, match=r"the Model \(.*nv=300, nM=45150, nD=90000.*\) "
+                                            r"and the Data of its constants .* needs .*bytes"):
+        engine.load_model_from_string(xml)

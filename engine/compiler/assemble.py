@@ -7,8 +7,9 @@ import itertools
 import numpy as np
 
 from ..constants import MINVAL
-from ..enums import GeomType, JointType, LightType, Solver
-from ..types import DERIVED_SIZES, MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _shape
+from ..enums import SPARSE_NV, GeomType, Jacobian, JointType, LightType, Solver
+from ..types import (DATA_SPEC, DERIVED_SIZES, MODEL_SIZES, MODEL_SPEC, Model, _DTYPES, _gib,
+                     _shape, check_memory, spec_nbytes)
 from . import frames as F
 from .compile import check_names
 from .elements import SOLIMP, SOLREF
@@ -19,6 +20,7 @@ from .save import SpecLink
 def assemble(c):
     """Sizes, arrays, names and extras of the Model of compiler `c`."""
     sizes = model_sizes(c)
+    check_model_memory(c, sizes)
     A = {name: np.zeros(_shape(shape, sizes), dtype=_DTYPES[dtype])
          for name, dtype, shape in MODEL_SPEC}
     copy_options(c.opt, A)
@@ -146,6 +148,22 @@ def layout_dofs(c):
         rowlen.append(rowlen[p] + 1 if p >= 0 else 1)
     c.dof_Madr = [0] + list(itertools.accumulate(rowlen))[:-1] if rowlen else []
     c.nM = sum(rowlen)
+
+
+def check_model_memory(c, sizes):
+    """Refuse (CapacityError) before allocating a Model whose arrays, with the Data set_const
+    makes (no room for contacts or rows), need more memory than is available: the bytes and
+    the sizes that drive them (a deep chain's nM = sum of the dofs' depths, nD = 2 nM - nv)."""
+    model = spec_nbytes(MODEL_SPEC, sizes)
+    jac = c.opt["jacobian"]
+    sparse = jac == Jacobian.SPARSE or (jac == Jacobian.AUTO and sizes["nv"] >= SPARSE_NV)
+    nv = sizes["nv"]
+    data = spec_nbytes(DATA_SPEC, dict(sizes, nwrap2=2 * sizes["nwrap"], nconmax=1, njmax=1,
+                                       npairmax=max(64, 8 * sizes["ngeom"]), njcol=nv,
+                                       nvdense=0 if sparse else nv, njrow=3 if sparse else 0))
+    check_memory(model + data, f"the Model ({_gib(model)}: nbody={sizes['nbody']}, nv={nv}, "
+                               f"nM={sizes['nM']}, nD={sizes['nD']}, ngeom={sizes['ngeom']}) "
+                               f"and the Data of its constants ({_gib(data)})")
 
 
 def copy_options(opt, A):

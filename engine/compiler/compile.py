@@ -19,7 +19,7 @@ from enum import IntEnum
 
 from ..constants import EPS
 from ..enums import Cone, DisableBit, Integrator, Jacobian, Solver
-from ..types import ModelError, check_option
+from ..types import CapacityError, ModelError, check_option
 from . import frames as F
 from .elements import ORIENT, TFAuto
 from .xmltree import Source
@@ -68,7 +68,7 @@ def compile_spec(spec):
     c = Compiler(spec)
     try:
         return c.run()
-    except ModelError:
+    except (ModelError, CapacityError):
         raise
     except RecursionError:
         raise ModelError("model nesting is too deep (about "
