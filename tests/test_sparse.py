@@ -242,5 +242,5 @@ def test_model_too_large_is_refused_before_allocation(monkeypatch):
     xml = scaled_models.chain(300)
     monkeypatch.setattr(engine.types, "available_memory", lambda: 1 << 20)
     with pytest.raises(CapacityError, match=r"the Model \(.*nv=300, nM=45150, nD=90000.*\) "
-                                            r"and the Data of its constants .* needs .*bytes"):
+                                            r"with the Data of its constants .* needs .*bytes"):
         engine.load_model_from_string(xml)

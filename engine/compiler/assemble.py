@@ -163,7 +163,7 @@ def check_model_memory(c, sizes):
                                        nvdense=0 if sparse else nv, njrow=3 if sparse else 0))
     check_memory(model + data, f"the Model ({_gib(model)}: nbody={sizes['nbody']}, nv={nv}, "
                                f"nM={sizes['nM']}, nD={sizes['nD']}, ngeom={sizes['ngeom']}) "
-                               f"and the Data of its constants ({_gib(data)})")
+                               f"with the Data of its constants ({_gib(data)})")
 
 
 def copy_options(opt, A):
