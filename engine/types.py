@@ -477,6 +477,9 @@ solver_X            f njmax nv   # scratch: rows of M^-1 J' being solved, dof by
 solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
 solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)
 newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
+newton_vec          f 5 nv       # scratch of the Newton solver: gradient, step, M p, J_E' lam, M dv
+newton_DJ           f 6 nv       # scratch of the Newton solver: D J of one object
+newton_rows         f 2 njmax    # scratch of the Newton solver: J v' and J p of the line search
 dense_M             f nv nv      # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step
 solver_residual     f 1          # final residual of the last solve
