@@ -1252,7 +1252,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     nefc = d.nefc[0]
     grad, p, Mp, gofs, Mv = (d.newton_vec[0], d.newton_vec[1], d.newton_vec[2],
                              d.newton_vec[3], d.newton_vec[4])
-    y0, jp = d.newton_rows[0], d.newton_rows[1]
+    y0, jp = d.newton_Jv, d.newton_Jp
     DJ = d.newton_DJ
     z, out, zh = d.solver_vec[2, :6], d.solver_vec[3, :6], d.solver_vec[9]
     D = d.solver_mat[:6, :6]

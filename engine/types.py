@@ -479,7 +479,8 @@ solver_mat          f 12 7       # scratch matrices of a contact block (PGS, nos
 newton_H            f nv nv      # scratch: Hessian of the primal problem (Newton solver)
 newton_vec          f 5 nv       # scratch of the Newton solver: gradient, step, M p, J_E' lam, M dv
 newton_DJ           f 6 nv       # scratch of the Newton solver: D J of one object
-newton_rows         f 2 njmax    # scratch of the Newton solver: J v' and J p of the line search
+newton_Jv           f njmax      # scratch of the Newton solver: J v' (Hessian, line search)
+newton_Jp           f njmax      # scratch of the Newton solver: J p (line search)
 dense_M             f nv nv      # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step
 solver_residual     f 1          # final residual of the last solve
