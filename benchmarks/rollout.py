@@ -107,6 +107,7 @@ def rollouts(batch, steps, repeat):
         print(f"   {'':<24}{'1 -> 2 threads: ours':>24} {best[('ours', 1)] / best[('ours', 2)]:.2f}x,"
               f" MuJoCo {best[('mj', 1)] / best[('mj', 2)]:.2f}x")
     small = max(1, batch // 8)
+    stepped_in_python(m, x0[:1], control[:1, :5])        # compile or load engine.step's kernel
     t = time.perf_counter()
     stepped_in_python(m, x0[:small], control[:small])
     py = time.perf_counter() - t

@@ -46,8 +46,9 @@ import numpy as np
 
 from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
 from .jit import jit
-from .math import MINVAL, add3, mat9, mulmatvec3, norm3, quat2vel, quat4, quat_mul, sub3, vec3
-from .smooth import apply_ft, solve_m
+from .math import (MINVAL, add3, cross3, dot3, dot_row, mat9, mulmatvec3, norm3, quat2vel, quat4,
+                   quat_mul, sub3, vec3)
+from .smooth import apply_ft, last_dof, solve_m
 
 EQUALITY = int(ConstraintType.EQUALITY)
 FRICTION_DOF = int(ConstraintType.FRICTION_DOF)
@@ -457,18 +458,31 @@ def _contact_rows(m, d):
             approx = _normal_weight(m, d, b1, b2, p, n_axis) if k == 0 else 0.0
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
                          approx, soft, k > 0, b1, b2)
-            # rows: normal and tangents translate along frame rows 0..2; torsion about the
-            # normal and rolling about the tangents rotate (frame rows 0, 1, 2)
-            axis = _frame_axis(d, c, k)
-            rotational = k >= 3
-            J = row_begin(d, i, 0)
-            _jac_dot(m, d, J, b2, p, axis, rotational, 1.0)
-            _jac_dot(m, d, J, b1, p, axis, rotational, -1.0)
-            row_end(d, i, 0)
             if k > 0:
                 mu = _friction_of_dim(d, c, k)
                 d.efc_mu[i] = mu
                 d.efc_R[i] = rf / (mu * mu) / mu2inv       # (22)
+        _contact_jac(m, d, c, first, dim, b2, p, 1.0)
+        _contact_jac(m, d, c, first, dim, b1, p, -1.0)
+        for k in range(dim):
+            row_end(d, first + k, k)
+
+
+@jit
+def _contact_jac(m, d, c, i, dim, body, p, scale):
+    """Rows i..i+dim-1 of contact c += scale * (their axes . Jacobian of body at p): the normal
+    and tangents translate along frame rows 0..2, torsion about the normal and rolling about the
+    tangents rotate (frame rows 0, 1, 2). One walk up the body's chain serves all the rows
+    (the columns of apply_ft); row k is built in row_begin's slot k (row_end packs it)."""
+    offset = sub3(p, vec3(d.subtree_com, m.body_rootid[body]))
+    j = last_dof(m, body)
+    while j >= 0:
+        rot = (d.cdof[j, 0], d.cdof[j, 1], d.cdof[j, 2])
+        jp = add3((d.cdof[j, 3], d.cdof[j, 4], d.cdof[j, 5]), cross3(rot, offset))
+        for k in range(dim):
+            axis = _frame_axis(d, c, k)
+            row_begin(d, i + k, k)[j] += scale * dot3(rot if k >= 3 else jp, axis)
+        j = m.dof_parentid[j]
 
 
 @jit
@@ -557,6 +571,14 @@ def row_end(d, i, slot):
 @jit
 def row_dot(d, i, rows, x):
     """rows[i] . x over the row's nonzero dofs (efc_range)."""
+    if dense_rows(d):   # four partial sums over each range (dot_row)
+        a = d.efc_range[i, 0]
+        s = dot_row(rows, i, x, a, a + d.efc_range[i, 1])
+        n = d.efc_range[i, 3]
+        if n > 0:
+            a = d.efc_range[i, 2]
+            s += dot_row(rows, i, x, a, a + n)
+        return s
     s = 0.0
     for r in range(2):
         a = d.efc_range[i, 2 * r]

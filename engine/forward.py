@@ -158,7 +158,6 @@ def _solve_newton(m, d, f, vhat, vnext, warm):
             vnext[:] = vhat
     else:
         vnext[:] = vhat
-    solver.primal_cost(d, vnext, vhat, d.dense_M, f)
     niter, residual = solver.newton(m, d, vnext, vhat, d.dense_M, f, m.opt_iterations[0],
                                     m.opt_tolerance[0])
     if m.opt_noslip_iterations[0] > 0:

@@ -93,6 +93,49 @@ def dot3(a, b):
 
 
 @jit
+def dot_row(A, i, x, a, b):
+    """sum_k A[i, k] x[k] over a <= k < b, in four partial sums as MuJoCo's mju_dot: four
+    independent chains of additions instead of one (the compiler may not reorder them)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = a
+    while k + 4 <= b:
+        s0 += A[i, k] * x[k]
+        s1 += A[i, k + 1] * x[k + 1]
+        s2 += A[i, k + 2] * x[k + 2]
+        s3 += A[i, k + 3] * x[k + 3]
+        k += 4
+    s = (s0 + s1) + (s2 + s3)
+    while k < b:
+        s += A[i, k] * x[k]
+        k += 1
+    return s
+
+
+@jit
+def dot_rows(A, i, j, n):
+    """sum_k A[i, k] A[j, k] over k < n, in four partial sums (dot_row)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = 0
+    while k + 4 <= n:
+        s0 += A[i, k] * A[j, k]
+        s1 += A[i, k + 1] * A[j, k + 1]
+        s2 += A[i, k + 2] * A[j, k + 2]
+        s3 += A[i, k + 3] * A[j, k + 3]
+        k += 4
+    s = (s0 + s1) + (s2 + s3)
+    while k < n:
+        s += A[i, k] * A[j, k]
+        k += 1
+    return s
+
+
+@jit
 def cross3(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 

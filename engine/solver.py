@@ -40,7 +40,7 @@ from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMID
                          FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_col, row_dot,
                          rows_dot)
 from .jit import jit
-from .math import MINVAL, first_bad
+from .math import MINVAL, dot_row, dot_rows, first_bad
 
 
 # ------------------------------------------------------------------------------------------------
@@ -433,12 +433,12 @@ def primal_cost(d, vnext, vhat, Mdense, f):
     """c(v') of the module docstring; writes f = f*(J v')."""
     nv = vnext.shape[0]
     nefc = d.nefc[0]
+    dv = d.newton_vec[2]               # (scratch of newton's that is free here)
+    for a in range(nv):
+        dv[a] = vnext[a] - vhat[a]
     cost = 0.0
     for a in range(nv):
-        s = 0.0
-        for b in range(nv):
-            s += Mdense[a, b] * (vnext[b] - vhat[b])
-        cost += 0.5 * (vnext[a] - vhat[a]) * s
+        cost += 0.5 * dv[a] * dot_row(Mdense, a, dv, 0, nv)
     z, out = d.solver_vec[0, :6], d.solver_vec[1, :6]
     i = 0
     while i < nefc:
@@ -448,8 +448,7 @@ def primal_cost(d, vnext, vhat, Mdense, f):
             continue
         n = object_size(d, i)
         for k in range(n):
-            y = row_dot(d, i + k, d.efc_J, vnext)
-            z[k] = (d.efc_vstar[i + k] - y) / d.efc_R[i + k]
+            z[k] = (d.efc_vstar[i + k] - row_dot(d, i + k, d.efc_J, vnext)) / d.efc_R[i + k]
         project_object(d, i, n, z, out, d.efc_R[i:i + n])
         for k in range(n):
             f[i + k] = out[k]
@@ -514,8 +513,8 @@ def pgs(m, d, f, iterations, tolerance):
             L[i, 0] = 0.0                  # not positive definite: no unconstrained steps
         i += n
     w = d.solver_w
-    impulse_velocity(d, f, w)
     cost = dual_cost(d, f)
+    w[:] = d.solver_v                  # M^-1 J' f, of the cost
     it = 0
     for it in range(1, iterations + 1):
         if it % 16 == 0:
@@ -672,6 +671,9 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
     # ellipse: Newton on psi(lam) = q^-1/2 - 1/fn, q = x' D x (More and Sorensen's form of the
     # secular equation, nearly linear in lam: a few steps even for the flat ellipses of
     # torsional and rolling friction, whose mu are orders of magnitude apart)
+    if m == 2:
+        _friction_ellipse2(d, i, c, fn, with_r, xf)
+        return
     lam = 0.0
     for _ in range(30):
         for a in range(m):
@@ -716,6 +718,65 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
         if q > fn:
             for a in range(m):
                 xf[a] *= fn / q
+
+
+@jit
+def _friction_ellipse2(d, i, c, fn, with_r, xf):
+    """_friction_ellipse for the two sliding rows of a condim-3 contact: the same Newton steps on
+    the secular equation, with (H + lam D)^-1 in closed form (the inverse of a 2 x 2)."""
+    mu1 = d.efc_mu[i + 1]
+    mu2 = d.efc_mu[i + 2]
+    d1 = 1.0 / (mu1 * mu1)
+    d2 = 1.0 / (mu2 * mu2)
+    h11 = d.efc_A[i + 1, 1]
+    h12 = d.efc_A[i + 1, 2]
+    h22 = d.efc_A[i + 2, 2]
+    if with_r:
+        h11 += d.efc_R[i + 1]
+        h22 += d.efc_R[i + 2]
+    else:
+        h11 = max(h11, NOSLIP_MINDIAG)
+        h22 = max(h22, NOSLIP_MINDIAG)
+    c1 = c[0]
+    c2 = c[1]
+    x1 = -c1
+    x2 = -c2
+    lam = 0.0
+    for _ in range(30):
+        a11 = h11 + lam * d1
+        a22 = h22 + lam * d2
+        det = a11 * a22 - h12 * h12
+        if not (a11 > 0.0 and det > 0.0):
+            x1 = -c1                       # not positive definite (as _friction_ellipse)
+            x2 = -c2
+            break
+        inv = 1.0 / det
+        x1 = (h12 * c2 - a22 * c1) * inv
+        x2 = (h12 * c1 - a11 * c2) * inv
+        q = x1 * x1 * d1 + x2 * x2 * d2
+        if fn == 0.0 or (lam == 0.0 and q <= fn * fn):
+            break                          # no friction possible, or the unconstrained optimum
+        sq = math.sqrt(q)
+        if abs(sq - fn) <= 1e-10 * fn:
+            break
+        # dq/dlam = -2 (D x)' (H + lam D)^-1 (D x)
+        u1 = x1 * d1
+        u2 = x2 * d2
+        dq = -2.0 * (u1 * (a22 * u1 - h12 * u2) + u2 * (a11 * u2 - h12 * u1)) * inv
+        if dq >= 0.0:
+            break
+        lam = max(lam + 2.0 * q * (1.0 - sq / fn) / dq, 0.5 * lam)
+    if fn == 0.0:
+        x1 = 0.0
+        x2 = 0.0
+    else:
+        # guard against an unconverged multiplier: scale into the ellipse
+        q = math.sqrt(x1 * x1 * d1 + x2 * x2 * d2)
+        if q > fn:
+            x1 *= fn / q
+            x2 *= fn / q
+    xf[0] = x1
+    xf[1] = x2
 
 
 SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
@@ -865,17 +926,12 @@ def _cholesky_small(H, n):
     """H[:n, :n] <- its Cholesky factor L (lower triangle; H symmetric positive definite).
     False if it is not."""
     for j in range(n):
-        s = H[j, j]
-        for k in range(j):
-            s -= H[j, k] * H[j, k]
+        s = H[j, j] - dot_rows(H, j, j, j)
         if s <= 0.0:
             return False
         H[j, j] = math.sqrt(s)
         for r in range(j + 1, n):
-            t = H[r, j]
-            for k in range(j):
-                t -= H[r, k] * H[j, k]
-            H[r, j] = t / H[j, j]
+            H[r, j] = (H[r, j] - dot_rows(H, r, j, j)) / H[j, j]
     return True
 
 
@@ -883,10 +939,7 @@ def _cholesky_small(H, n):
 def _cholesky_solve(L, n, x):
     """x <- (L L')^-1 x with the factor of _cholesky_small."""
     for r in range(n):
-        t = x[r]
-        for k in range(r):
-            t -= L[r, k] * x[k]
-        x[r] = t / L[r, r]
+        x[r] = (x[r] - dot_row(L, r, x, 0, r)) / L[r, r]
     for r in range(n - 1, -1, -1):
         t = x[r]
         for k in range(r + 1, n):
@@ -1072,36 +1125,48 @@ def _noslip_ellipse(d, i, n, f, w, res, old, c, xf, z, H, noise):
 # Newton
 # ------------------------------------------------------------------------------------------------
 @jit
-def _object_hessian(d, i, n, f, z, H, nv, D, zh):
-    """H += J' D J for one object, D = d f* / d (v* - y) (piecewise: active rows, cone surface).
-    D (6 x 6) and zh (12) are scratch."""
+def _object_hessian(d, i, n, z, H, D, zh, DJ):
+    """H += J' D J for one object, D = d f* / d (v* - y) (piecewise: active rows, cone surface),
+    over the object's dofs (efc_range: the rows of an object share it) and in the lower triangle
+    of H only (H is symmetric, its Cholesky factor reads that triangle). D (6 x 6), zh (12) and
+    DJ (6 x nv: D J over the object's dofs) are scratch."""
     t = d.efc_type[i]
-    D[:, :] = 0.0
-    if t == EQUALITY:
-        D[0, 0] = 1.0 / d.efc_R[i]
-    elif t == FRICTION_DOF or t == FRICTION_TENDON:
-        if abs(z[0]) < d.efc_frictionloss[i]:
-            D[0, 0] = 1.0 / d.efc_R[i]
-    elif t == CONTACT_ELLIPTIC:
-        _cone_hessian(d, i, n, f, z, D, zh)
+    if t == CONTACT_ELLIPTIC:
+        _cone_hessian(d, i, n, z, D, zh)
     else:
-        if z[0] > 0.0:
-            D[0, 0] = 1.0 / d.efc_R[i]
-    # over the object's dofs only (efc_range: the rows of an object share it)
+        if t == EQUALITY:
+            active = True
+        elif t == FRICTION_DOF or t == FRICTION_TENDON:
+            active = abs(z[0]) < d.efc_frictionloss[i]
+        else:
+            active = z[0] > 0.0
+        if not active:
+            return                             # D = 0
+        D[0, 0] = 1.0 / d.efc_R[i]
     J = d.efc_J
     rng = d.efc_range
+    nonzero = False
     for a in range(n):
-        for b in range(n):
-            if D[a, b] == 0.0:
-                continue
-            for r1 in range(2):
-                for p in range(rng[i, 2 * r1], rng[i, 2 * r1] + rng[i, 2 * r1 + 1]):
-                    ja = J[i + a, p] * D[a, b]
-                    if ja == 0.0:
-                        continue
-                    for r2 in range(2):
-                        for q in range(rng[i, 2 * r2], rng[i, 2 * r2] + rng[i, 2 * r2 + 1]):
-                            H[p, q] += ja * J[i + b, q]
+        for r in range(2):
+            for q in range(rng[i, 2 * r], rng[i, 2 * r] + rng[i, 2 * r + 1]):
+                s = 0.0
+                for b in range(n):
+                    s += D[a, b] * J[i + b, q]
+                DJ[a, q] = s
+                nonzero = nonzero or s != 0.0
+    if not nonzero:
+        return                                 # the tip of a cone
+    for a in range(n):
+        for r1 in range(2):
+            for p in range(rng[i, 2 * r1], rng[i, 2 * r1] + rng[i, 2 * r1 + 1]):
+                jap = J[i + a, p]
+                if jap == 0.0:
+                    continue
+                Hp = H[p]
+                for r2 in range(2):
+                    adr = rng[i, 2 * r2]
+                    for q in range(adr, min(adr + rng[i, 2 * r2 + 1], p + 1)):
+                        Hp[q] += jap * DJ[a, q]
 
 
 @jit
@@ -1145,7 +1210,7 @@ def cone_dproj(r, mu1, n, z, P, zh):
 
 
 @jit
-def _cone_hessian(d, i, n, f, z, D, zh):
+def _cone_hessian(d, i, n, z, D, zh):
     """D = d f* / d (v* - y) = dProj/dz R^-1 for the cone block (zh: scratch of cone_dproj)."""
     cone_dproj(d.efc_R[i:i + n], d.efc_mu[i + 1], n, z, D, zh)
     for a in range(n):
@@ -1178,34 +1243,34 @@ def _dphi(d, alpha, y0, jp, a0, a1, z, out):
 
 @jit
 def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
-    """Newton's method on the primal problem; vnext holds the start and receives the optimum.
+    """Newton's method on the primal problem; vnext holds the start and receives the optimum,
+    f the impulses f*(J v') at it.
 
     With hard rows the start is projected on J_E v' = v*_E and every step solves the KKT
     system [H J_E'; J_E 0] [p; lam] = [-g; 0], so the iterates stay on that affine set; the
     residual is then that of the KKT gradient g + J_E' lam. The hard impulses are recovered
-    at the end (hard_impulses)."""
+    at the end (hard_impulses). Without hard rows nothing is allocated: the scratch is Data's
+    (newton_*, solver_vec, solver_mat)."""
     nv = vnext.shape[0]
     nefc = d.nefc[0]
-    grad = np.empty(nv)
-    p = np.empty(nv)
-    Mp = np.empty(nv)
-    y0 = np.empty(max(nefc, 1))
-    jp = np.empty(max(nefc, 1))
-    z = np.empty(6)
-    out = np.empty(6)
-    D = np.empty((6, 6))
-    zh = np.empty(12)
+    grad, p, Mp, gofs, Mv = (d.newton_vec[0], d.newton_vec[1], d.newton_vec[2],
+                             d.newton_vec[3], d.newton_vec[4])
+    y0, jp = d.newton_Jv, d.newton_Jp
+    DJ = d.newton_DJ
+    z, out, zh = d.solver_vec[2, :6], d.solver_vec[3, :6], d.solver_vec[9]
+    D = d.solver_mat[:6, :6]
+    H = d.newton_H
     it = 0
     residual = 0.0
-    hard = hard_rows(d)
-    nh = hard.shape[0]
-    gofs = np.zeros(nv)
-    JE = np.empty((nh, nv))
-    for a in range(nh):
-        JE[a, :] = d.efc_J[hard[a]]
+    nh = count_hard(d)
+    gofs[:] = 0.0
     if nh > 0:
+        hard = hard_rows(d)
+        JE = np.empty((nh, nv))
+        for a in range(nh):
+            JE[a, :] = d.efc_J[hard[a]]
         project_hard(d, vnext, Mdense)
-    cost = primal_cost(d, vnext, vhat, Mdense, f)
+    primal_cost(d, vnext, vhat, Mdense, f)
     for it in range(1, iterations + 1):
         # gradient M (v' - v^) - J' f and Hessian M + J' D J; the residual is the largest
         # gradient component relative to the largest of its two terms (force balance, eq. 6)
@@ -1217,9 +1282,10 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             if f[r] != 0.0:
                 row_axpy(d, r, d.efc_J, f[r], Mp)
         for a in range(nv):
-            s = 0.0
-            for b in range(nv):
-                s += Mdense[a, b] * (vnext[b] - vhat[b])
+            p[a] = vnext[a] - vhat[a]
+        for a in range(nv):
+            s = dot_row(Mdense, a, p, 0, nv)
+            Mv[a] = s
             c = Mp[a]
             grad[a] = s - c
             finite = finite and math.isfinite(grad[a])
@@ -1234,8 +1300,9 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         # y0 = J v' serves the Hessian here and the line search below
         for r in range(nefc):
             y0[r] = row_dot(d, r, d.efc_J, vnext)
-        H = d.newton_H
-        H[:, :] = Mdense
+        for a in range(nv):
+            for b in range(a + 1):
+                H[a, b] = Mdense[a, b]
         i = 0
         while i < nefc:
             if d.efc_hard[i]:
@@ -1244,7 +1311,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             n = object_size(d, i)
             for k in range(n):
                 z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
-            _object_hessian(d, i, n, f, z, H, nv, D, zh)
+            _object_hessian(d, i, n, z, H, D, zh, DJ)
             i += n
         if not _cholesky_small(H, nv):
             residual = math.nan            # not positive definite: a broken model or state
@@ -1262,10 +1329,9 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             lam = np.linalg.pinv(JE @ Y, HARD_RCOND) @ (JE @ p)
             p -= Y @ lam
             gofs[:] = JE.T @ lam
-            gk = grad + gofs
             gmax = 0.0
             for a in range(nv):
-                gmax = max(gmax, abs(gk[a]))
+                gmax = max(gmax, abs(grad[a] + gofs[a]))
             residual = gmax / scale
             if residual < tolerance:
                 break
@@ -1279,13 +1345,8 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         a0 = 0.0
         a1 = 0.0
         for a in range(nv):
-            s = 0.0
-            t = 0.0
-            for b in range(nv):
-                s += Mdense[a, b] * (vnext[b] - vhat[b])
-                t += Mdense[a, b] * p[b]
-            a0 += p[a] * (s + gofs[a])
-            a1 += p[a] * t
+            a0 += p[a] * (Mv[a] + gofs[a])
+            a1 += p[a] * dot_row(Mdense, a, p, 0, nv)
         for r in range(nefc):
             jp[r] = row_dot(d, r, d.efc_J, p)
         hi = 1.0
@@ -1310,7 +1371,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             alpha = hi if dhi <= 0.0 else alpha
         for a in range(nv):
             vnext[a] += alpha * p[a]
-        cost = primal_cost(d, vnext, vhat, Mdense, f)
+        primal_cost(d, vnext, vhat, Mdense, f)
     if nh > 0:
         hard_impulses(d, f, vnext, vhat, Mdense)
     return it, residual

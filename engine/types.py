@@ -483,6 +483,10 @@ solver_X            f njmax njcol  # scratch: rows of M^-1 J' being solved, dof 
 solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
 solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)
 newton_H            f nvdense nvdense  # scratch: Hessian of the primal problem (dense Newton)
+newton_vec          f 5 nv       # scratch of the Newton solver: gradient, step, M p, J_E' lam, M dv
+newton_DJ           f 6 nv       # scratch of the Newton solver: D J of one object
+newton_Jv           f njmax      # scratch of the Newton solver: J v' (Hessian, line search)
+newton_Jp           f njmax      # scratch of the Newton solver: J p (line search)
 dense_M             f nvdense nvdense  # scratch: dense inertia of the step (M + h B), Newton solver
 solver_niter        i 1          # solver iterations used in the last step
 solver_residual     f 1          # final residual of the last solve
@@ -1044,11 +1048,11 @@ def jacobian_columns(m, sparse) -> int:
 def data_sizes(m, nconmax, njmax, sparse=None) -> dict:
     """The sizes of DATA_SPEC for m with these capacities, with sparse rows or not (by default
     sparse_jacobian(m)): njcol columns of efc_J, nvdense x nvdense for the dense Newton's
-    matrices and njrow scratch rows (0 x 0 and 3 in the sparse layout, nv x nv and 0 dense)."""
+    matrices and njrow scratch rows (0 x 0 and 6 in the sparse layout, nv x nv and 0 dense)."""
     sparse = sparse_jacobian(m) if sparse is None else sparse
     return dict(m._sizes, nwrap2=m.nwrap2, nconmax=nconmax, npairmax=max(64, 8 * m.ngeom),
                 njmax=njmax, njcol=jacobian_columns(m, sparse), nvdense=0 if sparse else m.nv,
-                njrow=3 if sparse else 0)
+                njrow=6 if sparse else 0)
 
 
 def _data_request(m, sizes) -> str:

@@ -276,3 +276,31 @@ def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed):
     assert np.all(np.abs(gF + lam * Dx) <= 1e-8 * scale + 1e-300), (gF + lam * Dx) / scale
     if q < f[0] * (1 - 1e-9):
         assert lam <= 1e-8 * np.abs(gF).max() / max(np.abs(Dx).max(), 1e-300)
+
+
+@pytest.mark.parametrize("which", ["NEWTON", "PGS"])
+def test_a_step_with_contacts_allocates_nothing(which):
+    """The solvers' scratch lives in Data: a step of the lying humanoid (contacts, a joint
+    limit) allocates no array in compiled code, counted by numba's runtime statistics."""
+    import pathlib
+
+    import dm_control
+    from numba.core.runtime import _nrt_python as nrt
+    m = engine.load_model(str(pathlib.Path(dm_control.__file__).parent / "suite" / "humanoid.xml"))
+    m.opt.solver = getattr(engine.Solver, which)
+    m.opt.cone = engine.Cone.ELLIPTIC
+    d = engine.make_data(m)
+    d.qpos[2] = 1.0
+    engine.step(m, d, 300)                        # lie down; capacities grown
+    assert d.ncon >= 3 and d.nefc >= 9
+    enabled = nrt.memsys_stats_enabled()
+    nrt.memsys_enable_stats()
+    try:
+        before = nrt.memsys_get_stats_alloc()
+        engine.step(m, d, 20)
+        allocated = nrt.memsys_get_stats_alloc() - before
+    finally:
+        if not enabled:
+            nrt.memsys_disable_stats()
+    assert d.solver_niter > 0
+    assert allocated == 0
