@@ -6,8 +6,12 @@ from .types import DATA_TYPE, MODEL_TYPE, borrow
 
 
 @njit(cache=True)
-def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
-    s = structref.new(MODEL_TYPE)
+def _model_new():
+    return structref.new(MODEL_TYPE)
+
+
+@njit(cache=True)
+def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos):
     s.opt_timestep = borrow(opt_timestep)
     s.opt_gravity = borrow(opt_gravity)
     s.opt_wind = borrow(opt_wind)
@@ -40,6 +44,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.body_geomnum = borrow(body_geomnum)
     s.body_geomadr = borrow(body_geomadr)
     s.body_pos = borrow(body_pos)
+
+
+@njit(cache=True)
+def _model_set1(s, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type):
     s.body_quat = borrow(body_quat)
     s.body_ipos = borrow(body_ipos)
     s.body_iquat = borrow(body_iquat)
@@ -72,6 +80,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.dof_damping = borrow(dof_damping)
     s.dof_frictionloss = borrow(dof_frictionloss)
     s.geom_type = borrow(geom_type)
+
+
+@njit(cache=True)
+def _model_set2(s, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid):
     s.geom_contype = borrow(geom_contype)
     s.geom_conaffinity = borrow(geom_conaffinity)
     s.geom_condim = borrow(geom_condim)
@@ -104,6 +116,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.cam_mode = borrow(cam_mode)
     s.cam_bodyid = borrow(cam_bodyid)
     s.cam_targetbodyid = borrow(cam_targetbodyid)
+
+
+@njit(cache=True)
+def _model_set3(s, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert):
     s.cam_pos = borrow(cam_pos)
     s.cam_quat = borrow(cam_quat)
     s.cam_poscom0 = borrow(cam_poscom0)
@@ -136,6 +152,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.mesh_faceadr = borrow(mesh_faceadr)
     s.mesh_facenum = borrow(mesh_facenum)
     s.mesh_vert = borrow(mesh_vert)
+
+
+@njit(cache=True)
+def _model_set4(s, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype):
     s.mesh_face = borrow(mesh_face)
     s.mesh_graphadr = borrow(mesh_graphadr)
     s.mesh_graph = borrow(mesh_graph)
@@ -168,6 +188,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.actuator_dyntype = borrow(actuator_dyntype)
     s.actuator_gaintype = borrow(actuator_gaintype)
     s.actuator_biastype = borrow(actuator_biastype)
+
+
+@njit(cache=True)
+def _model_set5(s, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction):
     s.actuator_trnid = borrow(actuator_trnid)
     s.actuator_actadr = borrow(actuator_actadr)
     s.actuator_actnum = borrow(actuator_actnum)
@@ -200,6 +224,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.pair_geom2 = borrow(pair_geom2)
     s.pair_condim = borrow(pair_condim)
     s.pair_friction = borrow(pair_friction)
+
+
+@njit(cache=True)
+def _model_set6(s, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree):
     s.pair_margin = borrow(pair_margin)
     s.pair_gap = borrow(pair_gap)
     s.pair_epsilon = borrow(pair_epsilon)
@@ -232,6 +260,10 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.dof_invweight0 = borrow(dof_invweight0)
     s.dof_M0 = borrow(dof_M0)
     s.body_isfree = borrow(body_isfree)
+
+
+@njit(cache=True)
+def _model_set7(s, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
     s.D_rownnz = borrow(D_rownnz)
     s.D_rowadr = borrow(D_rowadr)
     s.D_diag = borrow(D_diag)
@@ -241,12 +273,31 @@ def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_dens
     s.geom_aabb = borrow(geom_aabb)
     s.qpos0 = borrow(qpos0)
     s.qpos_spring = borrow(qpos_spring)
+
+
+MODEL_KERNELS = ('_model_new', '_model_set0', '_model_set1', '_model_set2', '_model_set3', '_model_set4', '_model_set5', '_model_set6', '_model_set7')
+
+
+def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+    s = _model_new()
+    _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos)
+    _model_set1(s, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type)
+    _model_set2(s, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid)
+    _model_set3(s, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert)
+    _model_set4(s, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype)
+    _model_set5(s, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction)
+    _model_set6(s, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree)
+    _model_set7(s, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring)
     return s
 
 
 @njit(cache=True)
-def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_L, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
-    s = structref.new(DATA_TYPE)
+def _data_new():
+    return structref.new(DATA_TYPE)
+
+
+@njit(cache=True)
+def _data_set0(s, time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr):
     s.time = borrow(time)
     s.qpos = borrow(qpos)
     s.qvel = borrow(qvel)
@@ -279,6 +330,10 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.cdof = borrow(cdof)
     s.cinert = borrow(cinert)
     s.ten_wrapadr = borrow(ten_wrapadr)
+
+
+@njit(cache=True)
+def _data_set1(s, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive):
     s.ten_wrapnum = borrow(ten_wrapnum)
     s.ten_length = borrow(ten_length)
     s.ten_J = borrow(ten_J)
@@ -311,6 +366,10 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.qfrc_damper = borrow(qfrc_damper)
     s.qfrc_fluid = borrow(qfrc_fluid)
     s.qfrc_passive = borrow(qfrc_passive)
+
+
+@njit(cache=True)
+def _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match):
     s.qfrc_actuator = borrow(qfrc_actuator)
     s.qfrc_smooth = borrow(qfrc_smooth)
     s.qacc_smooth = borrow(qacc_smooth)
@@ -343,6 +402,10 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.contact_exclude = borrow(contact_exclude)
     s.contact_efc_address = borrow(contact_efc_address)
     s.sensor_match = borrow(sensor_match)
+
+
+@njit(cache=True)
+def _data_set3(s, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard):
     s.sensor_criterion = borrow(sensor_criterion)
     s.geom_aabb_world = borrow(geom_aabb_world)
     s.bp_order = borrow(bp_order)
@@ -375,6 +438,10 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.efc_K = borrow(efc_K)
     s.efc_kappa = borrow(efc_kappa)
     s.efc_hard = borrow(efc_hard)
+
+
+@njit(cache=True)
+def _data_set4(s, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_L, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter):
     s.efc_vstar = borrow(efc_vstar)
     s.efc_vel = borrow(efc_vel)
     s.efc_range = borrow(efc_range)
@@ -407,6 +474,10 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.newton_Jp = borrow(newton_Jp)
     s.dense_M = borrow(dense_M)
     s.solver_niter = borrow(solver_niter)
+
+
+@njit(cache=True)
+def _data_set5(s, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
     s.solver_residual = borrow(solver_residual)
     s.qpos_save = borrow(qpos_save)
     s.qvel_save = borrow(qvel_save)
@@ -418,4 +489,17 @@ def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, moc
     s.act_stage = borrow(act_stage)
     s.scratch_nv = borrow(scratch_nv)
     s.scratch_M = borrow(scratch_M)
+
+
+DATA_KERNELS = ('_data_new', '_data_set0', '_data_set1', '_data_set2', '_data_set3', '_data_set4', '_data_set5')
+
+
+def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_L, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+    s = _data_new()
+    _data_set0(s, time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr)
+    _data_set1(s, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive)
+    _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match)
+    _data_set3(s, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard)
+    _data_set4(s, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_L, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter)
+    _data_set5(s, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M)
     return s

@@ -437,15 +437,50 @@ def _sweep_axis(m, d):
 
 
 @jit
-def broadphase(m, d, narrow):
-    """Sweep and prune along one axis; the pairs that pass the filters go to bp_pairs (up to
-    its capacity) and, when narrow, straight to the narrowphase; bp_npairs counts them."""
+def _collidable(m, g):
+    """True when geom g can collide with some geom (MuJoCo's bit masks: contype or
+    conaffinity not zero); explicit pairs do not go through the broadphase."""
+    return m.geom_contype[g] != 0 or m.geom_conaffinity[g] != 0
+
+
+@jit
+def _sweep_geoms(m, d):
+    """The number n of collidable geoms, which bp_order holds in its first n entries (in the
+    order of the last sweep); arranged anew (by index) on a fresh Data or when the bit masks
+    changed. Geoms that collide with nothing (visual meshes, often most of a robot's geoms)
+    stay out of the sort and the sweep."""
     ngeom = m.geom_type.shape[0]
     order = d.bp_order
-    aabb = d.geom_aabb_world
-    if ngeom >= 2 and order[0] == order[1]:
+    n = 0
+    for g in range(ngeom):
+        if _collidable(m, g):
+            n += 1
+    fresh = ngeom >= 2 and order[0] == order[1]
+    i = 0
+    while not fresh and i < n:
+        fresh = not _collidable(m, order[i])
+        i += 1
+    if fresh:
+        k = 0
         for g in range(ngeom):
-            order[g] = g
+            if _collidable(m, g):
+                order[k] = g
+                k += 1
+        for g in range(ngeom):
+            if not _collidable(m, g):
+                order[k] = g
+                k += 1
+    return n
+
+
+@jit
+def broadphase(m, d, narrow):
+    """Sweep and prune of the collidable geoms along one axis; the pairs that pass the filters
+    go to bp_pairs (up to its capacity) and, when narrow, straight to the narrowphase;
+    bp_npairs counts them."""
+    order = d.bp_order
+    aabb = d.geom_aabb_world
+    ngeom = _sweep_geoms(m, d)
     axis = _sweep_axis(m, d)
     # insertion sort of the order by the lower bound along the axis (nearly sorted: ~linear)
     for i in range(1, ngeom):

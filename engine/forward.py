@@ -25,6 +25,7 @@ from .jit import inlined, jit
 from .jit import variant as jit_variant
 from .math import cross3, first_bad, norm3, quat_integrate, warn
 from .sensor import sensor_acc, sensor_pos, sensor_vel
+from .solver import condense_hard, hard_impulses
 from .types import Data, Model, check_data, positive_int
 
 FREE = int(JointType.FREE)
@@ -180,7 +181,7 @@ def _solve_pgs(m, d, f, vhat, vnext, warm):
     if nhard > 0:
         _dense_inertia(m, d, d.dense_M)
         vsmooth[:] = vhat
-        solver.condense_hard(m, d, vhat, d.dense_M)
+        condense_hard(m, d, vhat, d.dense_M)
     f[:nefc] = 0.0
     if warm:
         solver.load_warmstart(d, f)
@@ -194,7 +195,7 @@ def _solve_pgs(m, d, f, vhat, vnext, warm):
         for k in range(nv):
             vnext[k] += vhat[k]
         if nhard > 0:
-            solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+            hard_impulses(d, f, vnext, vsmooth, d.dense_M)
     return niter, residual
 
 
@@ -220,7 +221,7 @@ def _noslip(m, d, f, vhat, vnext):
         if m.opt_solver[0] == Solver.NEWTON:
             _dense_inertia(m, d, d.dense_M)
             vsmooth[:] = vhat
-            solver.condense_hard(m, d, vhat, d.dense_M)
+            condense_hard(m, d, vhat, d.dense_M)
         for i in range(d.nefc[0]):
             if d.efc_hard[i]:
                 f[i] = 0.0
@@ -230,7 +231,7 @@ def _noslip(m, d, f, vhat, vnext):
     for k in range(nv):
         vnext[k] = vhat[k] + w[k]
     if nhard > 0:
-        solver.hard_impulses(d, f, vnext, vsmooth, d.dense_M)
+        hard_impulses(d, f, vnext, vsmooth, d.dense_M)
     return sweeps
 
 
@@ -238,6 +239,19 @@ def _noslip(m, d, f, vhat, vnext):
 def _without_noslip(m, d, f, vhat, vnext):
     """In place of _noslip in the kernels of a model without noslip iterations (kernels())."""
     return 0
+
+
+@jit
+def _no_condense_hard(m, d, vhat, Mdense):
+    """In place of condense_hard in the kernels of a model without hard equality constraints
+    (kernels()): no hard rows to eliminate."""
+    return 0
+
+
+@jit
+def _no_hard_impulses(d, f, vnext, vhat, Mdense):
+    """In place of hard_impulses in the kernels of a model without hard equality constraints."""
+    return
 
 
 @jit
@@ -257,10 +271,12 @@ def _dense_inertia(m, d, M):
             M[i, i] += m.opt_timestep[0] * m.dof_damping[i]
 
 
-@jit
+@inlined
 def forward_skip(m, d, skipsensor):
     """The whole forward dynamics, with the sensors of each stage unless skipsensor
-    (MuJoCo's mj_forwardSkip)."""
+    (MuJoCo's mj_forwardSkip). Compiled into its callers (the step and forward kernels, the
+    multi-stage integrators): a kernel of its own would optimize and generate the machine code
+    of the whole pipeline once more (5 s of CPU time, benchmarks/cold_start.py)."""
     fwd_position(m, d)
     if d.nefc_overflow[0]:
         # contacts or rows did not fit: the caller grows d and runs it again; stopping here
@@ -777,7 +793,8 @@ _SENSOR_CHAIN = (sensor._compute_pos, sensor._compute_vel, sensor._compute_acc,
 
 def kernels(m: Model):
     """(forward_kernel, step_kernel) with only what m can use compiled in: its integrator, its
-    solver, noslip only if m asks for it, the narrowphase routines of its geom types and the
+    solver, noslip only if m asks for it, the elimination of hard rows only if m has hard
+    equality constraints, the narrowphase routines of its geom types and the
     routines of its sensor types. The same code as the kernels that branch at run time (so the
     same results) with the branches m never takes bound to stubs (jit.variant), at a fraction
     of their compile time. Chosen at every call, so a changed option takes effect at once.
@@ -811,6 +828,10 @@ def _lean_key(m):
     stubs.update(sensor.unused_sensors(m))
     if not m.opt_noslip_iterations[0] > 0:
         stubs["_noslip"] = _without_noslip
+    if not any(m.eq_hard):
+        # hard rows come only from hard equalities: PGS's elimination of them left out (its
+        # dense solves and pseudo-inverse are a tenth of a cold start's compile time)
+        stubs.update(condense_hard=_no_condense_hard, hard_impulses=_no_hard_impulses)
     return (int(m.opt_integrator[0]), int(m.opt_solver[0]) == Solver.NEWTON,
             tuple(sorted(stubs))), stubs
 

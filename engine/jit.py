@@ -44,6 +44,41 @@ def cache_dir():
     return os.path.join(base, digest)
 
 
+KEEP_CACHES = 8             # digests of other sources kept by prune_caches
+KEEP_SECONDS = 3600.0       # ... and any used within this time
+
+
+def prune_caches(keep=KEEP_CACHES, keep_seconds=KEEP_SECONDS):
+    """Delete the caches of other engine sources (sibling digest directories) but the `keep`
+    most recently written and those written within `keep_seconds`; returns the deleted paths.
+
+    Every edit of the engine starts a new cache of several hundred megabytes (each kernel's
+    file holds the machine code of all the kernels it calls), which nothing else removes. A
+    process still using a deleted cache only compiles again: numba recreates the directory
+    when it saves a kernel."""
+    import shutil
+    import time
+
+    current = cache_dir()
+    base = os.path.dirname(current)
+    found = []
+    for name in os.listdir(base) if os.path.isdir(base) else ():
+        path = os.path.join(base, name)
+        if (path == current or len(name) != 16 or not os.path.isdir(path)
+                or any(c not in "0123456789abcdef" for c in name)):
+            continue
+        # the digest directory holds one directory per source location, written by saves
+        written = max([os.path.getmtime(path)] + [e.stat().st_mtime for e in os.scandir(path)])
+        found.append((written, path))
+    found.sort(reverse=True)
+    now = time.time()
+    deleted = [path for k, (written, path) in enumerate(found)
+               if k >= keep and now - written > keep_seconds]
+    for path in deleted:
+        shutil.rmtree(path, ignore_errors=True)
+    return deleted
+
+
 class _EngineCacheLocator(caching.UserProvidedCacheLocator):
     """Where numba caches a kernel defined in the engine's own modules: cache_dir()."""
 

@@ -18,19 +18,18 @@ import os
 import subprocess
 import sys
 
-from . import jit
+from . import _structs, jit
 
 CHILD = "ENGINE_WARMUP_CHILD"
 
 # compiled in the background while this process loads the model: first what loading needs
 # (the constructor of Data, then set_const's kernels, in the reverse of the order in which
 # set_const, here, calls them), then the stages every model needs
-COMMON = ("engine._structs:new_data_struct", "engine.smooth:crb", "engine.actuator:transmission",
-          "engine.smooth:tendon", "engine.smooth:com_pos", "engine.smooth:kinematics",
-          "engine.constraint:make_constraint", "engine.forward:fwd_velocity",
-          "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
-          "engine.forward:fwd_acceleration", "engine.forward:factor_inertia",
-          "engine.smooth:camlight")
+COMMON = tuple("engine._structs:" + k for k in _structs.DATA_KERNELS) + (
+    "engine.smooth:crb", "engine.actuator:transmission", "engine.smooth:tendon",
+    "engine.smooth:com_pos", "engine.smooth:kinematics", "engine.constraint:make_constraint",
+    "engine.forward:fwd_velocity", "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
+    "engine.forward:fwd_acceleration", "engine.forward:factor_inertia", "engine.smooth:camlight")
 # the lean kernels of a model, compiled by both processes from the two ends of the list
 LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "sensor_pos", "collision")
 
@@ -39,13 +38,18 @@ _sent = False
 
 
 def _argument_types(name):
-    """Numba types of a kernel's arguments: (Model, Data), for sensor_acc (qacc, damped) too,
-    and Data's arrays for its constructor."""
+    """Numba types of a kernel's arguments: (Model, Data), for sensor_acc (qacc, damped) too;
+    for the pieces of Data's constructor, the struct and the arrays they set."""
+    import inspect
+
     from numba import types
 
     from .types import DATA_SPEC, DATA_TYPE, MODEL_TYPE, _nbtype
-    if name.endswith("new_data_struct"):
-        return tuple(_nbtype(t, s) for _, t, s in DATA_SPEC)
+    if name.startswith("engine._structs:"):
+        fields = {n: _nbtype(t, s) for n, t, s in DATA_SPEC}
+        kernel = getattr(_structs, name.split(":")[1])
+        return tuple(DATA_TYPE if p == "s" else fields[p]
+                     for p in inspect.signature(kernel.py_func).parameters)
     if name.endswith("sensor_acc"):
         return (MODEL_TYPE, DATA_TYPE, types.float64[::1], types.boolean)
     return (MODEL_TYPE, DATA_TYPE)
@@ -69,7 +73,8 @@ def compile_kernels(names):
 def _description(m):
     """What forward.lean_calls reads of a model, as JSON."""
     return json.dumps({k: [int(x) for x in getattr(m, k)] for k in (
-        "opt_integrator", "opt_solver", "opt_noslip_iterations", "geom_type", "sensor_type")})
+        "opt_integrator", "opt_solver", "opt_noslip_iterations", "eq_hard", "geom_type",
+        "sensor_type")})
 
 
 class _Described:
@@ -92,6 +97,10 @@ def start():
     global _process
     if not jit.ENABLED or os.environ.get(CHILD) or _process is not None or not _cache_is_cold():
         return
+    try:
+        jit.prune_caches()       # a new cache begins: drop those of long-edited sources
+    except OSError:
+        pass
     # the child imports this very engine (not another one on its path): same sources, same cache
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.environ.get("PYTHONPATH")

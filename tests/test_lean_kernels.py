@@ -94,3 +94,19 @@ def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
     assert lean[1] is not forward.step_kernel
     assert forward.kernels(other) == (forward.forward_kernel, forward.step_kernel)
     assert forward.kernels(first) == lean
+
+
+def test_hard_row_elimination_only_with_hard_equalities():
+    """PGS's elimination of hard rows is compiled into the lean kernels of a model with a hard
+    equality constraint only (hard rows come from nothing else)."""
+    m = compiler.load_model_from_string(BALLS)
+    m.opt.solver = Solver.PGS
+    assert forward.lean_calls(m)["solve"].py_func.__globals__["condense_hard"] is \
+        forward._no_condense_hard
+    hard = compiler.load_model_from_string(BALLS.replace(
+        "</worldbody>", '</worldbody><equality><weld body1="b1" hard="true"/></equality>').replace(
+        '<body pos="0 0 .12">', '<body name="b1" pos="0 0 .12">'))
+    hard.opt.solver = Solver.PGS
+    calls = forward.lean_calls(hard)
+    assert calls["solve"].py_func.__globals__["condense_hard"] is forward.condense_hard
+    assert calls["solve"].py_func.__globals__["hard_impulses"] is forward.hard_impulses

@@ -63,9 +63,31 @@ def test_model_is_sent_once(tmp_path):
     then closed: it compiles that model's kernels, then stops)."""
     script = ("import types, engine.warmup as w; p = w._process; "
               "m = types.SimpleNamespace(opt_integrator=[0], opt_solver=[2], "
-              "opt_noslip_iterations=[0], geom_type=[0, 2], sensor_type=[]); "
+              "opt_noslip_iterations=[0], eq_hard=[], geom_type=[0, 2], sensor_type=[]); "
               "w.model(m); w.model(m); print(p.stdin.closed, w._sent); p.kill(); p.wait()")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"))
     out = subprocess.run([sys.executable, "-c", "import engine; " + script], env=env,
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True True"
+
+
+def test_prune_caches_keeps_the_current_the_recent_and_what_is_not_a_cache(tmp_path, monkeypatch):
+    """Old caches of other sources go, beyond the `keep` most recent; the current cache, one
+    written within keep_seconds and directories that are not digests stay."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    current = jit.cache_dir()
+    names = ["%016x" % k for k in range(5)]
+    for k, name in enumerate(names + [os.path.basename(current), "not-a-digest"]):
+        sub = tmp_path / name / "engine_x"
+        sub.mkdir(parents=True)
+        (sub / "kernel.nbi").write_text("")
+        age = 10000.0 * (k + 1) if name in names[1:] else 0.0   # names[0] was just written
+        for p in (sub, sub.parent):
+            t = os.path.getmtime(p) - age
+            os.utime(p, (t, t))
+    deleted = jit.prune_caches(keep=2, keep_seconds=15000.0)
+    # by age: names[0] (now), names[1] (10000 s), names[2] (20000 s), ... ; the two most
+    # recent kept, names[1] also being within 15000 s; the others are older and beyond two
+    assert sorted(os.path.basename(p) for p in deleted) == names[2:]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(names[:2] + [os.path.basename(current), "not-a-digest"])
