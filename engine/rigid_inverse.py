@@ -73,14 +73,16 @@ CONSISTENCY_TOL = 1e-8
 # accelerations' size (slower is numerically closed: it keeps its no-slip rows).
 OPEN_TOL = 1e-6
 LCP_TOL = 1e-12
+# _pivoted_rows: a pivot of a projector below this (of its largest diagonal entry) is rounding
+PIVOT_TOL = 1e-9
 # Relative weight of the tie-breaking terms of eq. 47 and of the convex stage 2: small enough to
 # change the optimum of the main term by about this fraction only, large enough to keep the
 # Gauss problems well conditioned (Algorithm 1 runs in the metric of their Hessian).
 EPS_REG = 1e-4
 
 # info_i slots written by the kernel
-I_STATUS, I_PIVOTS, I_CONSISTENT, I_NCON, I_NLCP, I_ENUM, I_NSOL, I_NSEL, I_PIVOTS2, I_ADJUSTED = \
-    range(10)
+I_STATUS, I_PIVOTS, I_CONSISTENT, I_NCON, I_NLCP, I_ENUM, I_NSOL, I_NSEL, I_PIVOTS2, I_ADJUSTED, \
+    I_PASSES = range(11)
 EMPTY2 = np.zeros((0, 0))
 
 
@@ -173,6 +175,101 @@ def _dot(a, b, n):
     for i in range(n):
         s += a[i] * b[i]
     return s
+
+
+# ------------------------------------------------------------------------------------------------
+# scratch: one preallocated arena per warm start, taken from in stack order
+# ------------------------------------------------------------------------------------------------
+# ar = (floats, ints, bools, pos); pos = (next float, int, bool; their high-water marks). A
+# function that takes scratch for its own use only marks the positions on entry and releases
+# them on return. When the arena is too small the array is allocated instead and the
+# high-water mark tells rigid_inverse how much to give it for the next call.
+@jit
+def _fe(ar, size):
+    """Float scratch of `size` entries (not initialised)."""
+    pos = ar[3]
+    p = pos[0]
+    pos[0] = p + size
+    pos[3] = max(pos[3], pos[0])
+    if p + size <= ar[0].shape[0]:
+        return ar[0][p:p + size]
+    return np.empty(size)
+
+
+@jit
+def _fe2(ar, r, c):
+    return _fe(ar, r * c).reshape((r, c))
+
+
+@jit
+def _fz(ar, size):
+    out = _fe(ar, size)
+    out[:] = 0.0
+    return out
+
+
+@jit
+def _fz2(ar, r, c):
+    return _fz(ar, r * c).reshape((r, c))
+
+
+@jit
+def _ie(ar, size):
+    """Integer scratch (not initialised)."""
+    pos = ar[3]
+    p = pos[1]
+    pos[1] = p + size
+    pos[4] = max(pos[4], pos[1])
+    if p + size <= ar[1].shape[0]:
+        return ar[1][p:p + size]
+    return np.empty(size, np.int64)
+
+
+@jit
+def _bz(ar, size):
+    """Boolean scratch, False."""
+    pos = ar[3]
+    p = pos[2]
+    pos[2] = p + size
+    pos[5] = max(pos[5], pos[2])
+    if p + size <= ar[2].shape[0]:
+        out = ar[2][p:p + size]
+    else:
+        out = np.empty(size, np.bool_)
+    out[:] = False
+    return out
+
+
+@jit
+def _mark(ar):
+    return ar[3][0], ar[3][1], ar[3][2]
+
+
+@jit
+def _release(ar, mark):
+    ar[3][0], ar[3][1], ar[3][2] = mark
+
+
+@jit
+def _lcp_workspace(ar, n):
+    """lcp.workspace(n) from the arena (the same arrays, the same initial values)."""
+    cols = _fz2(ar, n, n + 1)
+    have = _bz(ar, n + 1)
+    lu = _fz2(ar, n, n)
+    perm = _ie(ar, n)
+    perm[:] = 0
+    rows = _ie(ar, n)
+    rows[:] = 0
+    cc = _ie(ar, n + 1)
+    cc[:] = 0
+    pos_r = _ie(ar, n)
+    pos_r[:] = -1
+    pos_c = _ie(ar, n + 1)
+    pos_c[:] = -1
+    state = _ie(ar, 1)
+    state[:] = 0
+    return (cols, have, lu, perm, rows, cc, pos_r, pos_c, _fz(ar, n + 1), _fz(ar, n),
+            _fz(ar, n + 1), _fz(ar, n), _fz(ar, n + 1), _fz2(ar, 3, n + 1), state)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -284,16 +381,18 @@ def _select_rows(Jb, nb, Yb, n, Lx, sel, ratio, tol):
 
 @jit
 def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
-               tol):
+               tol, col, pre):
     """Eliminate a and the equality multipliers (H holds the Cholesky factor of H): with
     Q = H^-1 - H^-1 Jb_s' X^-1 Jb_s H^-1 over the independent rows s,
         a = a0 + Q G' f,   G Q G' = G YG - Wm'Wm,   Wm = Lx^-1 Jb_s YG.
     Fills Yb (H^-1 Jb rows), Lx, sel, YG (n, ng) = H^-1 G', Wm (ns, ng), afree = H^-1 k,
-    a0 and lam0 = X^-1 (cb_s - Jb_s afree), ratio (Algorithm 1). Returns ns."""
-    for r in range(nb):
-        for i in range(n):
-            Yb[r, i] = Jb[r, i]
-        _chol_solve(H, n, Yb[r])
+    a0 and lam0 = X^-1 (cb_s - Jb_s afree), ratio (Algorithm 1); with pre, Yb and YG come
+    filled (the no-slip passes share them). Returns ns."""
+    if not pre:
+        for r in range(nb):
+            for i in range(n):
+                Yb[r, i] = Jb[r, i]
+            _chol_solve(H, n, Yb[r])
     ns = _select_rows(Jb, nb, Yb, n, Lx, sel, ratio, tol)
     for i in range(n):
         afree[i] = kv[i]
@@ -306,13 +405,16 @@ def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a
         for a in range(ns):
             s += Yb[sel[a], i] * lam0[a]
         a0[i] = s
-    col = np.empty(n)
     for j in range(ng):
-        for i in range(n):
-            col[i] = G[j, i]
-        _chol_solve(H, n, col)
-        for i in range(n):
-            YG[i, j] = col[i]
+        if pre:
+            for i in range(n):
+                col[i] = YG[i, j]
+        else:
+            for i in range(n):
+                col[i] = G[j, i]
+            _chol_solve(H, n, col)
+            for i in range(n):
+                YG[i, j] = col[i]
         for a in range(ns):
             s = 0.0
             r = sel[a]
@@ -325,7 +427,24 @@ def _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a
 
 
 @jit
-def _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam):
+def _elimination(ar, H, n, kv, Jb, cb, nb, G, ng, sel, ratio, tol, pre, Ypre, YGpre):
+    """_eliminate with its arrays (scratch of ar; with pre, Yb = Ypre and YG = YGpre, given):
+    returns (ns, Yb, Lx, YG, Wm, a0, lam0)."""
+    nbm = max(nb, 1)
+    Yb = Ypre if pre else _fe2(ar, nb, n)
+    Lx = _fz2(ar, nbm, nbm)
+    YG = YGpre if pre else _fe2(ar, n, ng)
+    Wm = _fe2(ar, nbm, ng)
+    afree = _fe(ar, n)
+    a0 = _fe(ar, n)
+    lam0 = _fe(ar, nbm)
+    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
+                    tol, _fe(ar, n), pre)
+    return ns, Yb, Lx, YG, Wm, a0, lam0
+
+
+@jit
+def _recover(H, n, kv, Jb, cb, ns, sel, Lx, Yb, YG, ng, f, a, lam, tmp):
     """a = H^-1 (k + G'f + Jb_s' lam), lam = X^-1 (cb_s - Jb_s H^-1 (k + G'f)) (lam over the
     selected rows, in sel's order)."""
     for i in range(n):
@@ -333,7 +452,6 @@ def _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam):
         for j in range(ng):
             s += YG[i, j] * f[j]
         a[i] = s
-    tmp = np.empty(n)
     for i in range(n):
         tmp[i] = kv[i]
     _chol_solve(H, n, tmp)
@@ -344,28 +462,21 @@ def _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam):
     _chol_solve(Lx, ns, lam)
     for q in range(ns):
         for i in range(n):
-            tmp[i] = Jb[sel[q], i]
-        _chol_solve(H, n, tmp)
-        for i in range(n):
-            a[i] += tmp[i] * lam[q]
+            a[i] += Yb[sel[q], i] * lam[q]
 
 
 @jit
-def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio, tol):
+def _gauss(ar, H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio, tol,
+           pre, Ypre, YGpre):
     """min 1/2 a'Ha - k'a s.t. Jb a = cb, G a + bg >= 0, H given by its Cholesky factor: the
     no-slip MLCP (section 4) reduced to the LCP  w = G Q G' f + G a0 + bg >= 0 _|_ f >= 0,
     solved by PPM from the warm set with the columns of G Q G' formed as needed (4.7).
-    Writes f, a, lam (per selected row), sel, ratio, active; returns (status, pivots, ns)."""
-    Yb = np.empty((nb, n))
-    Lx = np.zeros((max(nb, 1), max(nb, 1)))
-    YG = np.empty((n, ng))
-    Wm = np.empty((max(nb, 1), ng))
-    afree = np.empty(n)
-    a0 = np.empty(n)
-    lam0 = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
-                    tol)
-    q = np.empty(ng)
+    Writes f, a, lam (per selected row), sel, ratio, active; returns (status, pivots, ns).
+    pre: Ypre (nb, n) and YGpre (n, ng) hold H^-1 Jb' and H^-1 G' (else computed here)."""
+    mark = _mark(ar)
+    ns, Yb, Lx, YG, Wm, a0, lam0 = _elimination(ar, H, n, kv, Jb, cb, nb, G, ng, sel, ratio,
+                                                tol, pre, Ypre, YGpre)
+    q = _fe(ar, ng)
     mscale = 0.0
     for j in range(ng):
         q[j] = _dot(G[j], a0, n) + bg[j]
@@ -375,12 +486,13 @@ def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio,
         for s in range(ns):
             dj -= Wm[s, j] * Wm[s, j]
         mscale = max(mscale, abs(dj))
-    w = np.empty(ng)
-    ws = lcp.workspace(ng)
+    w = _fe(ar, ng)
+    ws = _lcp_workspace(ar, ng)
     status, pivots = lcp.ppm_kernel(PRODUCT, EMPTY2, G[:ng], YG, Wm[:ns], mscale, q, warm,
                                     ws, 100 * ng + 1000, LCP_TOL, f, w)
     lcp.basis_sets(ws, active)
-    _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, f, a, lam)
+    _recover(H, n, kv, Jb, cb, ns, sel, Lx, Yb, YG, ng, f, a, lam, _fe(ar, n))
+    _release(ar, mark)
     return status, pivots, ns
 
 
@@ -388,10 +500,9 @@ def _gauss(H, n, kv, Jb, cb, nb, G, bg, ng, warm, active, f, a, lam, sel, ratio,
 # warm start: contacts matched to those of the previous call
 # ------------------------------------------------------------------------------------------------
 @jit
-def _match(d, cid, nc, warm_geom, warm_pos, warm_n, prev):
+def _match(d, cid, nc, warm_geom, warm_pos, warm_n, prev, used):
     """prev[c] = the previous call's contact with the same geoms closest to contact c (each
     used once), -1 if none."""
-    used = np.zeros(max(warm_n, 1), np.bool_)
     for a in range(nc):
         c = cid[a]
         best = -1
@@ -423,10 +534,10 @@ def _edge_dir(mu, c, j, nedges):
 # the three models
 # ------------------------------------------------------------------------------------------------
 @jit
-def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner):
+def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner, Yb, YT):
     """Append the no-slip rows T_i a = -T_i v / h (eq. 41) of the contacts with held[i] after
-    the nbil actuator and equality rows; owner[r] = the contact of row nbil + r. Returns the
-    total row count."""
+    the nbil actuator and equality rows, and their H^-1 T_i' (YT) to Yb; owner[r] = the
+    contact of row nbil + r. Returns the total row count."""
     nb = nbil
     for c in range(nc):
         if not held[c]:
@@ -434,6 +545,7 @@ def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner):
         for r in range(2):
             for i in range(n):
                 Jb[nb, i] = Jt[c, r, i]
+                Yb[nb, i] = YT[c, r, i]
             cb[nb] = -_dot(Jt[c, r], qvel, n) / h
             owner[nb - nbil] = c
             nb += 1
@@ -441,8 +553,8 @@ def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner):
 
 
 @jit
-def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_norm, flags_in,
-            flags_out, prev, a, lam, sel, fc, info_i):
+def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_norm, max_passes,
+            flags_in, flags_out, prev, a, lam, sel, fc, info_i):
     """Section 4: rows held with equality (actuators, equalities, then each contact's tangents),
     the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47.
 
@@ -453,52 +565,84 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_no
     with friction held: the set the passes reach then depends on the state alone (carried from
     call to call, it depended on the history, and with eq. 47 at every call on box feet the
     warm-started torques chattered 1.3x more than the cold ones). Only the pivoting sets (of
-    the LCP and of the selection) are carried. Then, with least_norm, the least contact forces
-    among the equally valid ones (_least_norm_forces)."""
-    bn = np.empty(nc)
+    the LCP and of the selection) are carried. Without a fixed point within max_passes (0:
+    2 nc + 2; the sets cycle: a foot held is opened by eq. 47, released it closes and slips),
+    the paper's set, every contact with friction held (eq. 41), is solved once more and kept;
+    the least-norm stage always works on the set of the last solve. Then, with least_norm, the
+    least contact forces among the equally valid ones (_least_norm_forces)."""
+    bn = _fe(ar, nc)
     for c in range(nc):
         bn[c] = (_dot(Jn[c], qvel, n) + phi[c] / h) / h
-    held = np.zeros(nc, np.bool_)
-    warm = np.zeros(nc, np.bool_)
+    held = _bz(ar, nc)
+    fric = _bz(ar, nc)
+    warm = _bz(ar, nc)
     for c in range(nc):
         held[c] = mu[c, 0] != 0.0 or mu[c, 1] != 0.0
+        fric[c] = held[c]
         if prev[c] >= 0:
             warm[c] = flags_in[prev[c], 0]
-    afree = kv.copy()
+    afree = _fe(ar, n)
+    afree[:] = kv
     _chol_solve(H, n, afree)
     aref = math.sqrt(_dot(afree, afree, n))
-    active = np.zeros(nc, np.bool_)
-    fn = np.zeros(nc)
-    owner = np.empty(max(2 * nc, 1), np.int64)
-    ratio = np.empty(Jb.shape[0])
-    cb_des = cb[:nact].copy()
+    active = _bz(ar, nc)
+    fn = _fz(ar, nc)
+    owner = _ie(ar, max(2 * nc, 1))
+    ratio = _fe(ar, Jb.shape[0])
+    cb_des = _fe(ar, nact)
+    cb_des[:] = cb[:nact]
     pivots = 0
     pivots2 = 0
     adjusted = False
     consistent = True
     wscale = 0.0
-    for _ in range(2 * nc + 2):
+    npass = max_passes if max_passes > 0 else 2 * nc + 2
+    nxt = _bz(ar, nc)
+    adj = _fe(ar, n)
+    # H^-1 of every row the passes use, once (they differ only in the tangent rows they hold)
+    Yb = _fe2(ar, Jb.shape[0], n)
+    for r in range(nbil):
+        for i in range(n):
+            Yb[r, i] = Jb[r, i]
+        _chol_solve(H, n, Yb[r])
+    YT = _fe(ar, nc * 2 * n).reshape((nc, 2, n))
+    YG = _fe2(ar, n, nc)
+    col = _fe(ar, n)
+    for c in range(nc):
+        for k in range(2):
+            for i in range(n):
+                YT[c, k, i] = Jt[c, k, i]
+            _chol_solve(H, n, YT[c, k])
+        for i in range(n):
+            col[i] = Jn[c, i]
+        _chol_solve(H, n, col)
+        for i in range(n):
+            YG[i, c] = col[i]
+    passes = 0
+    final = False
+    while True:
+        passes += 1
         for r in range(nact):
             cb[r] = cb_des[r]
-        nb = _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner)
-        status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a, lam,
-                                 sel, ratio, NOSLIP_ROW_TOL)
+        nb = _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner, Yb, YT)
+        status, piv, ns = _gauss(ar, H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
+                                 lam, sel, ratio, NOSLIP_ROW_TOL, True, Yb, YG)
         pivots += piv
         if status != SOLVED:
             break
         # 4.5: the dropped rows must hold at the solution; else find the consistent
         # accelerations closest to the desired ones (eq. 47) and solve again with them
-        consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref)
+        consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
         adjusted = not consistent
         if adjusted:
-            adj = _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active)
+            _least_change(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active, adj)
             for r in range(nact):
                 cb[r] = _dot(Jb[r], adj, n)
             warm[:] = active
-            status, piv, ns = _gauss(H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
-                                     lam, sel, ratio, NOSLIP_ROW_TOL)
+            status, piv, ns = _gauss(ar, H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
+                                     lam, sel, ratio, NOSLIP_ROW_TOL, True, Yb, YG)
             pivots2 += piv
-            consistent = _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref)
+            consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
             if status != SOLVED:
                 break
         # contacts that open lose their rows, open ones that close (w_n = 0) get them back
@@ -506,14 +650,25 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_no
         wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
         changed = False
         for c in range(nc):
+            nxt[c] = held[c]
             if mu[c, 0] == 0.0 and mu[c, 1] == 0.0:
                 continue
             opening = fn[c] <= fscale and _dot(Jn[c], a, n) + bn[c] > wscale
             if held[c] == opening:
-                held[c] = not opening
+                nxt[c] = not opening
                 changed = True
-        if not changed:
-            break
+        if not changed or final:
+            break       # held stays the set of the last solve: a, fn, lam, sel belong to it
+        if passes >= npass:
+            # no fixed point: the paper's set, solved once more unless it was the last one
+            same = True
+            for c in range(nc):
+                same = same and held[c] == fric[c]
+            if same:
+                break
+            nxt[:] = fric
+            final = True
+        held[:] = nxt
         warm[:] = active
     if adjusted:
         info_i[I_ADJUSTED] = 1
@@ -527,12 +682,12 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_no
         if r >= nbil:
             fc[owner[r - nbil], 1 + (r - nbil) % 2] = lam[s]
     # 4.6: the least contact forces among the equally valid ones (unique, continuous)
-    chosen = np.zeros(nc, np.bool_)
+    chosen = _bz(ar, nc)
     if least_norm and status == SOLVED and nc > 0:
-        warm2 = np.zeros(nc, np.bool_)
+        warm2 = _bz(ar, nc)
         for c in range(nc):
             warm2[c] = flags_in[prev[c], 1] if prev[c] >= 0 else False
-        ns2, st2, piv2 = _least_norm_forces(n, H, kv, Jb, nbil, Jn, Jt, nc, a, bn, wscale,
+        ns2, st2, piv2 = _least_norm_forces(ar, n, H, kv, Jb, nbil, Jn, Jt, nc, a, bn, wscale,
                                             held, warm2, chosen, fc, lam, sel)
         pivots2 += piv2
         if ns2 >= 0:
@@ -546,125 +701,242 @@ def _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_no
     info_i[I_CONSISTENT] = 1 if consistent else 0
     info_i[I_NLCP] = nc
     info_i[I_NSEL] = ns
+    info_i[I_PASSES] = passes
     return ns
 
 
 @jit
-def _project(Jb, sel, ns, L, n, t, v):
-    """v <- (I - Js'(Js Js')^-1 Js) v, Js the rows sel of Jb, L the Cholesky factor of Js Js'."""
-    for q in range(ns):
-        t[q] = _dot(Jb[sel[q]], v, n)
-    _chol_solve(L, ns, t)
-    for q in range(ns):
-        for i in range(n):
-            v[i] -= Jb[sel[q], i] * t[q]
-
-
-@jit
-def _least_norm_forces(n, H, kv, Jb, nbil, Jn, Jt, nc, a, bn, wscale, held, warm, active, fc,
-                       lam, sel):
+def _least_norm_forces(ar, n, H, kv, Jb, nbil, Jn, Jt, nc, a, bn, wscale, held, warm, active,
+                       fc, lam, sel):
     """Section 4.6, the choice among equally valid forces. The accelerations a of the no-slip
     model are unique; the forces are not (a four-legged table; feet squeezing the ground between
     them): every (tau, f_E, f) with
         Mt a - k = B' tau + J_E' f_E + J_c' f,   f_n >= 0,
         f_n,i = 0 where the contact separates (w_n,i > 0),  f_t,i = 0 where it has no rows,
     is a solution of the MLCP. Take the least contact forces, min 1/2 |f|^2 (normal and
-    tangential, in N): the balance of the unactuated directions, P (Mt a - k - J_c' f) = 0 with
-    P = I - Jb'(Jb Jb')^-1 Jb the projector on the complement of the actuator and equality rows,
-    is the equality constraint, and a Gauss problem in f (Hessian I: a unique minimiser,
-    continuous in the data) solved by the same elimination and PPM, warm-started on the
-    contacts without normal force. It carries no internal force that the motion does not need:
-    no squeeze between feet (the limit of a soft contact's forces as it stiffens), whatever
-    vertex the pivoting chose. Then (tau, f_E) = (Jb Jb')^-1 Jb (Mt a - k - J_c' f) over the
-    independent rows. Writes fc, lam, sel (of the bilateral rows), active; returns (ns, status,
-    pivots), ns = -1 if the problem was not solved (fc, lam, sel untouched)."""
-    nf = 3 * nc
+    tangential, in N) over the forces that may be non-zero (the others are left out of the
+    problem): the balance of the unactuated directions, P (J_c' f - r) = 0 with r = Mt a - k
+    and P = I - Jb'(Jb Jb')^-1 Jb the projector on the complement of the actuator and equality
+    rows, is the equality constraint. P has the rank m of that complement (6 for a floating
+    base): Z = m rows of P spanning its range (pivoted Cholesky of P = P'P) give the same
+    constraint as A f = c, A = Z J_c', c = Z r. With the Hessian I the elimination is explicit:
+        f = f0 + Q G' mu,  f0 = A_s'(A_s A_s')^-1 c_s,  Q = I - A_s'(A_s A_s')^-1 A_s,
+    A_s the independent rows of A (Algorithm 1), G the rows picking the normal forces; the
+    LCP  f_n = f0_n + Q_nn mu >= 0 _|_ mu >= 0  (Q_nn = I - W'W, W = L^-1 A_s,n) is solved by
+    PPM warm-started on the contacts without normal force. A unique minimiser, continuous in
+    the data, no internal force the motion does not need (no squeeze between feet, the limit of
+    a soft contact's forces as it stiffens), whatever vertex the pivoting chose. Then (tau,
+    f_E) = (Jb Jb')^-1 Jb (r - J_c' f) over the independent rows. Writes fc, lam, sel (of the
+    bilateral rows), active; returns (ns, status, pivots), ns = -1 if the problem was not
+    solved or its equality rows do not hold (fc, lam, sel untouched: the vertex forces stay)."""
+    mark = _mark(ar)
     # r = Mt a - k  (Mt = L L', L the lower triangle of H)
-    la = np.empty(n)
+    la = _fe(ar, n)
     for i in range(n):
         s = 0.0
         for p in range(i, n):
             s += H[p, i] * a[p]
         la[i] = s
-    r = np.empty(n)
+    r = _fe(ar, n)
     for i in range(n):
         s = 0.0
         for p in range(i + 1):
             s += H[i, p] * la[p]
         r[i] = s - kv[i]
-    # independent bilateral rows (Algorithm 1 in the Euclidean metric) and P
-    Lb = np.zeros((max(nbil, 1), max(nbil, 1)))
-    selb = np.empty(max(nbil, 1), np.int64)
-    ratio = np.empty(max(nbil, 1))
+    # independent bilateral rows (Algorithm 1 in the Euclidean metric), P = I - Y'Y with
+    # Y = Lb^-1 Jb_s, then Z: the rows of P of largest remaining pivot while above PIVOT_TOL
+    nbm = max(nbil, 1)
+    Lb = _fz2(ar, nbm, nbm)
+    selb = _ie(ar, nbm)
+    ratio = _fe(ar, nbm)
     ns = _select_rows(Jb, nbil, Jb, n, Lb, selb, ratio, ROW_TOL)
-    G = np.zeros((max(nf, 1), n))
-    for c in range(nc):
-        for i in range(n):
-            G[3 * c, i] = Jn[c, i]
-            G[3 * c + 1, i] = Jt[c, 0, i]
-            G[3 * c + 2, i] = Jt[c, 1, i]
-    t = np.empty(max(ns, 1))
-    PG = G.copy()
-    for j in range(nf):
-        _project(Jb, selb, ns, Lb, n, t, PG[j])
-    Pr = r.copy()
-    _project(Jb, selb, ns, Lb, n, t, Pr)
-    # equality rows in f: P J_c' f = P r, then the forces that must vanish
-    Jq = np.zeros((n + nf, max(nf, 1)))
-    cq = np.zeros(n + nf)
+    Y = _fe2(ar, max(ns, 1), n)
     for i in range(n):
+        for q in range(ns):
+            Y[q, i] = Jb[selb[q], i]
+    for i in range(n):
+        _lower_solve(Lb, ns, Y[:, i])
+    P = _fe2(ar, n, n)
+    for i in range(n):
+        for j in range(i + 1):
+            s = 1.0 if i == j else 0.0
+            for q in range(ns):
+                s -= Y[q, i] * Y[q, j]
+            P[i, j] = s
+            P[j, i] = s
+    zrow = _ie(ar, n)
+    nz = _pivoted_rows(P, n, zrow, _fe2(ar, n, n), _bz(ar, n))
+    # the forces that may be non-zero: normals of contacts that do not separate, tangents of
+    # contacts with no-slip rows
+    var_c = _ie(ar, max(3 * nc, 1))
+    var_k = _ie(ar, max(3 * nc, 1))
+    nidx = _ie(ar, max(nc, 1))
+    nf = 0
+    nn = 0
+    for c in range(nc):
+        if _dot(Jn[c], a, n) + bn[c] <= wscale:
+            nidx[nn] = nf
+            nn += 1
+            var_c[nf] = c
+            var_k[nf] = 0
+            nf += 1
+        if held[c]:
+            for k in range(1, 3):
+                var_c[nf] = c
+                var_k[nf] = k
+                nf += 1
+    # A = Z J_c' (nz, nf), c = Z r
+    nzm = max(nz, 1)
+    A = _fe2(ar, nzm, max(nf, 1))
+    cz = _fe(ar, nzm)
+    for q in range(nz):
+        zr = P[zrow[q]]
         for j in range(nf):
-            Jq[i, j] = PG[j, i]
-        cq[i] = Pr[i]
-    nq = n
-    for c in range(nc):
-        if not held[c]:
-            Jq[nq, 3 * c + 1] = 1.0
-            Jq[nq + 1, 3 * c + 2] = 1.0
-            nq += 2
-        if _dot(Jn[c], a, n) + bn[c] > wscale:
-            Jq[nq, 3 * c] = 1.0
-            nq += 1
-    He = np.zeros((max(nf, 1), max(nf, 1)))
-    for j in range(nf):
-        He[j, j] = 1.0
-    ke = np.zeros(nf)
-    bound = np.zeros((nc, max(nf, 1)))
-    for c in range(nc):
-        bound[c, 3 * c] = 1.0
-    zero = np.zeros(nc)
-    mult = np.zeros(nc)
-    f = np.empty(nf)
-    lamq = np.empty(nq)
-    selq = np.empty(nq, np.int64)
-    ratioq = np.empty(nq)
-    status, pivots, _ = _gauss(He, nf, ke, Jq, cq, nq, bound, zero, nc, warm, active, mult, f,
-                               lamq, selq, ratioq, ROW_TOL)
+            c = var_c[j]
+            row = Jn[c] if var_k[j] == 0 else Jt[c, var_k[j] - 1]
+            A[q, j] = _dot(zr, row, n)
+        cz[q] = _dot(zr, r, n)
+    Lx = _fz2(ar, nzm, nzm)
+    sela = _ie(ar, nzm)
+    ratioa = _fe(ar, nzm)
+    na = _select_rows(A, nz, A, nf, Lx, sela, ratioa, ROW_TOL)
+    # f0 = A_s'(A_s A_s')^-1 c_s; W = Lx^-1 A_s,n; the LCP on the normals
+    t = _fe(ar, nzm)
+    for q in range(na):
+        t[q] = cz[sela[q]]
+    _chol_solve(Lx, na, t)
+    f = _fz(ar, max(nf, 1))
+    for q in range(na):
+        for j in range(nf):
+            f[j] += A[sela[q], j] * t[q]
+    W = _fe2(ar, nzm, max(nn, 1))
+    for j in range(nn):
+        for q in range(na):
+            W[q, j] = A[sela[q], nidx[j]]
+        _lower_solve(Lx, na, W[:, j])
+    Mq = _fe2(ar, nn, nn)
+    qv = _fe(ar, nn)
+    for i in range(nn):
+        for j in range(i + 1):
+            s = 1.0 if i == j else 0.0
+            for q in range(na):
+                s -= W[q, i] * W[q, j]
+            Mq[i, j] = s
+            Mq[j, i] = s
+        qv[i] = f[nidx[i]]
+    warmn = _bz(ar, nn)
+    for i in range(nn):
+        warmn[i] = warm[var_c[nidx[i]]]
+    mu_ = _fz(ar, nn)
+    w = _fe(ar, nn)
+    ws = _lcp_workspace(ar, nn)
+    status, pivots = lcp.ppm_kernel(DENSE, Mq, EMPTY2, EMPTY2, EMPTY2, 0.0, qv, warmn, ws,
+                                    100 * nn + 1000, LCP_TOL, mu_, w)
     if status != SOLVED:
+        _release(ar, mark)
         return -1, status, pivots
+    # f += Q G' mu = G' mu - A_s'(A_s A_s')^-1 A_s,n mu
+    for q in range(na):
+        s = 0.0
+        for j in range(nn):
+            s += A[sela[q], nidx[j]] * mu_[j]
+        t[q] = s
+    _chol_solve(Lx, na, t)
+    for j in range(nn):
+        f[nidx[j]] += mu_[j]
+    for q in range(na):
+        for j in range(nf):
+            f[j] -= A[sela[q], j] * t[q]
+    # the equality rows Algorithm 1 dropped must hold too (else the motion needs a force the
+    # set does not allow: keep the vertex forces, which balance it)
+    # (to CONSISTENCY_TOL, plus the square root of the pivot ratio of a row dependent to
+    # ROW_TOL, as _dropped_rows_hold)
+    fscale = 0.0
+    for j in range(nf):
+        fscale = max(fscale, abs(f[j]))
+    kept = _bz(ar, nzm)
+    for q in range(na):
+        kept[sela[q]] = True
+    for q in range(nz):
+        if kept[q]:
+            continue
+        s = -cz[q]
+        amax = abs(cz[q])
+        for j in range(nf):
+            s += A[q, j] * f[j]
+            amax = max(amax, abs(A[q, j]) * fscale)
+        tol = CONSISTENCY_TOL + (math.sqrt(ratioa[q]) if ratioa[q] <= ROW_TOL else 0.0)
+        if abs(s) > tol * max(amax, 1e-300):
+            _release(ar, mark)
+            return -1, status, pivots
+    act = _bz(ar, nn)
+    lcp.basis_sets(ws, act)
     for c in range(nc):
-        fc[c, 0] = max(f[3 * c], 0.0)
-        fc[c, 1] = f[3 * c + 1]
-        fc[c, 2] = f[3 * c + 2]
+        active[c] = False
+        fc[c, 0] = 0.0
+        fc[c, 1] = 0.0
+        fc[c, 2] = 0.0
+    for i in range(nn):
+        active[var_c[nidx[i]]] = act[i]
+    for j in range(nf):
+        fc[var_c[j], var_k[j]] = max(f[j], 0.0) if var_k[j] == 0 else f[j]
     # bilateral multipliers: (Jb_s Jb_s')^-1 Jb_s (r - J_c' f)
     for j in range(nf):
+        c = var_c[j]
+        row = Jn[c] if var_k[j] == 0 else Jt[c, var_k[j] - 1]
         for i in range(n):
-            r[i] -= G[j, i] * f[j]
+            r[i] -= row[i] * f[j]
     for q in range(ns):
         lam[q] = _dot(Jb[selb[q]], r, n)
         sel[q] = selb[q]
     _chol_solve(Lb, ns, lam)
+    _release(ar, mark)
     return ns, status, pivots
 
 
 @jit
-def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref):
+def _pivoted_rows(P, n, rows, R, done):
+    """Rows of the symmetric PSD P (a projector) spanning its range: pivoted Cholesky, the
+    largest remaining pivot first, while it exceeds PIVOT_TOL of the largest diagonal entry.
+    Writes their indices in rows; returns their count (R (n, n), done (n,): scratch)."""
+    R[:, :] = P
+    big = 0.0
+    for i in range(n):
+        big = max(big, P[i, i])
+    done[:] = False
+    k = 0
+    while k < n:
+        p = -1
+        best = PIVOT_TOL * big
+        for i in range(n):
+            if not done[i] and R[i, i] > best:
+                best = R[i, i]
+                p = i
+        if p < 0:
+            break
+        done[p] = True
+        rows[k] = p
+        k += 1
+        # R <- R - R[:, p] R[p, :] / R[p, p] (Schur complement)
+        piv = R[p, p]
+        for i in range(n):
+            if done[i]:
+                continue
+            f = R[i, p] / piv
+            for j in range(n):
+                R[i, j] -= f * R[p, j]
+    return k
+
+
+@jit
+def _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref):
     """Section 4.5: do the rows Algorithm 1 dropped hold at a, to CONSISTENCY_TOL relative to
     |J_r| times the larger of |a| and aref (the size of the free acceleration)? A row dependent
     to ROW_TOL may miss by the square root of its pivot ratio too (what its own independent
     part explains); one only nearly dependent (dropped by NOSLIP_ROW_TOL) is a constraint of
     its own and must hold, or eq. 47 makes it."""
-    kept = np.zeros(nb, np.bool_)
+    mark = _mark(ar)
+    kept = _bz(ar, nb)
     for s in range(ns):
         kept[sel[s]] = True
     anorm = max(math.sqrt(_dot(a, a, n)), aref)
@@ -674,17 +946,20 @@ def _dropped_rows_hold(Jb, cb, nb, n, sel, ns, ratio, a, aref):
         scale = math.sqrt(_dot(Jb[r], Jb[r], n)) * anorm + abs(cb[r])
         tol = CONSISTENCY_TOL + (math.sqrt(ratio[r]) if ratio[r] <= ROW_TOL else 0.0)
         if abs(_dot(Jb[r], a, n) - cb[r]) > tol * max(scale, 1e-300):
+            _release(ar, mark)
             return False
+    _release(ar, mark)
     return True
 
 
 @jit
-def _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm):
+def _least_change(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm, a):
     """Eq. 47: the accelerations closest to the desired ones on the actuated coordinates that
     satisfy every contact and equality row: min 1/2 |B a - B a_des|^2 + eps/2 |a - apred|^2_Mt
-    s.t. J_E a = c_E, T a = c_T (all of them), N a + b_n >= 0. Returns a."""
+    s.t. J_E a = c_E, T a = c_T (all of them), N a + b_n >= 0. Writes a."""
+    mark = _mark(ar)
     # H2 = B'B + eps Mt (Mt = L L' from the factor in H), k2 = B'B a_des + eps Mt apred
-    Mt = np.zeros((n, n))
+    Mt = _fe2(ar, n, n)
     for i in range(n):
         for j in range(i + 1):
             s = 0.0
@@ -699,8 +974,8 @@ def _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm):
     for r in range(nact):
         trace_b += _dot(Jb[r], Jb[r], n)
     eps = EPS_REG * max(trace_b, 1e-300) / trace_m
-    H2 = np.empty((n, n))
-    k2 = np.zeros(n)
+    H2 = _fe2(ar, n, n)
+    k2 = _fe(ar, n)
     for i in range(n):
         for j in range(n):
             s = eps * Mt[i, j]
@@ -715,20 +990,20 @@ def _least_change(n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm):
         k2[i] = s
     _cholesky(H2, n)
     nrest = nb - nact
-    Jr = np.empty((max(nrest, 1), n))
-    cr = np.empty(max(nrest, 1))
+    Jr = _fe2(ar, max(nrest, 1), n)
+    cr = _fe(ar, max(nrest, 1))
     for r in range(nrest):
         for i in range(n):
             Jr[r, i] = Jb[nact + r, i]
         cr[r] = cb[nact + r]
-    active = np.zeros(nc, np.bool_)
-    f = np.zeros(nc)
-    a = np.empty(n)
-    lam = np.empty(max(nrest, 1))
-    sel = np.empty(max(nrest, 1), np.int64)
-    ratio = np.empty(max(nrest, 1))
-    _gauss(H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio, ROW_TOL)
-    return a
+    active = _bz(ar, nc)
+    f = _fz(ar, nc)
+    lam = _fe(ar, max(nrest, 1))
+    sel = _ie(ar, max(nrest, 1))
+    ratio = _fe(ar, max(nrest, 1))
+    _gauss(ar, H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio,
+           ROW_TOL, False, _fe2(ar, 0, 0), _fe2(ar, 0, 0))
+    _release(ar, mark)
 
 
 @jit
@@ -750,7 +1025,7 @@ def _coulomb_lcp(n, nc, nedges, Jn, Jt, mu, nfr, fr_of, G, ng):
 
 
 @jit
-def _coulomb(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, has_tau,
+def _coulomb(ar, n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, has_tau,
              tau_prev, max_bases, a, lam, sel, fc, info_i):
     """Section 5: the Anitescu-Potra LCP in z = (f_n, beta, lambda),
         w_n = N a + b_n,  w_b = D v'/h + E lambda,  w_l = f_n - E' beta,
@@ -765,16 +1040,9 @@ def _coulomb(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, h
     ng = nc + nfr * nedges
     G = np.empty((ng, n))
     _coulomb_lcp(n, nc, nedges, Jn, Jt, mu, nfr, fr_of, G, ng)
-    Yb = np.empty((nb, n))
-    Lx = np.zeros((max(nb, 1), max(nb, 1)))
-    YG = np.empty((n, ng))
-    Wm = np.empty((max(nb, 1), ng))
-    afree = np.empty(n)
-    a0 = np.empty(n)
-    lam0 = np.empty(max(nb, 1))
     ratio = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
-                    ROW_TOL)
+    ns, Yb, Lx, YG, Wm, a0, lam0 = _elimination(ar, H, n, kv, Jb, cb, nb, G, ng, sel, ratio,
+                                                ROW_TOL, False, _fe2(ar, 0, 0), _fe2(ar, 0, 0))
     nz = ng + nfr
     M = np.zeros((nz, nz))
     q = np.zeros(nz)
@@ -842,7 +1110,7 @@ def _coulomb(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, h
                               sel, nact, ref, ng, best, best_z)
             info_i[I_NSOL] = nsol
             z[:] = best_z
-    _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ng, z, a, lam)
+    _recover(H, n, kv, Jb, cb, ns, sel, Lx, Yb, YG, ng, z, a, lam, np.empty(n))
     for c in range(nc):
         fc[c, 0] = z[c]
         fc[c, 1] = 0.0
@@ -976,7 +1244,7 @@ def _enumerate(M, q, nz, nc, nfr, fr_of, nedges, mu, modes, total, lam0, T, ns, 
 
 
 @jit
-def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, has_tau, tau_prev,
+def _convex(ar, n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, has_tau, tau_prev,
             flags_in, flags_out, prev, a, lam, sel, fc, info_i):
     """Sections 2.3.4 and 6: forces f = sum_j e_j (n + d_j) on the edges of each cone, e >= 0;
     stage 1: min 1/2 v'^T Mt v' s.t. N v' + phi / h >= 0 (maximal dissipation, no
@@ -1002,16 +1270,9 @@ def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, ha
     for c in range(nc):
         for i in range(n):
             G[ne + c, i] = Jn[c, i]
-    Yb = np.empty((nb, n))
-    Lx = np.zeros((max(nb, 1), max(nb, 1)))
-    YG = np.empty((n, ng))
-    Wm = np.empty((max(nb, 1), ng))
-    afree = np.empty(n)
-    a0 = np.empty(n)
-    lam0 = np.empty(max(nb, 1))
     ratio = np.empty(max(nb, 1))
-    ns = _eliminate(H, n, kv, Jb, cb, nb, G, ng, Yb, Lx, sel, ratio, YG, Wm, afree, a0, lam0,
-                    ROW_TOL)
+    ns, Yb, Lx, YG, Wm, a0, lam0 = _elimination(ar, H, n, kv, Jb, cb, nb, G, ng, sel, ratio,
+                                                ROW_TOL, False, _fe2(ar, 0, 0), _fe2(ar, 0, 0))
     # Z = G Q G' over all rows
     Z = np.empty((ng, ng))
     for i in range(ng):
@@ -1073,10 +1334,10 @@ def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, ha
     e = z[:ne].copy()
     pivots2 = 0
     if status == SOLVED and ne > 0:
-        pivots2 = _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau,
+        pivots2 = _convex_tiebreak(ar, n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau,
                                    tau_prev, owner, edge, flags_in, flags_out, prev, e)
     info_i[I_PIVOTS2] = pivots2
-    _recover(H, n, kv, Jb, cb, ns, sel, Lx, YG, ne, e, a, lam)
+    _recover(H, n, kv, Jb, cb, ns, sel, Lx, Yb, YG, ne, e, a, lam, np.empty(n))
     for c in range(nc):
         fc[c, 0] = 0.0
         fc[c, 1] = 0.0
@@ -1092,7 +1353,7 @@ def _convex(n, H, kv, Jb, cb, nb, Jn, Jt, mu, phi, nc, h, qvel, nedges, nact, ha
 
 
 @jit
-def _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_prev, owner, edge,
+def _convex_tiebreak(ar, n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_prev, owner, edge,
                      flags_in, flags_out, prev, e):
     """Stage 2 of the convex model: among the edge forces giving the same post-step velocity as
     e* (Q G_e' e = Q G_e' e*), those whose actuator forces tau(e) = lam0 - T e (T = X^-1 Jb_s
@@ -1146,8 +1407,9 @@ def _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_pr
     lam = np.empty(n)
     sel2 = np.empty(n, np.int64)
     ratio = np.empty(n)
-    status, pivots, _ = _gauss(He, ne, ke, Jq, cq, n, bound, zero, ne, warm, active, mult, enew,
-                               lam, sel2, ratio, ROW_TOL)
+    status, pivots, _ = _gauss(ar, He, ne, ke, Jq, cq, n, bound, zero, ne, warm, active, mult,
+                               enew, lam, sel2, ratio, ROW_TOL, False, _fe2(ar, 0, 0),
+                               _fe2(ar, 0, 0))
     for i in range(ne):
         flags_out[owner[i], 1 + MAXEDGES + edge[i]] = active[i]
     if status == SOLVED:
@@ -1160,12 +1422,15 @@ def _convex_tiebreak(n, ne, YG, Yb, Wm, Lx, ns, sel, nact, lam0, has_tau, tau_pr
 # the kernel
 # ------------------------------------------------------------------------------------------------
 @jit
-def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, least_norm, warm_geom,
-                         warm_pos, warm_flags, warm_n, warm_model, tau_prev, has_tau, qfrc, act_force,
-                         contact_force, qacc, info_i):
+def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, least_norm, max_passes,
+                         warm_geom, warm_pos, warm_flags, warm_n, warm_model, tau_prev, has_tau,
+                         qfrc, act_force, contact_force, qacc, info_i, sf, si, sb, spos):
     """The whole rigid-contact inverse: stages of forward up to the bias forces, rows, model.
     Writes qfrc (actuator generalised force), act_force, contact_force (ncon, 3), qacc, info_i
-    and the warm-start arrays (for the next call)."""
+    and the warm-start arrays (for the next call). sf, si, sb: the scratch arena (floats,
+    ints, bools); spos (6,): written with its high-water marks."""
+    spos[:] = 0
+    ar = (sf, si, sb, spos)
     fwd_position(m, d)
     fwd_velocity(m, d)
     n = d.qvel.shape[0]
@@ -1177,44 +1442,46 @@ def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, least_n
         contact_force[c, 1] = 0.0
         contact_force[c, 2] = 0.0
     # contacts
-    cid = np.empty(ncon, np.int64)
-    Jn = np.empty((ncon, n))
-    Jt = np.empty((ncon, 2, n))
-    mu = np.empty((ncon, 2))
-    phi = np.empty(ncon)
+    cid = _ie(ar, ncon)
+    Jn = _fe2(ar, ncon, n)
+    Jt = _fe(ar, ncon * 2 * n).reshape((ncon, 2, n))
+    mu = _fe2(ar, ncon, 2)
+    phi = _fe(ar, ncon)
     nc = _contact_rows(m, d, stab, cid, Jn, Jt, mu, phi)
     # inertia of the step (Cholesky), the smooth force, the bilateral rows
-    H = np.empty((n, n))
+    H = _fe2(ar, n, n)
     _dense_inertia(m, d, H)
     _cholesky(H, n)
-    kv = np.empty(n)
+    kv = _fe(ar, n)
     _smooth_force(m, d, kv)
     nbmax = nu + d.nefc[0] + 2 * nc
-    Jb = np.empty((max(nbmax, 1), n))
-    cb = np.empty(max(nbmax, 1))
+    Jb = _fe2(ar, max(nbmax, 1), n)
+    cb = _fe(ar, max(nbmax, 1))
     nbil = _bilateral_rows(m, d, qacc_des, stab, Jb, cb)
     # warm start
-    prev = np.full(max(nc, 1), -1, np.int64)
+    prev = _ie(ar, max(nc, 1))
+    prev[:] = -1
     if warm_model[0] == model:
-        _match(d, cid, nc, warm_geom, warm_pos, warm_n[0], prev)
-    flags_in = warm_flags.copy()
+        _match(d, cid, nc, warm_geom, warm_pos, warm_n[0], prev, _bz(ar, max(warm_n[0], 1)))
+    flags_in = _bz(ar, warm_flags.size).reshape(warm_flags.shape)
+    flags_in[:, :] = warm_flags
     warm_flags[:max(nc, 1)] = False
-    fc = np.zeros((max(nc, 1), 3))
-    a = np.empty(n)
-    lam = np.zeros(max(nbmax, 1))
-    sel = np.empty(max(nbmax, 1), np.int64)
+    fc = _fz2(ar, max(nc, 1), 3)
+    a = _fe(ar, n)
+    lam = _fz(ar, max(nbmax, 1))
+    sel = _ie(ar, max(nbmax, 1))
     info_i[:] = 0
     info_i[I_CONSISTENT] = 1
     info_i[I_NCON] = nc
     if model == NOSLIP:
-        ns = _noslip(n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, d.qvel, nu, nbil, least_norm,
-                     flags_in, warm_flags, prev, a, lam, sel, fc, info_i)
+        ns = _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, d.qvel, nu, nbil, least_norm,
+                     max_passes, flags_in, warm_flags, prev, a, lam, sel, fc, info_i)
     elif model == COULOMB:
-        ns = _coulomb(n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu,
+        ns = _coulomb(ar, n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu,
                       has_tau, tau_prev, max_bases, a, lam, sel, fc, info_i)
     else:
-        ns = _convex(n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu, has_tau,
-                     tau_prev, flags_in, warm_flags, prev, a, lam, sel, fc, info_i)
+        ns = _convex(ar, n, H, kv, Jb, cb, nbil, Jn, Jt, mu, phi, nc, h, d.qvel, nedges, nu,
+                     has_tau, tau_prev, flags_in, warm_flags, prev, a, lam, sel, fc, info_i)
     # outputs: qacc, actuator forces (multipliers of the kept actuator rows), their generalised
     # force, contact forces per contact of d.contact
     for i in range(n):
@@ -1252,9 +1519,11 @@ def rigid_inverse_kernel(m, d, qacc_des, model, nedges, stab, max_bases, least_n
 # ------------------------------------------------------------------------------------------------
 class RigidWarmstart:
     """What rigid_inverse carries from one call to the next: the previous contacts (geoms,
-    points), which pivoting variables were basic per contact, the previous actuator forces."""
+    points), which pivoting variables were basic per contact, the previous actuator forces,
+    and the kernel's scratch arena (sized for nv dofs and nconmax contacts, grown to the
+    high-water mark a call reports)."""
 
-    def __init__(self, nconmax: int, nu: int):
+    def __init__(self, nconmax: int, nu: int, nv: int = 0):
         self.geom = np.zeros((nconmax, 2), np.int64)
         self.pos = np.zeros((nconmax, 3))
         self.flags = np.zeros((nconmax, NFLAGS), np.bool_)
@@ -1262,6 +1531,23 @@ class RigidWarmstart:
         self.model = np.full(1, -1, np.int64)
         self.tau = np.zeros(nu)
         self.has_tau = False
+        # no-slip's largest blocks: the rows (nu + 2 nconmax) x nv, a few nv x nv, 3 nconmax
+        # force variables; other models and larger problems grow it
+        rows = nu + 2 * nconmax + nv
+        self.scratch_f = np.empty(3 * rows * nv + 8 * nv * nv + 24 * nconmax * (nconmax + 4))
+        self.scratch_i = np.empty(8 * rows + 16 * nconmax, np.int64)
+        self.scratch_b = np.empty(NFLAGS * nconmax + 16 * nconmax + 64, np.bool_)
+        self.scratch_pos = np.zeros(6, np.int64)
+
+    def _grow_scratch(self):
+        """Give the arena what the last call used beyond it (it allocated that part)."""
+        hw = self.scratch_pos
+        if hw[3] > self.scratch_f.shape[0]:
+            self.scratch_f = np.empty(int(1.25 * hw[3]))
+        if hw[4] > self.scratch_i.shape[0]:
+            self.scratch_i = np.empty(int(1.25 * hw[4]), np.int64)
+        if hw[5] > self.scratch_b.shape[0]:
+            self.scratch_b = np.empty(int(1.25 * hw[5]), np.bool_)
 
 
 @dataclass
@@ -1273,9 +1559,9 @@ class RigidInverseResult:
     accelerations were consistent (or made so by eq. 47); status: the LCP's LCPStatus; pivots:
     of the main LCP (pivots2: of the second problem, eq. 47 or the convex tie-breaker);
     consistent: the dropped rows held; adjusted: the desired accelerations were inconsistent
-    and replaced by the closest consistent ones (eq. 47, no-slip); enumerated / nsolutions: Algorithm 3 ran and how many
-    solutions it found (Coulomb); ncontact: contacts with rows; warmstart: pass to the next
-    call."""
+    and replaced by the closest consistent ones (eq. 47, no-slip); enumerated / nsolutions:
+    Algorithm 3 ran and how many solutions it found (Coulomb); ncontact: contacts with rows;
+    passes: of the no-slip open-set loop; warmstart: pass to the next call."""
     qfrc: np.ndarray
     actuator_force: np.ndarray
     contact_force: np.ndarray
@@ -1289,12 +1575,13 @@ class RigidInverseResult:
     enumerated: bool
     nsolutions: int
     ncontact: int
+    passes: int
     warmstart: RigidWarmstart
 
 
 def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=None, *,
                   nedges: int = 4, stabilization: float = 1.0, max_bases: int = 20000,
-                  least_norm: bool = True) -> RigidInverseResult:
+                  least_norm: bool = True, max_passes: int = 0) -> RigidInverseResult:
     """Actuator and contact forces that produce qacc_des on the actuated coordinates with rigid
     contact, at the state (qpos, qvel) of d (its position and velocity stages are recomputed).
 
@@ -1306,7 +1593,9 @@ def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=
     3 runs when its number of candidate bases is at most this (coulomb). least_norm (no-slip):
     among the equally valid contact forces, return the least ones (no internal forces; unique
     and continuous in the state); False returns the pivoting's vertex solution as the paper
-    does (indeterminate: where warm starting matters)."""
+    does (indeterminate: where warm starting matters). max_passes (no-slip): cap on the passes
+    that remove the rows of opening contacts and restore those of closing ones (0: 2 ncon + 2);
+    at the cap the set of the last solve is kept (res.passes)."""
     if model not in MODEL_NAMES:
         raise ValueError(f"model must be one of {sorted(MODEL_NAMES)}, not {model!r}")
     qacc_des = np.ascontiguousarray(qacc_des, dtype=float).ravel()
@@ -1318,18 +1607,20 @@ def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=
         raise ValueError(f"nedges must lie in [1, {MAXEDGES}]")
     if not stabilization >= 0.0:
         raise ValueError("stabilization must be >= 0")
+    if int(max_passes) < 0:
+        raise ValueError("max_passes must be >= 0")
     warmup.join()
     code = int(MODEL_NAMES[model])
     ws = warmstart
     if ws is None or ws.tau.shape[0] != m.nu:
-        ws = RigidWarmstart(d.nconmax, m.nu)
+        ws = RigidWarmstart(d.nconmax, m.nu, m.nv)
     qfrc = np.empty(m.nv)
     act = np.empty(m.nu)
     qacc = np.empty(m.nv)
-    info = np.zeros(10, np.int64)
+    info = np.zeros(11, np.int64)
     while True:
         if ws.geom.shape[0] < d.nconmax:
-            grown = RigidWarmstart(d.nconmax, m.nu)
+            grown = RigidWarmstart(d.nconmax, m.nu, m.nv)
             grown.geom[:ws.geom.shape[0]] = ws.geom
             grown.pos[:ws.pos.shape[0]] = ws.pos
             grown.flags[:ws.flags.shape[0]] = ws.flags
@@ -1338,9 +1629,11 @@ def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=
             ws = grown
         cf = np.zeros((d.nconmax, 3))
         rigid_inverse_kernel(m._struct, d._struct, qacc_des, code, int(nedges),
-                             float(stabilization), int(max_bases), bool(least_norm), ws.geom,
-                             ws.pos, ws.flags,
-                             ws.n, ws.model, ws.tau, ws.has_tau, qfrc, act, cf, qacc, info)
+                             float(stabilization), int(max_bases), bool(least_norm),
+                             int(max_passes), ws.geom, ws.pos, ws.flags, ws.n, ws.model, ws.tau,
+                             ws.has_tau, qfrc, act, cf, qacc, info, ws.scratch_f, ws.scratch_i,
+                             ws.scratch_b, ws.scratch_pos)
+        ws._grow_scratch()
         if not d.nefc_overflow[0]:
             break
         _grow(m, d)
@@ -1352,4 +1645,5 @@ def rigid_inverse(m: Model, d: Data, qacc_des, model: str = "noslip", warmstart=
         ok=status == SOLVED and consistent, status=status, pivots=int(info[I_PIVOTS]),
         pivots2=int(info[I_PIVOTS2]), consistent=consistent, adjusted=bool(info[I_ADJUSTED]),
         enumerated=bool(info[I_ENUM]),
-        nsolutions=int(info[I_NSOL]), ncontact=int(info[I_NCON]), warmstart=ws)
+        nsolutions=int(info[I_NSOL]), ncontact=int(info[I_NCON]), passes=int(info[I_PASSES]),
+        warmstart=ws)
