@@ -1,5 +1,7 @@
 """The hard-contact LCP step (engine.hard_contact) against textbook physics and MuJoCo, and its
 Jacobians (engine.hard_contact_grad) against centered differences of the step itself."""
+import pathlib
+
 import mujoco
 import numpy as np
 import pytest
@@ -514,7 +516,7 @@ def _bench():
     return mod
 
 
-@pytest.mark.parametrize("name", ["Catapult", "Jump-Worm", "Half Cheetah"])
+@pytest.mark.parametrize("name", ["Catapult", "Jump-Worm", "Half Cheetah", "Atlas-like"])
 def test_scene_jacobians_match_centered_differences(name):
     m, d, warm = _bench().scene(name)
     an = hg.step_derivatives(m, d, warm=warm)
@@ -530,9 +532,7 @@ def test_scene_jacobians_match_centered_differences(name):
 def test_position_derivatives_match_differences_of_the_position_stages(name):
     """The analytical position terms of dv'/dq (inertia, smooth forces, contact rows per geom
     pair: box-plane corners, sphere-plane, capsule-plane, sphere-box) against centered
-    differences of the position stages and collision, at the step's impulses. On the humanoid
-    standing on 12 contacts the whole step agrees with its differences only to about 1e-4 of
-    the largest entry (benchmarks/nimble.py), so it is compared on the other scenes only."""
+    differences of the position stages and collision, at the step's impulses."""
     m, d, warm = _bench().scene(name)
     opt = hc.HardContactOptions()
     p = hc.assemble(m, d, opt)
@@ -543,3 +543,33 @@ def test_position_derivatives_match_differences_of_the_position_stages(name):
     for what, a, f in zip(("dv_free", "dA z", "dq", "d(M^-1 J') z"), an, fd):
         np.testing.assert_allclose(a, f, rtol=0, atol=1e-6 * (1.0 + np.abs(f).max()),
                                    err_msg=f"{name}: {what}")
+
+
+def test_lcp_solve_recovers_where_lemkes_method_fails():
+    """The humanoid standing (3 steps from its keyframe) turned by 3e-5 along dof 22 (a leg):
+    Lemke's method alone ends on a ray or a singular basis; the step's solve retries with
+    constraint force mixing (stabilised on the unregularised LCP where that set admits an exact
+    solution), and the result solves the LCP to 1e-6 (1 + max |q|) (z >= 0, w >= 0, z w = 0;
+    here the softening's delta z, 5e-7 m/s)."""
+    from engine import lcp
+    path = pathlib.Path(__file__).resolve().parents[1] / "assets" / "nimble_humanoid.xml"
+    m = engine.load_model(str(path))
+    d = engine.make_data(m)
+    state = {}
+    for _ in range(3):
+        hc.lcp_step(m, d, None, state)
+    e = np.zeros(m.nv)
+    e[22] = 3e-5
+    d.qpos[:] = hg.perturb_pos(m, d.qpos, e)
+    opt = hc.HardContactOptions()
+    p = hc.assemble(m, d, opt)
+    M, q = hc.lcp_matrix(p)
+    assert not lcp.lemke(M, q)[1].ok
+    info = hc.solve_lcp(p, opt)
+    assert info.source == "lemke+cfm"
+    w = M @ info.z + q
+    tol = 1e-6 * (1.0 + np.abs(q).max())
+    assert info.z.min() >= -tol and w.min() >= -tol and np.abs(info.z * w).max() <= tol
+    assert info.z[:p.ncon].sum() > 0.0                     # the feet carry the body
+    hc.lcp_step(m, d, opt)                                 # and the step goes on from there
+    assert np.isfinite(d.qvel).all()
