@@ -29,8 +29,9 @@ import numpy as np
 
 from . import warmup
 from .actuator import fwd_actuation, next_activation
-from .collision_driver import (C_CAPSULE_CAPSULE, C_PLANE_BOX, C_PLANE_CAPSULE, C_PLANE_SPHERE,
-                               C_SPHERE_BOX, C_SPHERE_CAPSULE, C_SPHERE_SPHERE, COLLISION_FUNC)
+from .collision_driver import (C_BOX_BOX, C_CAPSULE_CAPSULE, C_PLANE_BOX, C_PLANE_CAPSULE,
+                               C_PLANE_SPHERE, C_SPHERE_BOX, C_SPHERE_CAPSULE, C_SPHERE_SPHERE,
+                               COLLISION_FUNC)
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, OBJ_SITE, contact_nrows,
                          equality_frames, row_axpy, row_col, row_dot, softness)
@@ -621,6 +622,118 @@ def _core(m, d, g):
 
 
 @jit
+def _box_features(pl, size, tol):
+    """Bit k set where the local point pl lies on a face of the box normal to axis k."""
+    bits = 0
+    for k in range(3):
+        if abs(abs(pl[k]) - size[k]) <= tol:
+            bits |= 1 << k
+    return bits
+
+
+@jit
+def _axis(mat, k):
+    """Axis k of a geom frame (column k of its row-major xmat) in world coordinates."""
+    return (mat[k], mat[3 + k], mat[6 + k])
+
+
+@jit
+def box_box_geometry(m, d, c, Gp, Gn):
+    """contact_geometry of a box-box contact from a face-face clipping (collision_primitive.
+    _box_box_face), Nimble's section V. The normal is the outward normal n_R of a face of the
+    reference box R (box 1 where both boxes have a face along it: the detector's tie-break), the
+    contact at pos = x + n_R dist / 2 between a point y of the incident box I and its projection
+    x = y - n_R dist on R's face. With w = v + omega x (y - p) the velocity of I's material point
+    at y under a twist of I relative to R:
+        vertex-face (y a corner of I):                          dy = w
+        edge-edge (y on an edge u of I over a side of R's face with in-plane normal s; the
+                   point slides along u to stay over the side): dy = w - u (s . w) / (s . u)
+            then d dist = n_R . dy, d pos = dy - n_R d dist / 2, d n_R = 0;
+        face-vertex (x a corner of R's face, y on I's face of normal f):
+            d dist = f . w / (f . n_R), d pos = n_R d dist / 2.
+    With R = box 2 the relative twist of I is the reversed one, and the common rigid motion of
+    both adds v to d pos and omega x n to d n. False for a separating axis along an edge cross
+    product (the detector's edge-edge branch, whose normal turns with both boxes) or a point
+    these features do not explain: the caller then falls back to differences."""
+    g1 = d.contact_geom1[c]
+    g2 = d.contact_geom2[c]
+    n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+    p = vec3(d.contact_pos, c)
+    dist = d.contact_dist[c]
+    mat1 = mat9(d.geom_xmat, g1)
+    mat2 = mat9(d.geom_xmat, g2)
+    ref = 0
+    for k in range(3):
+        if ref == 0 and abs(dot3(_axis(mat1, k), n)) > 1.0 - 1e-9:
+            ref = 1
+    for k in range(3):
+        if ref == 0 and abs(dot3(_axis(mat2, k), n)) > 1.0 - 1e-9:
+            ref = 2
+    if ref == 0:
+        return False
+    gR, gI, sgn = (g1, g2, 1.0) if ref == 1 else (g2, g1, -1.0)
+    nR = scl3(n, sgn)
+    matR = mat9(d.geom_xmat, gR)
+    matI = mat9(d.geom_xmat, gI)
+    sizeR = vec3(m.geom_size, gR)
+    sizeI = vec3(m.geom_size, gI)
+    tol = 1e-9 * (max(sizeR[0], sizeR[1], sizeR[2]) + max(sizeI[0], sizeI[1], sizeI[2]))
+    y = add3(p, scl3(nR, 0.5 * dist))
+    x = sub3(p, scl3(nR, 0.5 * dist))
+    bitsI = _box_features(_mulmatT(matI, sub3(y, vec3(d.geom_xpos, gI))), sizeI, tol)
+    bitsR = _box_features(_mulmatT(matR, sub3(x, vec3(d.geom_xpos, gR))), sizeR, tol)
+    nI = (bitsI & 1) + ((bitsI >> 1) & 1) + ((bitsI >> 2) & 1)
+    nR_ = (bitsR & 1) + ((bitsR >> 1) & 1) + ((bitsR >> 2) & 1)     # R's face axis counts too
+    kind = 0
+    u = (0.0, 0.0, 0.0)
+    side = (0.0, 0.0, 0.0)
+    if nI == 3 and nR_ == 1:
+        kind = 1                                   # vertex-face
+    elif nI == 2 and nR_ == 2:
+        kind = 2                                   # edge-edge over a side of R's face
+        for k in range(3):
+            if not bitsI & (1 << k):
+                u = _axis(matI, k)                 # the edge's direction
+        for k in range(3):
+            if bitsR & (1 << k) and abs(dot3(_axis(matR, k), nR)) < 0.5:
+                side = _axis(matR, k)
+        if abs(dot3(side, u)) < 1e-9:
+            return False
+    elif nI == 1 and nR_ == 3:
+        kind = 3                                   # face-vertex
+        for k in range(3):
+            if bitsI & (1 << k):
+                u = _axis(matI, k)                 # the incident face's normal (either sign)
+        if abs(dot3(u, nR)) < 1e-9:
+            return False
+    else:
+        return False
+    for col in range(6):
+        om = (1.0 if col == 0 else 0.0, 1.0 if col == 1 else 0.0, 1.0 if col == 2 else 0.0)
+        vp = (1.0 if col == 3 else 0.0, 1.0 if col == 4 else 0.0, 1.0 if col == 5 else 0.0)
+        omI = scl3(om, sgn)                        # I's twist relative to R
+        vI = scl3(vp, sgn)
+        w = add3(vI, cross3(omI, sub3(y, p)))
+        if kind == 3:
+            ddist = dot3(u, w) / dot3(u, nR)
+            dp = scl3(nR, 0.5 * ddist)
+        else:
+            dy = w
+            if kind == 2:
+                dy = sub3(w, scl3(u, dot3(side, w) / dot3(side, u)))
+            ddist = dot3(nR, dy)
+            dp = sub3(dy, scl3(nR, 0.5 * ddist))
+        dn = (0.0, 0.0, 0.0)
+        if ref == 2:
+            dp = add3(dp, vp)
+            dn = cross3(om, n)
+        for k in range(3):
+            Gp[k, col] = dp[k]
+            Gn[k, col] = dn[k]
+    return True
+
+
+@jit
 def contact_geometry(m, d, c, Gp, Gn):
     """Gp, Gn (3 x 6): the change of contact c's position and normal per unit twist
     (rotation omega, velocity v of the material point at the contact position) of geom 2
@@ -639,6 +752,8 @@ def contact_geometry(m, d, c, Gp, Gn):
     g1 = d.contact_geom1[c]
     g2 = d.contact_geom2[c]
     code = COLLISION_FUNC[m.geom_type[g1], m.geom_type[g2]]
+    if code == C_BOX_BOX:
+        return box_box_geometry(m, d, c, Gp, Gn)
     n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
     p = vec3(d.contact_pos, c)
     dist = d.contact_dist[c]

@@ -92,7 +92,8 @@ class Problem:
 @dataclass
 class StepInfo:
     """Outcome of an LCP step: z, w (LCP unknowns and velocities), the clamping set used,
-    how the solution was found ('warm', 'lemke', 'none'), Lemke's pivots."""
+    how the solution was found ('warm', 'lemke', 'lemke+cfm' (Lemke's method needed constraint
+    force mixing: lemke_regularised), 'none'), Lemke's pivots."""
     z: np.ndarray
     w: np.ndarray
     clamping: np.ndarray
@@ -296,21 +297,48 @@ def solve_lcp(p, opt, warm=None):
     if qlcp.shape[0] == 0 or qlcp.min() >= 0.0:
         z = np.zeros(qlcp.shape[0])
         return _finish(Mlcp, qlcp, z, np.zeros(0, dtype=int), "none", 0, p)
-    z, info = lcp.lemke(Mlcp, qlcp)
-    if not info.ok:
-        raise RuntimeError(f"hard contact: Lemke's method failed ({info.status.name})")
+    z, info, delta = lemke_regularised(Mlcp, qlcp, p.J.shape[0], tol)
+    source = "lemke" if delta == 0.0 else "lemke+cfm"
     scale = 1.0 + np.abs(qlcp).max()
     w = Mlcp @ z + qlcp
     # stabilisation (appendix B): least-squares minimal z on every zero-velocity row, if valid
     zero_w = np.setdiff1d(np.flatnonzero(w <= tol * scale), fixed)
     zs = _solve_on_set(Mlcp, qlcp, zero_w)
     if _valid(Mlcp, qlcp, zs, tol):
-        return _finish(Mlcp, qlcp, zs, zero_w, "lemke", info.pivots, p)
+        return _finish(Mlcp, qlcp, zs, zero_w, source, info.pivots, p)
     C = np.flatnonzero(z > tol * scale)
     zs = _solve_on_set(Mlcp, qlcp, C)
     if _valid(Mlcp, qlcp, zs, tol):
-        return _finish(Mlcp, qlcp, zs, C, "lemke", info.pivots, p)
-    return _finish(Mlcp, qlcp, z, C, "lemke", info.pivots, p)
+        return _finish(Mlcp, qlcp, zs, C, source, info.pivots, p)
+    return _finish(Mlcp, qlcp, z, C, source, info.pivots, p)
+
+
+# constraint force mixing tried when Lemke's method fails, relative to the largest diagonal
+# entry of J M^-1 J'
+REGULARISATION = (1e-10, 1e-8, 1e-6, 1e-4)
+
+
+def lemke_regularised(Mlcp, qlcp, nrow, tol):
+    """Lemke's method on the LCP; when it fails (RAY or SINGULAR, or a solution whose w misses
+    w >= 0 by more than tol: rounding makes the rank-deficient contact block of many coplanar
+    contacts, a humanoid's feet, slightly non-copositive and the pivots degenerate) again on
+    Mlcp + delta I, delta growing through REGULARISATION times the largest diagonal entry of
+    J M^-1 J'. This is constraint force mixing (the CFM of ODE and DART, Nimble's engine):
+    Mlcp + delta I is strictly copositive, for which Lemke's method ends with a solution for every
+    q (Cottle, Pang & Stone 3.8.5), a solution of the LCP whose rows are softened by delta z.
+    Returns z, info and the delta used (0: none). The caller stabilises it on its clamping set
+    against the unregularised Mlcp (solve_lcp), which removes the softening wherever that set
+    admits an exact solution. RuntimeError when every delta fails."""
+    unit = max(np.diag(Mlcp)[:nrow].max(initial=0.0), 1e-300)
+    statuses = []
+    for delta in (0.0,) + REGULARISATION:
+        soft = Mlcp + delta * unit * np.eye(qlcp.shape[0]) if delta else Mlcp
+        z, info = lcp.lemke(soft, qlcp)
+        if info.ok and _valid(soft, qlcp, z, tol):
+            return z, info, delta
+        statuses.append(info.status.name if not info.ok else "INACCURATE")
+    raise RuntimeError(f"hard contact: Lemke's method failed ({', '.join(statuses)}), also with "
+                       f"constraint force mixing up to {REGULARISATION[-1]:g}")
 
 
 def _finish(Mlcp, qlcp, z, C, source, pivots, p):

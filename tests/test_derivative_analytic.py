@@ -509,3 +509,21 @@ def test_unsupported_pair_raises():
         transition_derivatives(m, d)
     A, _ = engine.transition_fd(m, d)
     assert np.isfinite(A).all()
+
+
+@pytest.mark.parametrize("cone", [Cone.ELLIPTIC, Cone.PYRAMIDAL])
+def test_box_on_box(cone):
+    """A turned box settling on a smaller one that it overhangs: box-box contacts of the face
+    clipping (the lower box's corners in the upper face, its edges crossing the upper face's
+    sides, the upper corners over the lower face: Nimble's vertex-face and edge-edge cases)."""
+    rng = np.random.default_rng(5)
+    m = converged(engine.load_model_from_string(f"""
+    <mujoco><option cone="{cone.name.lower()}"/><worldbody>
+      <geom type="box" pos="0 0 0.1" size=".15 .15 .1"/>
+      <body pos="0.2 -0.02 0.245" euler="1 0.5 45"><freejoint/>
+        <geom type="box" size=".25 .25 .05"/></body>
+    </worldbody></mujoco>"""))
+    d = engine.make_data(m)
+    engine.step(m, d, 1)
+    assert d.ncon >= 3
+    run_states(m, d, rng, 2, 1, 0.0, 0.0)

@@ -1,5 +1,7 @@
 """The hard-contact LCP step (engine.hard_contact) against textbook physics and MuJoCo, and its
 Jacobians (engine.hard_contact_grad) against centered differences of the step itself."""
+import pathlib
+
 import mujoco
 import numpy as np
 import pytest
@@ -514,7 +516,7 @@ def _bench():
     return mod
 
 
-@pytest.mark.parametrize("name", ["Catapult", "Jump-Worm", "Half Cheetah"])
+@pytest.mark.parametrize("name", ["Catapult", "Jump-Worm", "Half Cheetah", "Atlas-like"])
 def test_scene_jacobians_match_centered_differences(name):
     m, d, warm = _bench().scene(name)
     an = hg.step_derivatives(m, d, warm=warm)
@@ -530,9 +532,7 @@ def test_scene_jacobians_match_centered_differences(name):
 def test_position_derivatives_match_differences_of_the_position_stages(name):
     """The analytical position terms of dv'/dq (inertia, smooth forces, contact rows per geom
     pair: box-plane corners, sphere-plane, capsule-plane, sphere-box) against centered
-    differences of the position stages and collision, at the step's impulses. On the humanoid
-    standing on 12 contacts the whole step agrees with its differences only to about 1e-4 of
-    the largest entry (benchmarks/nimble.py), so it is compared on the other scenes only."""
+    differences of the position stages and collision, at the step's impulses."""
     m, d, warm = _bench().scene(name)
     opt = hc.HardContactOptions()
     p = hc.assemble(m, d, opt)
@@ -543,3 +543,88 @@ def test_position_derivatives_match_differences_of_the_position_stages(name):
     for what, a, f in zip(("dv_free", "dA z", "dq", "d(M^-1 J') z"), an, fd):
         np.testing.assert_allclose(a, f, rtol=0, atol=1e-6 * (1.0 + np.abs(f).max()),
                                    err_msg=f"{name}: {what}")
+
+
+def test_lcp_solve_recovers_where_lemkes_method_fails():
+    """The humanoid standing (3 steps from its keyframe) turned by 3e-5 along dof 22 (a leg):
+    Lemke's method alone ends on a ray or a singular basis; the step's solve retries with
+    constraint force mixing (stabilised on the unregularised LCP where that set admits an exact
+    solution), and the result solves the LCP to 1e-6 (1 + max |q|) (z >= 0, w >= 0, z w = 0;
+    here the softening's delta z, 5e-7 m/s)."""
+    from engine import lcp
+    path = pathlib.Path(__file__).resolve().parents[1] / "assets" / "nimble_humanoid.xml"
+    m = engine.load_model(str(path))
+    d = engine.make_data(m)
+    state = {}
+    for _ in range(3):
+        hc.lcp_step(m, d, None, state)
+    e = np.zeros(m.nv)
+    e[22] = 3e-5
+    d.qpos[:] = hg.perturb_pos(m, d.qpos, e)
+    opt = hc.HardContactOptions()
+    p = hc.assemble(m, d, opt)
+    M, q = hc.lcp_matrix(p)
+    assert not lcp.lemke(M, q)[1].ok
+    info = hc.solve_lcp(p, opt)
+    assert info.source == "lemke+cfm"
+    w = M @ info.z + q
+    tol = 1e-6 * (1.0 + np.abs(q).max())
+    assert info.z.min() >= -tol and w.min() >= -tol and np.abs(info.z * w).max() <= tol
+    assert info.z[:p.ncon].sum() > 0.0                     # the feet carry the body
+    hc.lcp_step(m, d, opt)                                 # and the step goes on from there
+    assert np.isfinite(d.qvel).all()
+
+
+# ------------------------------------------------------------------------------------------------
+# box-box contact geometry (section V: vertex-face, edge-edge, face-vertex of a face clipping)
+# ------------------------------------------------------------------------------------------------
+BOX_ON_BOX = """<mujoco><option timestep="0.01"/><worldbody>
+<geom type="box" pos="0 0 0.1" size=".15 .15 .1" friction="0.5"/>
+<body pos="{x} -0.02 0.5" euler="{euler}"><freejoint/>
+<geom type="box" size="{size}" mass="1" friction="0.5"/></body></worldbody></mujoco>"""
+
+
+def _box_features(m, d):
+    """Per contact the features of the face clipping (numpy, independent of the engine's
+    classification): the reference box's face normal along the contact normal, y = the point on
+    the incident box, x its projection on the reference face, counted by the box faces they lie on."""
+    out = []
+    for c in range(d.ncon):
+        n, p, dist = d.contact_frame[c, :3], d.contact_pos[c], d.contact_dist[c]
+        g = (d.contact_geom1[c], d.contact_geom2[c])
+        R = [d.geom_xmat[k].reshape(3, 3) for k in g]
+        ref = next((i for i in (0, 1) if np.abs(R[i].T @ n).max() > 1 - 1e-9), None)
+        if ref is None:
+            out.append("edge axis")
+            continue
+        nR = n if ref == 0 else -n
+        on = [sum(np.abs(np.abs(R[i].T @ (pt - d.geom_xpos[g[i]])) - m.geom_size[g[i]]) < 1e-9)
+              for i, pt in ((1 - ref, p + 0.5 * dist * nR), (ref, p - 0.5 * dist * nR))]
+        out.append({(3, 1): "vertex-face", (2, 2): "edge-edge", (1, 3): "face-vertex"}[tuple(on)])
+    return out
+
+
+@pytest.mark.parametrize("size, euler, x, depth, kinds", [
+    (".1 .1 .1", "25 35 10", 0.01, 1e-3, {"vertex-face"}),
+    (".25 .25 .05", "1 0.5 45", 0.3, 1e-2, {"vertex-face", "edge-edge", "face-vertex"})])
+def test_box_box_jacobians_are_analytic_and_match_differences(size, euler, x, depth, kinds):
+    """A box on a box: a corner in a face, and a tilted, turned box overhanging the lower one
+    (its face the reference: the lower box's corners in it, the lower box's top edges crossing
+    its sides, its corner over the lower top face), pressed by depth at its lowest point. The
+    step's Jacobians are analytical (no fallback) and equal centered differences to 1e-5."""
+    m = engine.load_model_from_string(BOX_ON_BOX.format(size=size, euler=euler, x=x))
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    R, half = d.geom_xmat[1].reshape(3, 3), m.geom_size[1]
+    low = min((d.geom_xpos[1] + R @ (np.array(s) * half))[2]
+              for s in np.array(np.meshgrid(*[[-1, 1]] * 3)).reshape(3, -1).T)
+    d.qpos[2] += 0.2 - depth - low
+    hc.lcp_step(m, d)
+    hc.assemble(m, d)                       # the step's contacts (margins widened)
+    assert set(_box_features(m, d)) == kinds
+    an = hg.step_derivatives(m, d)
+    fd = hg.step_fd(m, d)
+    assert an.position == "analytic" and len(an.clamping) > 0
+    for name in ("A", "dvdtau"):
+        a, f = getattr(an, name), getattr(fd, name)
+        np.testing.assert_allclose(a, f, rtol=0, atol=1e-5 * (1.0 + np.abs(f).max()), err_msg=name)
