@@ -93,8 +93,7 @@ def breakdown(app, seconds=3.0):
     clock = StageClock(app.ctx)
     r = app.renderer
     stages = [(app.window, "dispatch_events", "window events"),
-              (app, "_draw_panels" if hasattr(app, "_draw_panels") else "draw_frame",
-               "panels (ImGui widgets, Python)"),
+              (app, "draw_frame", "panels (ImGui widgets, Python)"),
               (studio.ui.plots, "draw", "plots panel (ImPlot)"),
               (studio.scene, "build", "scene instances (numpy)"),
               (r, "frame_key", "frame key (hash)"),

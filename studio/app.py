@@ -293,53 +293,17 @@ class App:
 
     # -- drawing ---------------------------------------------------------------------------------
     def draw_frame(self) -> None:
-        """One frame: the 3D view, then the panels over it. The 3D view's GL work is queued
-        first and flushed, so that a software rasteriser's threads draw it while this thread
-        runs the panels' Python (ImGui's widgets, the plots); the panels' edits (options,
-        selection, panel width) show from the next frame on."""
         from imgui_bundle import imgui
-
-        self.perturb.update_spacenav(self.spacenav)
-        self.profiler.sample(self.runner)
-        snap = self.runner.snapshot
-        self._update_camera(snap)
-        self._draw_view(snap)
-        self._draw_panels(snap)
-        self.gui.render(imgui.get_draw_data(), self.ctx.screen)
-        self.runner.frames += 1
-        self._count_fps()
-
-    def _draw_view(self, snap) -> None:
-        """The 3D view of ``snap`` into its rectangle of the window (full resolution for the
-        frames that screenshots and videos read), queued and flushed."""
-        from pyglet import gl
 
         from . import scene
-        ui = self.ui
-        opts = self.renderer.options
-        opts.wireframe = ui.wireframe
-        extent = self.renderer.extent
-        sc = scene.build(self.m, snap, opts, colors=self.renderer.colors,
-                         selected_body=ui.selected_body,
-                         perturb_line=self.perturb.spring_line(snap), extent=extent,
-                         force_scale=ui.force_scale * scene.default_force_scale(self.m, extent),
-                         tendon_reference=ui.tendon_reference, frames=ui.frames)
-        self.frame_scale = 1.0 if self.capture.full_frame else self.render_scale
-        self.ctx.screen.use()
-        self.viewport.draw(self.renderer, self.ctx.screen, self.view_rect, snap, scene=sc,
-                           scale=self.frame_scale, msaa=ui.msaa, fxaa=ui.fxaa,
-                           reuse=self.runner.paused)
-        self.capture.after_scene()
-        gl.glFlush()                       # the rasteriser starts on it now, not at the swap
-
-    def _draw_panels(self, snap) -> None:
-        """ImGui's frame: the side panel docked at the left over the window's whole height,
-        the overlays and the other windows (``imgui.render``; drawn by ``gui.render``)."""
-        from imgui_bundle import imgui
-
         from .ui import (analysis, controls, equality, file_browser, help, info, joints, options,
                          overlay, plots, profiler, rendering, sensors, simulation, track)
+
         ui = self.ui
+        w, h = self.window.get_framebuffer_size()
+        self.perturb.update_spacenav(self.spacenav)
+        self.profiler.sample(self.runner)
+        # the panels first (they may change what the scene shows), drawn over the scene below
         io = imgui.get_io()
         io.display_size = imgui.ImVec2(float(self.window.width), float(self.window.height))
         sx, sy = self.fb_scale()
@@ -391,6 +355,9 @@ class App:
             info.draw(self)
         else:
             self.plots.sample(self)
+        snap = self.runner.snapshot
+        self._update_camera(snap)
+        x0, y0, vw, vh = self.view_rect
         overlay.draw(self, snap)                 # labels at the objects, over the 3D view
         profiler.draw_window(self)
         help.draw(self)
@@ -398,6 +365,26 @@ class App:
         file_browser.draw(self, self.save_browser)
         self._draw_error()
         imgui.render()
+        # the scene: screenshots and video frames are read from the window, so those frames are
+        # drawn at full resolution
+        extent = self.renderer.extent
+        opts = self.renderer.options
+        opts.wireframe = ui.wireframe
+        sc = scene.build(self.m, snap, opts, colors=self.renderer.colors,
+                         selected_body=ui.selected_body,
+                         perturb_line=self.perturb.spring_line(snap), extent=extent,
+                         force_scale=ui.force_scale * scene.default_force_scale(self.m, extent),
+                         tendon_reference=ui.tendon_reference, frames=ui.frames)
+        full = self.capture.full_frame
+        self.frame_scale = 1.0 if full else self.render_scale
+        self.ctx.screen.use()
+        self.viewport.draw(self.renderer, self.ctx.screen, (x0, y0, vw, vh), snap, scene=sc,
+                           scale=self.frame_scale, msaa=ui.msaa, fxaa=ui.fxaa,
+                           reuse=self.runner.paused)
+        self.capture.after_scene()
+        self.gui.render(imgui.get_draw_data(), self.ctx.screen)
+        self.runner.frames += 1
+        self._count_fps()
 
     def _draw_error(self) -> None:
         from imgui_bundle import imgui
