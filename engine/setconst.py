@@ -219,12 +219,11 @@ def _impedance(solimp, x):
     y = min(abs(x) / width, 1.0)
     if y == 1.0 or y == 0.0:
         return dw if y == 1.0 else d0
-    if power == 1:
-        pass
-    elif y <= mid:
-        y = y ** power / mid ** (power - 1)
-    else:
-        y = 1 - (1 - y) ** power / (1 - mid) ** (power - 1)
+    if power != 1:  # power 1 is the straight line y
+        if y <= mid:
+            y = y ** power / mid ** (power - 1)
+        else:
+            y = 1 - (1 - y) ** power / (1 - mid) ** (power - 1)
     return d0 + y * (dw - d0)
 
 
