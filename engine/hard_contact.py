@@ -325,7 +325,8 @@ def lemke_regularised(Mlcp, qlcp, nrow, tol):
     Mlcp + delta I, delta growing through REGULARISATION times the largest diagonal entry of
     J M^-1 J'. This is constraint force mixing (the CFM of ODE and DART, Nimble's engine):
     Mlcp + delta I is strictly copositive, for which Lemke's method ends with a solution for every
-    q (Cottle, Pang & Stone 3.8.5), a solution of the LCP whose rows are softened by delta z.
+    q in exact arithmetic (Cottle, Pang & Stone, section 4.4), a solution of the LCP whose rows
+    are softened by delta z.
     Returns z, info and the delta used (0: none). The caller stabilises it on its clamping set
     against the unregularised Mlcp (solve_lcp), which removes the softening wherever that set
     admits an exact solution. RuntimeError when every delta fails."""
