@@ -142,7 +142,7 @@ def _object_D(d, i, n, f, z, D, zh):
         if abs(z[0]) < d.efc_frictionloss[i]:
             D[0, 0] = 1.0 / d.efc_R[i]
     elif t == CONTACT_ELLIPTIC:
-        _cone_hessian(d, i, n, f, z, D, zh)
+        _cone_hessian(d, i, n, z, D, zh)
     else:
         if z[0] > 0.0:
             D[0, 0] = 1.0 / d.efc_R[i]
