@@ -64,7 +64,7 @@ def layouts(m):
     m.opt.jacobian = Jacobian.SPARSE
     sparse = engine.make_data(m)
     assert dense.efc_Jrow.shape[0] == 0 and dense.dense_M.shape == (m.nv, m.nv)
-    assert sparse.efc_Jrow.shape[0] == 3 and sparse.dense_M.shape == (0, 0)
+    assert sparse.efc_Jrow.shape[0] == 6 and sparse.dense_M.shape == (0, 0)
     return dense, sparse
 
 
