@@ -402,6 +402,21 @@ def test_missing_texture_file(tmp_path):
     check(e, path, 3, "texture", "file", ["nothere.png", "not found"])
 
 
+@pytest.mark.parametrize("name, content, words", [
+    ("notes.png", b"just some text, not an image\n", ["notes.png", "not a PNG image"]),
+    ("photo.jpg", b"\xff\xd8\xff\xe0 JFIF", ["photo.jpg", "unsupported content type"]),
+    ("empty.ktx", b"", ["empty.ktx", "is empty"]),
+])
+def test_texture_file_that_is_not_an_image(tmp_path, name, content, words):
+    """As MuJoCo: a texture file is PNG (by its signature) or KTX; anything else is refused at
+    its attribute, and the message names the file without quoting its contents."""
+    (tmp_path / name).write_bytes(content)
+    xml = f"<mujoco>\n<asset>\n<texture name='t' type='2d' file='{name}'/>\n</asset>\n</mujoco>\n"
+    e, path = load_error(tmp_path, xml)
+    check(e, path, 3, "texture", "file", words)
+    assert "just some text" not in str(e)
+
+
 def test_quat_together_with_euler(tmp_path):
     e, path = load_error(tmp_path, BODY.format('<geom size=".1" quat="1 0 0 0" euler="0 0 1"/>'))
     check(e, path, 4, "geom", "euler", ["multiple orientation specifiers"])
