@@ -379,8 +379,7 @@ class App:
         self.frame_scale = 1.0 if full else self.render_scale
         self.ctx.screen.use()
         self.viewport.draw(self.renderer, self.ctx.screen, (x0, y0, vw, vh), snap, scene=sc,
-                           scale=self.frame_scale, msaa=ui.msaa, fxaa=ui.fxaa,
-                           reuse=self.runner.paused)
+                           scale=self.frame_scale, msaa=ui.msaa, fxaa=ui.fxaa)
         self.capture.after_scene()
         self.gui.render(imgui.get_draw_data(), self.ctx.screen)
         self.runner.frames += 1

@@ -109,12 +109,9 @@ class SceneViewport:
         self._key = (width, height, samples)
 
     def draw(self, renderer, screen, rect, d, scene=None, scale: float = 1.0, msaa: int = 0,
-             fxaa: bool = False, reuse: bool = True) -> None:
+             fxaa: bool = False) -> None:
         """Draw the scene into ``rect`` = (x, y, width, height) pixels of ``screen`` (y up) at
-        ``scale``, multisampled with ``msaa`` samples and/or smoothed by FXAA. ``reuse``: the
-        last frame's picture may be drawn again when nothing changed (``renderer.frame_key``);
-        False while the simulation runs, when the bodies move nearly every frame and the key
-        would cost the time it could save."""
+        ``scale``, multisampled with ``msaa`` samples and/or smoothed by FXAA."""
         ctx = self.ctx
         x, y, width, height = (int(v) for v in rect)
         if width <= 0 or height <= 0:
@@ -126,7 +123,7 @@ class SceneViewport:
         self._targets(sw, sh, samples)
         full = (sw, sh) == (width, height)
         # nothing moved since the last frame (paused, nobody dragging): reuse its picture
-        key = None if scene is None or not reuse else (
+        key = None if scene is None else (
             (sw, sh, samples, bool(fxaa)) + renderer.frame_key(d, scene, (width, height)))
         if key is not None and self._last is not None and self._last[0] == key:
             source = self._last[1]

@@ -1423,20 +1423,3 @@ def test_wireframe_toggles_flags_and_impratio_through_the_panels(app):
     click(app, "enable:fwdinv##enable")
     assert pump_until(app, lambda: r.inverse_check is not None)
 
-
-def test_a_running_simulation_draws_every_frame_without_hashing_it(app, monkeypatch):
-    """While the simulation runs the bodies move nearly every frame: each frame is drawn, and
-    the key that would let a still frame be reused is not computed (it costs a frame's hash)."""
-    app.runner.set_paused(False)
-    app.pump(2)
-    keys, renders = [], []
-    original_key, original_render = app.renderer.frame_key, app.renderer.render
-    monkeypatch.setattr(app.renderer, "frame_key",
-                        lambda *a, **k: keys.append(1) or original_key(*a, **k))
-    monkeypatch.setattr(app.renderer, "render",
-                        lambda *a, **k: renders.append(1) or original_render(*a, **k))
-    app.pump(4)
-    assert len(renders) == 4 and not keys
-    app.runner.set_paused(True)
-    app.pump(3)
-    assert keys                                    # paused: a still frame may be reused
