@@ -1242,6 +1242,35 @@ def _dphi(d, alpha, y0, jp, a0, a1, z, out):
 
 
 @jit
+def line_search(d, y0, jp, a0, a1, dlo, z, out):
+    """Step length along p minimising the primal cost, from its derivative at 0 (dlo < 0):
+    the root of _dphi bracketed by doubling from 1, then regula falsi kept 1% inside the
+    bracket (Newton's exact line search, dense and sparse layouts)."""
+    lo = 0.0
+    hi = 1.0
+    dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
+    while dhi < 0.0 and hi < 1e6:
+        lo, dlo = hi, dhi
+        hi *= 2.0
+        dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
+    alpha = hi
+    for _ in range(60):
+        if dhi <= 0.0 or hi - lo <= 1e-14 * hi:
+            break
+        alpha = lo + (hi - lo) * (-dlo) / (dhi - dlo)
+        alpha = min(max(alpha, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
+        dmid = _dphi(d, alpha, y0, jp, a0, a1, z, out)
+        if abs(dmid) <= 1e-15 * abs(dlo):
+            break
+        if dmid < 0.0:
+            lo, dlo = alpha, dmid
+        else:
+            hi, dhi = alpha, dmid
+        alpha = hi if dhi <= 0.0 else alpha
+    return alpha
+
+
+@jit
 def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     """Newton's method on the primal problem; vnext holds the start and receives the optimum,
     f the impulses f*(J v') at it.
@@ -1337,7 +1366,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
                 break
         # exact line search: the cost is convex along p, so find the zero of its derivative
         # phi'(alpha) = p' (M (v' + alpha p - v^) - J' f*(J (v' + alpha p))) by regula falsi
-        lo, dlo = 0.0, 0.0
+        dlo = 0.0
         for a in range(nv):
             dlo += p[a] * (grad[a] + gofs[a])
         if dlo >= 0.0:
@@ -1349,26 +1378,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             a1 += p[a] * dot_row(Mdense, a, p, 0, nv)
         for r in range(nefc):
             jp[r] = row_dot(d, r, d.efc_J, p)
-        hi = 1.0
-        dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
-        while dhi < 0.0 and hi < 1e6:
-            lo, dlo = hi, dhi
-            hi *= 2.0
-            dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
-        alpha = hi
-        for _ in range(60):
-            if dhi <= 0.0 or hi - lo <= 1e-14 * hi:
-                break
-            alpha = lo + (hi - lo) * (-dlo) / (dhi - dlo)
-            alpha = min(max(alpha, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
-            dmid = _dphi(d, alpha, y0, jp, a0, a1, z, out)
-            if abs(dmid) <= 1e-15 * abs(dlo):
-                break
-            if dmid < 0.0:
-                lo, dlo = alpha, dmid
-            else:
-                hi, dhi = alpha, dmid
-            alpha = hi if dhi <= 0.0 else alpha
+        alpha = line_search(d, y0, jp, a0, a1, dlo, z, out)
         for a in range(nv):
             vnext[a] += alpha * p[a]
         primal_cost(d, vnext, vhat, Mdense, f)

@@ -24,7 +24,7 @@ from .constraint import (CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TEND
 from .jit import jit
 from .math import MINVAL
 from .smooth import mul_m
-from .solver import (_cholesky_small, _cholesky_solve, _cone_hessian, _dphi, object_size,
+from .solver import (_cholesky_small, _cholesky_solve, _cone_hessian, line_search, object_size,
                      project_object)
 
 
@@ -275,7 +275,7 @@ def newton(m, d, vnext, vhat, f, iterations, tolerance, damping):
             residual = math.nan            # not positive definite: a broken model or state
             break
         # exact line search (solver.newton's)
-        lo, dlo = 0.0, 0.0
+        dlo = 0.0
         for a in range(nv):
             dlo += p[a] * grad[a]
         if dlo >= 0.0:
@@ -288,26 +288,7 @@ def newton(m, d, vnext, vhat, f, iterations, tolerance, damping):
             a1 += p[a] * Mp[a]
         for r in range(nefc):
             jp[r] = row_dot(d, r, d.efc_J, p)
-        hi = 1.0
-        dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
-        while dhi < 0.0 and hi < 1e6:
-            lo, dlo = hi, dhi
-            hi *= 2.0
-            dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
-        alpha = hi
-        for _ in range(60):
-            if dhi <= 0.0 or hi - lo <= 1e-14 * hi:
-                break
-            alpha = lo + (hi - lo) * (-dlo) / (dhi - dlo)
-            alpha = min(max(alpha, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
-            dmid = _dphi(d, alpha, y0, jp, a0, a1, z, out)
-            if abs(dmid) <= 1e-15 * abs(dlo):
-                break
-            if dmid < 0.0:
-                lo, dlo = alpha, dmid
-            else:
-                hi, dhi = alpha, dmid
-            alpha = hi if dhi <= 0.0 else alpha
+        alpha = line_search(d, y0, jp, a0, a1, dlo, z, out)
         for a in range(nv):
             vnext[a] += alpha * p[a]
         primal_cost(m, d, vnext, vhat, f, damping, dv, Mdv)
