@@ -81,3 +81,16 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
         names[kind] = [mujoco.mj_id2name(mm, objtype, i) or "" for i in range(count)]
     m = Model(sizes, arrays, names, path=None)
     return set_const(m)
+
+
+def random_qpos(mm: mujoco.MjModel, rng, scale: float = 0.3) -> np.ndarray:
+    """qpos0 plus scale * a standard normal draw (nq numbers from rng), the quaternions of free
+    and ball joints normalised: a random configuration of MuJoCo's model mm."""
+    qpos = mm.qpos0 + scale * rng.standard_normal(mm.nq)
+    for j in range(mm.njnt):
+        a = mm.jnt_qposadr[j]
+        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            qpos[a + 3:a + 7] /= np.linalg.norm(qpos[a + 3:a + 7])
+        elif mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
+            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    return qpos

@@ -10,18 +10,13 @@ import pytest
 import engine
 from engine import DisableBit
 from engine.enums import ConstraintType as CT
+from mj_adapter import random_qpos
 
 DATA = pathlib.Path(__file__).parent / "data"
 
 
 def random_state(mm, rng):
-    qpos = mm.qpos0 + 0.3 * rng.standard_normal(mm.nq)
-    for j in range(mm.njnt):
-        a = mm.jnt_qposadr[j]
-        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            qpos[a + 3:a + 7] /= np.linalg.norm(qpos[a + 3:a + 7])
-        elif mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
-            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    qpos = random_qpos(mm, rng, 0.3)
     return qpos, rng.standard_normal(mm.nv)
 
 

@@ -12,6 +12,7 @@ import engine
 from engine import DisableBit, Integrator, Solver
 from engine.derivative_fd import state_diff
 from engine.forward import integrate_pos
+from mj_adapter import random_qpos
 
 SUITE = pathlib.Path(dm_control.__file__).parent / "suite"
 TOL = 1e-6          # relative to the largest entry of the matrix
@@ -63,13 +64,7 @@ def load_smooth(source):
 
 
 def random_state(mm, rng, scale=0.3):
-    qpos = mm.qpos0 + scale * rng.standard_normal(mm.nq)
-    for j in range(mm.njnt):
-        a = mm.jnt_qposadr[j]
-        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            qpos[a + 3:a + 7] /= np.linalg.norm(qpos[a + 3:a + 7])
-        elif mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
-            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    qpos = random_qpos(mm, rng, scale)
     qvel = rng.standard_normal(mm.nv)
     lo, hi = mm.actuator_ctrlrange[:, 0], mm.actuator_ctrlrange[:, 1]
     limited = mm.actuator_ctrllimited.astype(bool)

@@ -11,7 +11,7 @@ import pytest
 
 import engine
 from engine import DisableBit, Integrator
-from mj_adapter import model_from_mujoco
+from mj_adapter import model_from_mujoco, random_qpos
 
 import dm_control
 
@@ -57,13 +57,7 @@ def assert_close(name, ours, ref, tol=TOL):
 
 def random_state(mm, rng):
     """qpos near qpos0 (normalised quaternions), qvel, ctrl in ctrlrange, act in actrange."""
-    qpos = mm.qpos0 + 0.2 * rng.standard_normal(mm.nq)
-    for j in range(mm.njnt):
-        a = mm.jnt_qposadr[j]
-        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            qpos[a + 3:a + 7] /= np.linalg.norm(qpos[a + 3:a + 7])
-        elif mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
-            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    qpos = random_qpos(mm, rng, 0.2)
     qvel = rng.standard_normal(mm.nv)
     lo, hi = mm.actuator_ctrlrange[:, 0].copy(), mm.actuator_ctrlrange[:, 1].copy()
     free = ~mm.actuator_ctrllimited.astype(bool)

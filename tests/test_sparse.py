@@ -12,6 +12,7 @@ import scaled_models
 from engine import Cone, Jacobian, Solver
 from engine.constraint import dense_jacobian, sparse_rows
 from engine.types import DATA_SPEC, CapacityError, data_sizes, spec_nbytes
+from mj_adapter import random_qpos
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
@@ -135,13 +136,7 @@ def test_sparse_rows_match_mujoco_sparse(model):
     md, d = mujoco.MjData(mm), engine.make_data(m)
     assert mujoco.mj_isSparse(mm) and d.efc_Jrow.shape[0] > 0
     rng = np.random.default_rng(3)
-    qpos = mm.qpos0 + 0.3 * rng.standard_normal(mm.nq)
-    for j in range(mm.njnt):
-        a = mm.jnt_qposadr[j]
-        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            qpos[a + 3:a + 7] /= np.linalg.norm(qpos[a + 3:a + 7])
-        elif mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
-            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    qpos = random_qpos(mm, rng, 0.3)
     md.qpos[:] = d.qpos[:] = qpos
     mujoco.mj_forward(mm, md)
     engine.forward(m, d)
