@@ -230,12 +230,14 @@ def _aware_step(m, d, jac, lam, warm):
     return alt if score(alt) > score(jac) else jac
 
 
-def _backward(m, d, tape, lam, aware, full=True):
+def _backward(m, d, tape, lam, aware, full=True, rows=False):
     """Backpropagate the adjoint lam = dl/d(end state) through a piece's tape, and with full the
     Jacobians of the end state, d end/dU (nx, len, nu) and d end/dx (nx, nx), on the same step
     Jacobians (with aware: chosen per step by _aware_step for the adjoint lam, so that the
     constraint Jacobians are those of one consistent linearisation, the one the objective's
-    adjoint asks for). Returns dl/dU, dl/dx, d end/dU, d end/dx."""
+    adjoint asks for; with rows too: chosen per step for each row of the Jacobians, the adjoint
+    of that end coordinate, as if it were to be lowered). Returns dl/dU, dl/dx, d end/dU,
+    d end/dx."""
     nx, n = 2 * m.nv, len(tape)
     grad = np.zeros((n, m.nu))
     R = np.eye(nx) if full else None
@@ -243,12 +245,16 @@ def _backward(m, d, tape, lam, aware, full=True):
     for t in reversed(range(n)):
         q, v, u, warm = tape[t]
         d.qpos[:], d.qvel[:], d.ctrl[:] = q, v, u
-        jac = hg.step_derivatives(m, d, warm=warm)
-        if aware:
-            jac = _aware_step(m, d, jac, lam, warm)
+        exact = hg.step_derivatives(m, d, warm=warm)
+        jac = _aware_step(m, d, exact, lam, warm) if aware else exact
         grad[t] = jac.B.T @ lam
         lam = jac.A.T @ lam
-        if full:
+        if full and aware and rows:
+            for i in range(nx):
+                j = _aware_step(m, d, exact, R[i], warm)
+                dU[i, t] = R[i] @ j.B
+                R[i] = R[i] @ j.A
+        elif full:
             dU[:, t] = R @ jac.B
             R = R @ jac.A
     return grad, lam, dU, R
@@ -270,7 +276,7 @@ def default_segments(task):
 
 
 def multiple_shooting(m, task, segments=None, aware=None, maxiter=100, U0=None,
-                      method="trust-constr", aware_constraints=True, seconds=np.inf,
+                      method="trust-constr", constraints="adjoint", seconds=np.inf,
                       verbose=False):
     """Multiple shooting (Nimble's section VII-D): the horizon cut into `segments` pieces, each
     rolled out from its own start state (the first from the model's initial state, the others
@@ -286,9 +292,10 @@ def multiple_shooting(m, task, segments=None, aware=None, maxiter=100, U0=None,
     step Jacobians chosen, step by step, for the objective's adjoint at the piece's end: dl/dX_s+1
     propagated back from the loss through the later pieces, which is the multiplier of c_s at a
     KKT point (stationarity in X_s+1), so that the constraint Jacobians and the objective's
-    gradient are those of one linearisation, the one the Lagrangian asks for. aware_constraints
-    =False keeps the aware choice for the objective (the last piece) only and linearises the
-    other pieces exactly (the drone then stalls). Knots and gaps are scaled per coordinate:
+    gradient are those of one linearisation, the one the Lagrangian asks for. constraints=
+    "exact" keeps the aware choice for the objective (the last piece) only and linearises the
+    other pieces exactly; constraints="rows" makes the aware choice for each row of a piece's
+    Jacobians apart (the adjoint of that end coordinate). Both stall on the drone. Knots and gaps are scaled per coordinate:
     positions by 1, velocities by the piece's duration (a velocity error times the piece's
     duration is a position error).
 
@@ -339,8 +346,8 @@ def multiple_shooting(m, task, segments=None, aware=None, maxiter=100, U0=None,
         for s in reversed(range(S)):        # the last piece first: its adjoint guides the others
             d, tape, _ = rolls[s]
             gU, lam_start, dU, dx = _backward(m, d, tape, lam,
-                                              aware and (aware_constraints or s == S - 1),
-                                              full=s < S - 1)
+                                              aware and (constraints != "exact" or s == S - 1),
+                                              full=s < S - 1, rows=constraints == "rows")
             cu = slice(cuts[s] * nu, cuts[s + 1] * nu)
             cx = slice(nU + (s - 1) * nx, nU + s * nx)          # X_s
             if s == S - 1:
