@@ -14,11 +14,12 @@ of open-loop controls U (T, nu) from the model's initial state:
 
 The loss's gradient with respect to U is backpropagated through the step Jacobians of
 engine.hard_contact_grad (the adjoint of the shooting problem: lam_t = A' lam_t+1, dl/du_t =
-B' lam_t+1) and given to scipy's L-BFGS-B within the control ranges: single shooting over the
-controls alone, and multiple shooting (the horizon in pieces whose start states are variables
-too, continuity as constraints for scipy's SLSQP: ``multiple_shooting``). The gradient-free
-baseline is stochastic search (Gaussian perturbations of the best controls so far, the step
-size adapted by the 1/5 success rule) given the wall time of the slower gradient method.
+B' lam_t+1): single shooting over the controls alone with scipy's L-BFGS-B within the control
+ranges, and multiple shooting (the horizon in pieces of 5 steps whose start states, the knots,
+are variables too, continuity as constraints, scipy's trust-constr: ``multiple_shooting``). The
+gradient-free baseline is stochastic search (Gaussian perturbations of the best controls so
+far, the step size adapted by the 1/5 success rule) given the wall time of the slowest gradient
+method.
 ``main`` prints the loss against wall time of each and plots it (DIR/trajopt.png).
 
     python examples/hard_contact_trajopt.py [--task drone|catapult|jumpworm|all] [--out DIR]
@@ -35,7 +36,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import BFGS, Bounds, NonlinearConstraint, minimize
+from scipy.sparse import csr_matrix
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -201,90 +203,210 @@ def optimise(m, task, aware=None, maxiter=50, U0=None):
     return res.x.reshape(T, m.nu) * scale, history
 
 
-def _piece_jacobians(m, x, U, aware):
-    """The end state e of a piece (controls U from x, fresh warm start) and its Jacobians
-    de/dU (nx, len(U), nu) and de/dx (nx, nx), each row backpropagated as in single shooting
-    (with aware: the complementarity-aware Jacobians chosen for that row's direction)."""
-    nx = 2 * m.nv
-    d, tape, end = _taped_roll(m, x, U)
-    rows = np.eye(nx)
-    dU = np.zeros((nx, len(U), m.nu))
-    for t in reversed(range(len(U))):
+def _aware_step(m, d, jac, lam, warm):
+    """The step's Jacobians on the LCP's clamping set or on the set the adjoint lam (dl/d(q', v'))
+    asks for, whichever gives the larger |dl/dv|^2 + |dl/dtau|^2 / h (the rule of
+    hard_contact_grad.complementarity_aware_vjp, section IV-D, reusing the LCP set's Jacobians
+    jac: at most one more step_derivatives)."""
+    nv, h = m.nv, m.opt.timestep
+    g = lam[nv:] + h * lam[:nv]                    # q' = q + h v' on hinge and slide joints
+    p = jac.info.problem
+    push = p.J[:p.ncon] @ (p.Minv @ g)             # loss change per unit normal impulse
+    C = set(int(i) for i in jac.clamping)
+    for c in range(p.ncon):
+        friction = set(range(p.ncon + hc.NDIR * c, p.ncon + hc.NDIR * (c + 1)))
+        friction.add(p.J.shape[0] + c)
+        if push[c] < 0.0:
+            C -= {c} | friction
+        elif push[c] > 0.0:
+            C.add(c)
+    if C == set(int(i) for i in jac.clamping):
+        return jac
+    alt = hg.step_derivatives(m, d, clamping=sorted(C), warm=warm)
+
+    def score(j):
+        gv, gt = g @ j.dvdv, g @ j.dvdtau
+        return gv @ gv + gt @ gt / h
+    return alt if score(alt) > score(jac) else jac
+
+
+def _backward(m, d, tape, lam, aware, full=True, rows=False):
+    """Backpropagate the adjoint lam = dl/d(end state) through a piece's tape, and with full the
+    Jacobians of the end state, d end/dU (nx, len, nu) and d end/dx (nx, nx), on the same step
+    Jacobians (with aware: chosen per step by _aware_step for the adjoint lam, so that the
+    constraint Jacobians are those of one consistent linearisation, the one the objective's
+    adjoint asks for; with rows too: chosen per step for each row of the Jacobians, the adjoint
+    of that end coordinate, as if it were to be lowered). Returns dl/dU, dl/dx, d end/dU,
+    d end/dx."""
+    nx, n = 2 * m.nv, len(tape)
+    grad = np.zeros((n, m.nu))
+    R = np.eye(nx) if full else None
+    dU = np.zeros((nx, n, m.nu)) if full else None
+    for t in reversed(range(n)):
         q, v, u, warm = tape[t]
         d.qpos[:], d.qvel[:], d.ctrl[:] = q, v, u
-        jac = hg.step_derivatives(m, d, warm=warm)
-        for i in range(nx):
-            j = _aware_jacobians(m, d, jac, rows[i], warm) if aware else jac
-            dU[i, t] = j.B.T @ rows[i]
-            rows[i] = j.A.T @ rows[i]
-    return end, dU, rows
+        exact = hg.step_derivatives(m, d, warm=warm)
+        jac = _aware_step(m, d, exact, lam, warm) if aware else exact
+        grad[t] = jac.B.T @ lam
+        lam = jac.A.T @ lam
+        if full and aware and rows:
+            for i in range(nx):
+                j = _aware_step(m, d, exact, R[i], warm)
+                dU[i, t] = R[i] @ j.B
+                R[i] = R[i] @ j.A
+        elif full:
+            dU[:, t] = R @ jac.B
+            R = R @ jac.A
+    return grad, lam, dU, R
 
 
-def multiple_shooting(m, task, segments=2, aware=None, maxiter=100, U0=None):
-    """Multiple shooting: the horizon cut into `segments` pieces, each rolled out from its own
-    start state (the first from the model's initial state, the others decision variables
-    X_1..X_S-1), the loss of the last piece's end minimised subject to continuity
-    c_s = x_end(s) - X_s+1 = 0, by scipy's SLSQP (controls within their ranges) with the
-    pieces' Jacobians from the step Jacobians. X starts on the rollout of the initial controls
-    (c = 0). Returns the controls and (wall time, loss of the controls rolled out from the
-    initial state in one piece, max |c|) per iteration: the loss a user of the controls gets."""
+def _piece_jacobians(m, x, U, aware=False, lam=None):
+    """The end state e of a piece (controls U from x, fresh warm start) and its exact Jacobians
+    de/dU (nx, len(U), nu) and de/dx (nx, nx); with aware, the complementarity-aware ones for
+    the adjoint lam (dl/de)."""
+    d, tape, end = _taped_roll(m, x, U)
+    lam = np.zeros(2 * m.nv) if lam is None else lam
+    _, _, dU, dx = _backward(m, d, tape, lam, aware)
+    return end, dU, dx
+
+
+def default_segments(task):
+    """Pieces of 5 steps (3 on the drone's 15 steps, 6 on 30 steps)."""
+    return max(2, task.T // 5)
+
+
+def multiple_shooting(m, task, segments=None, aware=None, maxiter=100, U0=None,
+                      method="trust-constr", constraints="adjoint", seconds=np.inf,
+                      verbose=False):
+    """Multiple shooting (Nimble's section VII-D): the horizon cut into `segments` pieces, each
+    rolled out from its own start state (the first from the model's initial state, the others
+    decision variables X_1..X_S-1, the knots), the loss of the last piece's end minimised subject
+    to continuity c_s = x_end(s) - X_s+1 = 0 and the control ranges, by scipy's trust-constr
+    (the paper uses IPOPT: an interior-point method for the ranges, a trust-region SQP with BFGS
+    Hessians, the constraint Jacobian sparse) or SLSQP (method="SLSQP", dense; it fails on the
+    drone and the catapult, docs/nimble.md). The Jacobians come from the step Jacobians
+    (_backward: one backward pass per piece, the full Jacobians carried along). The knots start on
+    the rollout of the initial controls (c = 0, no knot in penetration).
+
+    With aware (the task's default), every piece is linearised with the complementarity-aware
+    step Jacobians chosen, step by step, for the objective's adjoint at the piece's end: dl/dX_s+1
+    propagated back from the loss through the later pieces, which is the multiplier of c_s at a
+    KKT point (stationarity in X_s+1), so that the constraint Jacobians and the objective's
+    gradient are those of one linearisation, the one the Lagrangian asks for. constraints=
+    "exact" keeps the aware choice for the objective (the last piece) only and linearises the
+    other pieces exactly; constraints="rows" makes the aware choice for each row of a piece's
+    Jacobians apart (the adjoint of that end coordinate). Both stall on the drone. Knots and gaps are scaled per coordinate:
+    positions by 1, velocities by the piece's duration (a velocity error times the piece's
+    duration is a position error).
+
+    Returns the controls of the last iterate and (wall time, loss of the controls rolled out from
+    the initial state in one piece, max |c| unscaled) per iteration: the loss a user of the
+    controls gets. Stops after maxiter iterations (trust-constr: evaluations) or, at the next
+    iteration, after `seconds`."""
     aware = task.aware if aware is None else aware
+    S = default_segments(task) if segments is None else segments
     lo, hi, scale = _bounds(m)
-    T, nu, nx = task.T, m.nu, 2 * m.nv
-    cuts = np.linspace(0, T, segments + 1).round().astype(int)
+    T, nu, nv = task.T, m.nu, m.nv
+    nx = 2 * nv
+    cuts = np.linspace(0, T, S + 1).round().astype(int)
     x0 = _initial_state(m)
     U = (task.initial(nu) if U0 is None else U0).astype(float)
-    X = np.empty((segments - 1, nx))
-    for s in range(segments - 1):                 # a continuous initial guess
+    X = np.empty((S - 1, nx))
+    for s in range(S - 1):                 # the knots on the rollout of the initial controls
         X[s] = _roll(m, x0 if s == 0 else X[s - 1], U[cuts[s]:cuts[s + 1]])
+    sx = np.r_[np.ones(nv), np.full(nv, S / (m.opt.timestep * T))]     # X = sx * variable
     nU = T * nu
+    g_end = _final_loss(task, nv)
     history, t0 = [], time.perf_counter()
+    cache = {}
 
     def unpack(z):
-        return z[:nU].reshape(T, nu) * scale, z[nU:].reshape(segments - 1, nx)
+        return z[:nU].reshape(T, nu) * scale, z[nU:].reshape(S - 1, nx) * sx
 
     def start(X, s):
         return x0 if s == 0 else X[s - 1]
 
+    def forward(z):
+        key = z.tobytes()
+        if cache.get("key") != key:
+            U, X = unpack(z)
+            cache.clear()
+            cache.update(key=key, X=X, rolls=[_taped_roll(m, start(X, s), U[cuts[s]:cuts[s + 1]])
+                                              for s in range(S)])
+        return cache
+
+    def backward(z):
+        c = forward(z)
+        if "jac" in c:
+            return c
+        rolls = c["rolls"]
+        lam = g_end(rolls[-1][2])[1]
+        grad = np.zeros(z.size)
+        jac = np.zeros(((S - 1) * nx, z.size))
+        for s in reversed(range(S)):        # the last piece first: its adjoint guides the others
+            d, tape, _ = rolls[s]
+            gU, lam_start, dU, dx = _backward(m, d, tape, lam,
+                                              aware and (constraints != "exact" or s == S - 1),
+                                              full=s < S - 1, rows=constraints == "rows")
+            cu = slice(cuts[s] * nu, cuts[s + 1] * nu)
+            cx = slice(nU + (s - 1) * nx, nU + s * nx)          # X_s
+            if s == S - 1:
+                grad[cu] = (gU * scale).ravel()
+                if s > 0:
+                    grad[cx] = lam_start * sx
+            else:
+                r = slice(s * nx, (s + 1) * nx)
+                jac[r, cu] = (dU * scale).reshape(nx, -1) / sx[:, None]
+                if s > 0:
+                    jac[r, cx] = dx * sx / sx[:, None]
+                jac[r, nU + s * nx:nU + (s + 1) * nx] = -np.eye(nx)
+            lam = lam_start                 # dl/dX_s
+        c.update(grad=grad, jac=jac)
+        return c
+
     def loss(z):
-        U, X = unpack(z)
-        s = segments - 1
-        value, _, g, g0 = _segment(m, task, start(X, s), U[cuts[s]:], aware,
-                                   _final_loss(task, m.nv))
-        grad = np.zeros_like(z)
-        grad[cuts[s] * nu:nU] = (g * scale).ravel()
-        if s > 0:
-            grad[nU + (s - 1) * nx:nU + s * nx] = g0
-        return value, grad
+        return g_end(forward(z)["rolls"][-1][2])[0]
 
     def gaps(z):
-        U, X = unpack(z)
-        return np.concatenate([_roll(m, start(X, s), U[cuts[s]:cuts[s + 1]]) - X[s]
-                               for s in range(segments - 1)])
+        c = forward(z)
+        return np.concatenate([(c["rolls"][s][2] - c["X"][s]) / sx for s in range(S - 1)])
 
-    def gaps_jacobian(z):
-        U, X = unpack(z)
-        jac = np.zeros(((segments - 1) * nx, z.size))
-        for s in range(segments - 1):
-            _, dU, dx = _piece_jacobians(m, start(X, s), U[cuts[s]:cuts[s + 1]], aware)
-            r = slice(s * nx, (s + 1) * nx)
-            jac[r, cuts[s] * nu:cuts[s + 1] * nu] = (dU * scale).reshape(nx, -1)
-            if s > 0:
-                jac[r, nU + (s - 1) * nx:nU + s * nx] = dx
-            jac[r, nU + s * nx:nU + (s + 1) * nx] = -np.eye(nx)
-        return jac
+    class Done(Exception):
+        pass
 
-    def progress(z):
-        history.append((time.perf_counter() - t0, rollout_loss(m, task, unpack(z)[0]),
-                        np.abs(gaps(z)).max()))
+    last = []
 
-    z = np.concatenate([(U / scale).ravel(), X.ravel()])
+    def progress(z, *_):
+        last[:] = [np.array(z, copy=True)]
+        U, _ = unpack(z)
+        history.append((time.perf_counter() - t0, rollout_loss(m, task, U),
+                        np.abs(gaps(z) * np.tile(sx, S - 1)).max()))
+        if history[-1][0] > seconds:
+            raise Done
+
+    z = np.concatenate([(U / scale).ravel(), (X / sx).ravel()])
     progress(z)
-    bounds = list(zip(np.tile(lo / scale, T), np.tile(hi / scale, T))) + [(None, None)] * X.size
-    z = minimize(loss, z, jac=True, method="SLSQP", bounds=bounds,
-                 constraints={"type": "eq", "fun": gaps, "jac": gaps_jacobian},
-                 options={"maxiter": maxiter}, callback=progress).x
-    return unpack(z)[0], history
+    lb = np.r_[np.tile(lo / scale, T), np.full(X.size, -np.inf)]
+    ub = np.r_[np.tile(hi / scale, T), np.full(X.size, np.inf)]
+    try:
+        if method == "SLSQP":
+            res = minimize(loss, z, jac=lambda z: backward(z)["grad"], method="SLSQP",
+                           bounds=Bounds(lb, ub), callback=progress,
+                           constraints={"type": "eq", "fun": gaps,
+                                        "jac": lambda z: backward(z)["jac"]},
+                           options={"maxiter": maxiter, "ftol": 1e-12})
+        else:
+            con = NonlinearConstraint(gaps, 0.0, 0.0, jac=lambda z: csr_matrix(backward(z)["jac"]),
+                                      hess=BFGS())
+            res = minimize(loss, z, jac=lambda z: backward(z)["grad"], hess=BFGS(),
+                           method="trust-constr", bounds=Bounds(lb, ub), constraints=[con],
+                           options={"maxiter": maxiter, "gtol": 1e-10, "xtol": 1e-12},
+                           callback=progress)
+        if verbose:
+            print(f"  {method}: {res.message}")
+    except Done:
+        pass
+    return unpack(last[0])[0], history
 
 
 def stochastic_search(m, task, evaluations=200, sigma=0.2, seed=0, U0=None, seconds=np.inf):
@@ -327,8 +449,9 @@ def _report(name, history):
     best = np.minimum.accumulate(losses)
     marks = [0, len(history) // 4, len(history) // 2, len(history) - 1]
     pts = ", ".join(f"{times[i]:.1f} s: {best[i]:.3g}" for i in marks)
-    gap = f"; continuity gap {history[-1][2]:.1e}" if len(history[-1]) > 2 else ""
-    print(f"  {name:<30} {len(history):>4} points; best loss at {pts}{gap}")
+    gap = (f"; last iterate {losses[-1]:.3g}, continuity gap {history[-1][2]:.1e}"
+           if len(history[-1]) > 2 else "")
+    print(f"  {name:<46} {len(history):>4} points; best loss at {pts}{gap}")
 
 
 def main():
@@ -353,8 +476,11 @@ def main():
             runs["single shooting, exact gradients"] = optimise(m, task, aware=False)[1]
         aware = ", aware gradients" if task.aware else ""
         U, runs["single shooting" + aware] = optimise(m, task)
+        pieces = f"multiple shooting ({default_segments(task)} pieces)"
         try:
-            _, runs["multiple shooting" + aware] = multiple_shooting(m, task)
+            if name == "drone":
+                runs[pieces + ", exact gradients"] = multiple_shooting(m, task, aware=False)[1]
+            _, runs[pieces + aware] = multiple_shooting(m, task)
         except RuntimeError as e:           # a start state the LCP cannot solve from
             print(f"  multiple shooting stopped: {e}")
         budget = max(h[-1][0] for h in runs.values())
