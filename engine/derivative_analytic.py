@@ -30,9 +30,9 @@ import numpy as np
 from . import warmup
 from .actuator import fwd_actuation, next_activation
 from .collision_convex import FACE_TOL, _nvertex, _vertex
-from .collision_driver import (C_BOX_BOX, C_CAPSULE_CAPSULE, C_CONVEX, C_PLANE_BOX,
-                               C_PLANE_CAPSULE, C_PLANE_CONVEX, C_PLANE_CYLINDER, C_PLANE_SPHERE, C_SPHERE_BOX,
-                               C_SPHERE_CAPSULE, C_SPHERE_SPHERE, COLLISION_FUNC)
+from .collision_driver import (C_BOX_BOX, C_CAPSULE_BOX, C_CAPSULE_CAPSULE, C_CONVEX, C_PLANE_BOX,
+                               C_PLANE_CAPSULE, C_PLANE_CONVEX, C_PLANE_CYLINDER, C_PLANE_SPHERE,
+                               C_SPHERE_BOX, C_SPHERE_CAPSULE, C_SPHERE_SPHERE, COLLISION_FUNC)
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, OBJ_SITE, contact_nrows,
                          equality_frames, row_axpy, row_col, row_dot, softness)
@@ -751,7 +751,7 @@ NO_FEATURE = -1
 N_CORE = 0          # where the normal comes from: the nearest points themselves, n = (y - x) / L
 N_GEOM1 = 1         # a face of geom 1 (turns with geom 1)
 N_GEOM2 = 2         # a face of geom 2 (turns with geom 2)
-N_CROSS = 3         # a x b / |a x b| of a direction a of geom 1 and b of geom 2 (an edge-cross axis)
+N_CROSS = 3         # an edge-cross axis: a x b / |a x b|, a of geom 1, b of geom 2
 NPOLY = 16          # the most vertices of a support polygon classified here
 
 
@@ -759,7 +759,8 @@ NPOLY = 16          # the most vertices of a support polygon classified here
 def _normal_change(nmode, n, om, a, b):
     """d n under a rotation om of geom 2 (geom 1 fixed), N_CORE excepted:
         N_GEOM1: 0;   N_GEOM2: om x n;
-        N_CROSS: n = s c / |c|, c = a x b, s = sign(n . c):  d n = s (I - n n') (a x (om x b)) / |c|."""
+        N_CROSS: n = s c / |c|, c = a x b, s = sign(n . c):
+                 d n = s (I - n n') (a x (om x b)) / |c|."""
     if nmode == N_GEOM2:
         return cross3(om, n)
     if nmode == N_CROSS:
@@ -807,7 +808,8 @@ def _core_points(kind1, e1, kind2, e2, n, L, w, om):
     (L > 0; not two edges: those are _edge_edge with N_CROSS), n = (y - x) / L:
         dx = ds e1 (edge) or 0,  dy = w + dt e2 (edge) or w,  delta = y - x
         edge of 1: d(delta . e1) = 0       =>  ds = w . e1 / (e1 . e1)
-        edge of 2: d(delta . e2) = 0, d e2 = om x e2  =>  dt = -(w . e2 + delta . (om x e2)) / (e2 . e2)
+        edge of 2: d(delta . e2) = 0, d e2 = om x e2
+                   =>  dt = -(w . e2 + delta . (om x e2)) / (e2 . e2)
         dL = n . d delta,  dn = (d delta - n dL) / L."""
     dx = (0.0, 0.0, 0.0)
     dy = w
@@ -990,7 +992,8 @@ def _polygon_normal(Q, k, tol):
     nq = (0.0, 0.0, 0.0)
     for i in range(1, k):
         for j in range(i + 1, k):
-            cq = cross3(sub3((Q[i, 0], Q[i, 1], Q[i, 2]), q0), sub3((Q[j, 0], Q[j, 1], Q[j, 2]), q0))
+            cq = cross3(sub3((Q[i, 0], Q[i, 1], Q[i, 2]), q0),
+                        sub3((Q[j, 0], Q[j, 1], Q[j, 2]), q0))
             if norm3(cq) > best:
                 best = norm3(cq)
                 nq = cq
@@ -1203,8 +1206,58 @@ def plane_cylinder_geometry(m, d, c, Gp, Gn, Gd):
 
 
 @jit
+def capsule_box_geometry(m, d, c, Gp, Gn, Gd):
+    """contact_geometry of a capsule-box contact (collision_primitive.capsule_box: sphere-box at
+    the point of the capsule's segment nearest to the box, and at a second point along it when
+    the capsule lies along a face or an edge). x = pos - n (dist / 2 + r) on the segment, y =
+    pos + n dist / 2 on the box (its feature from _box_point), L = dist + r:
+        x an end (VERTEX) and y in a face: vertex-face with the box face's normal (N_GEOM2);
+        x an end and y on an edge or a corner: their nearest points (N_CORE);
+        x inside the segment and y on an edge, n normal to both: edge-edge (N_CROSS);
+        x inside the segment and y a corner, n normal to the segment: nearest points (N_CORE).
+    False otherwise: the detector's second point where the segment crosses over a side of a
+    face is no nearest point (n is the face's normal, not normal to the segment), and a segment
+    along a face leaves the contact point free."""
+    g1 = d.contact_geom1[c]
+    g2 = d.contact_geom2[c]
+    n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+    p = vec3(d.contact_pos, c)
+    dist = d.contact_dist[c]
+    pos1, half, r1 = _core(m, d, g1)
+    size2 = vec3(m.geom_size, g2)
+    tol = 1e-9 * (m.geom_rbound[g1] + max(size2[0], size2[1], size2[2]))
+    x = sub3(p, scl3(n, 0.5 * dist + r1))
+    y = add3(p, scl3(n, 0.5 * dist))
+    L = dist + r1
+    lh = norm3(half)
+    axis = scl3(half, 1.0 / lh)
+    t = dot3(sub3(x, pos1), axis)
+    if norm3(sub3(sub3(x, pos1), scl3(axis, t))) > tol or abs(t) > lh + tol:
+        return False                                    # x is not on the segment
+    kind1 = VERTEX if abs(t) >= lh - tol else EDGE
+    kind2, u2 = _box_point(m, d, g2, y, tol)
+    if kind2 == NO_FEATURE:
+        return False
+    nmode = N_CORE
+    if kind2 == FACE:
+        if kind1 != VERTEX or abs(dot3(u2, n)) < 1.0 - 1e-9:
+            return False
+        nmode = N_GEOM2
+    elif kind1 == EDGE:
+        if abs(dot3(n, axis)) > 1e-9:
+            return False
+        if kind2 == EDGE:
+            if abs(dot3(n, u2)) > 1e-9:
+                return False
+            nmode = N_CROSS
+    return feature_geometry(x, y, n, L, r1, 0.0, p, kind1, axis, kind2, u2, nmode, axis, u2,
+                            Gp, Gn, Gd)
+
+
+@jit
 def contact_geometry(m, d, c, Gp, Gn, Gd):
-    """Gp, Gn (3 x 6), Gd (6): the change of contact c's position, normal and distance per unit twist
+    """Gp, Gn (3 x 6), Gd (6): the change of contact c's position, normal and distance per unit
+    twist
     (rotation omega, velocity v of the material point at the contact position) of geom 2
     relative to geom 1 (Nimble section V for these primitives). False for a geom pair without
     it. The contacts move with a common rigid motion of both geoms, so this relative part is
@@ -1221,7 +1274,8 @@ def contact_geometry(m, d, c, Gp, Gn, Gd):
     plane-ellipsoid: the support point c, which also slides over the ellipsoid as it turns
     (_ellipsoid_support_change). Box-box: box_box_geometry (face clipping) and
     box_edge_geometry (edge-cross axis); the general convex detector (meshes, and spheres,
-    capsules and boxes against them): convex_geometry; plane-cylinder: plane_cylinder_geometry."""
+    capsules and boxes against them): convex_geometry; plane-cylinder: plane_cylinder_geometry;
+    capsule-box: capsule_box_geometry."""
     g1 = d.contact_geom1[c]
     g2 = d.contact_geom2[c]
     code = COLLISION_FUNC[m.geom_type[g1], m.geom_type[g2]]
@@ -1231,6 +1285,8 @@ def contact_geometry(m, d, c, Gp, Gn, Gd):
         return convex_geometry(m, d, c, Gp, Gn, Gd)
     if code == C_PLANE_CYLINDER:
         return plane_cylinder_geometry(m, d, c, Gp, Gn, Gd)
+    if code == C_CAPSULE_BOX:
+        return capsule_box_geometry(m, d, c, Gp, Gn, Gd)
     n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
     p = vec3(d.contact_pos, c)
     dist = d.contact_dist[c]
@@ -1826,7 +1882,8 @@ def make_work(m, d):
     tree_ends(m, dof_end, body_end)
     return Work(dof_end, body_end, np.empty((nv, 6)), np.empty((nv, 6)), np.empty((nv, 6)),
                 np.empty((nbody, 6)), np.empty((nbody, 6)), np.empty((nbody, 6)),
-                np.empty((nbody, 6)), np.empty((3, 6)), np.empty((3, 6)), np.empty(6), np.empty((10, 6)),
+                np.empty((nbody, 6)), np.empty((3, 6)), np.empty((3, 6)), np.empty(6),
+                np.empty((10, 6)),
                 np.zeros(nv, np.int64), np.zeros(nv, np.int64), np.empty(nv),
                 np.full(1, -1, np.int64))
 
@@ -2172,7 +2229,7 @@ _PAIR_OK = {(GeomType.PLANE, GeomType.SPHERE), (GeomType.PLANE, GeomType.CAPSULE
             (GeomType.PLANE, GeomType.MESH), (GeomType.PLANE, GeomType.ELLIPSOID),
             (GeomType.PLANE, GeomType.CYLINDER), (GeomType.SPHERE, GeomType.MESH),
             (GeomType.CAPSULE, GeomType.MESH), (GeomType.BOX, GeomType.MESH),
-            (GeomType.MESH, GeomType.MESH)}
+            (GeomType.MESH, GeomType.MESH), (GeomType.CAPSULE, GeomType.BOX)}
 
 
 def unsupported_features(m: Model, step: bool = True) -> list:

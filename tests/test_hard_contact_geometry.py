@@ -1,10 +1,10 @@
 """Analytical contact geometry of the hard-contact Jacobians (Nimble, section V) for the pairs
 beyond the primitives: box-box contacts on an edge-cross separating axis, the general convex
 detector (GJK / EPA and its face clipping) between meshes, spheres, capsules and boxes,
-plane-mesh, plane-ellipsoid and plane-cylinder. Each scene is a free body pressed into a fixed
-geom (every contact deeper than a difference step moves it, so that no contact changes mode
-within the step); the step's Jacobians must be analytical (no fallback to differences of the
-position stages) and equal centered differences of the same step."""
+capsule-box, plane-mesh, plane-ellipsoid and plane-cylinder. Each scene is a free body pressed
+into a fixed geom (every contact deeper than a difference step moves it, so that no contact
+changes mode within the step); the step's Jacobians must be analytical (no fallback to
+differences of the position stages) and equal centered differences of the same step."""
 import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
@@ -30,6 +30,7 @@ PLANE = '<geom type="plane" size="5 5 .1" friction="0.5"/>'
 SLAB_GEOM = '<geom type="mesh" mesh="slab" pos="0 0 0.1" friction="0.5"/>'    # top face at 0.2
 # the lower box with a top edge along x at 0.1 + 0.1 sqrt(2)
 EDGE_UP = '<geom type="box" pos="0 0 0.1" euler="45 0 0" size=".1 .1 .1" friction="0.5"/>'
+BOX_TOP = '<geom type="box" pos="0 0 0.1" size=".3 .3 .1" friction="0.5"/>'       # top at 0.2
 # R_z(30) R_y(45): the lower edge of the upper box horizontal, crossing the lower box's at 60 deg
 EDGE_DOWN = "quat='0.8923991 -0.09904576 0.36964381 0.23911762'"
 
@@ -46,11 +47,18 @@ SCENES = {
                            0.1 + 0.1 * np.sqrt(2), 1e-3, (0, 0.3, 0), {"edge-edge"}),
     # a tilted box over the lower box's corner: edges crossing on the edge-cross axis, and a
     # corner of the upper box over the lower top face (projected along the turning normal)
-    "box-box edge-cross corner": ('<geom type="box" pos="0 0 0.1" size=".15 .12 .1" friction="0.5"/>',
-                                  free("box", ".098 .145 .119"),
+    "box-box edge-cross corner": ('<geom type="box" pos="0 0 0.1" size=".15 .12 .1" '
+                                  'friction="0.5"/>', free("box", ".098 .145 .119"),
                                   "quat='-0.06344678 0.02665468 -0.3126918 0.94735836'",
                                   "0.16484210 0.17694421", 0.2, 4.2e-3, (0.2, 0.07, 0),
                                   {"edge-edge", "face-vertex"}),
+    "capsule-box end": (BOX_TOP, free("capsule", ".03 .08"), "euler='30 20 0'", "0.05 0.02", 0.2,
+                        1e-3, (0.2, 0.07, 0), {"vertex-face"}),
+    "capsule-box across an edge": (EDGE_UP, free("capsule", ".03 .08"), "euler='90 20 0'",
+                                   "0.02 0.01", 0.1 + 0.1 * np.sqrt(2), 1e-3, (0.2, 0.07, 0),
+                                   {"edge-edge"}),
+    "capsule-box end by an edge": (BOX_TOP, free("capsule", ".03 .08"), "euler='8 0 0'",
+                                   "0.305 0.02", 0.2, 3e-3, (0.07, 0.2, 0), {"vertex-edge"}),
     "plane-mesh": (PLANE, free("mesh", mesh="octa"), "euler='20 10 5'", "0 0", 0.0, 3e-3,
                    (0.2, 0.07, 0), {"face-vertex"}),
     "plane-ellipsoid": (PLANE, free("ellipsoid", ".1 .06 .04"), "euler='20 30 5'", "0 0", 0.0,
@@ -114,7 +122,8 @@ def _feature(m, d, g, x, tol=1e-8):
     if t == GeomType.PLANE:
         return "face"
     if t in (GeomType.SPHERE, GeomType.CAPSULE):
-        axis = d.geom_xmat[g].reshape(3, 3)[:, 2] * (m.geom_size[g, 1] if t == GeomType.CAPSULE else 0)
+        half = m.geom_size[g, 1] if t == GeomType.CAPSULE else 0.0
+        axis = d.geom_xmat[g].reshape(3, 3)[:, 2] * half
         ends = [d.geom_xpos[g] + axis, d.geom_xpos[g] - axis]
         return "vertex" if min(np.linalg.norm(x - e) for e in ends) < tol else "edge"
     if t == GeomType.ELLIPSOID:
@@ -154,7 +163,10 @@ def test_contact_geometry_jacobians_are_analytic_and_match_differences(name):
                                    err_msg=f"{name}: {what}")
 
 
-@pytest.mark.parametrize("name", SCENES)
+# capsule-box by an edge: the detector reports the contact twice, and the copy vanishes on
+# turning the capsule by 1e-6 one way (the differences of the position stages refuse a change
+# of the contacts; the step's Jacobians above still equal its differences there)
+@pytest.mark.parametrize("name", [s for s in SCENES if s != "capsule-box end by an edge"])
 def test_contact_geometry_position_terms_match_differences(name):
     """The position terms alone (contact points, frames and distances through the geometry)
     against centered differences of the position stages and collision, at the step's
@@ -173,6 +185,7 @@ def test_contact_geometry_position_terms_match_differences(name):
 
 @pytest.mark.parametrize("name", ["box-box edge-cross", "box-box edge-cross corner",
                                   "mesh-mesh clipped", "plane-cylinder",
+                                  "capsule-box across an edge",
                                   "capsule-mesh"])
 def test_soft_transition_derivatives_share_the_geometry(name):
     """The soft model's transition_derivatives differentiate the same contact geometry."""
