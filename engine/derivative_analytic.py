@@ -29,9 +29,10 @@ import numpy as np
 
 from . import warmup
 from .actuator import fwd_actuation, next_activation
-from .collision_driver import (C_BOX_BOX, C_CAPSULE_CAPSULE, C_PLANE_BOX, C_PLANE_CAPSULE,
-                               C_PLANE_SPHERE, C_SPHERE_BOX, C_SPHERE_CAPSULE, C_SPHERE_SPHERE,
-                               COLLISION_FUNC)
+from .collision_convex import FACE_TOL, _nvertex, _vertex
+from .collision_driver import (C_BOX_BOX, C_CAPSULE_BOX, C_CAPSULE_CAPSULE, C_CONVEX, C_PLANE_BOX,
+                               C_PLANE_CAPSULE, C_PLANE_CONVEX, C_PLANE_CYLINDER, C_PLANE_SPHERE,
+                               C_SPHERE_BOX, C_SPHERE_CAPSULE, C_SPHERE_SPHERE, COLLISION_FUNC)
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, OBJ_SITE, contact_nrows,
                          equality_frames, row_axpy, row_col, row_dot, softness)
@@ -52,6 +53,11 @@ FREE = int(JointType.FREE)
 BALL = int(JointType.BALL)
 NO_SPRING = int(DisableBit.PASSIVE | DisableBit.SPRING)
 EXACT_STABILIZATION = int(Stabilization.EXACT)
+SPHERE_T = int(GeomType.SPHERE)
+CAPSULE_T = int(GeomType.CAPSULE)
+ELLIPSOID_T = int(GeomType.ELLIPSOID)
+BOX_T = int(GeomType.BOX)
+MESH_T = int(GeomType.MESH)
 
 # status codes of the kernels (the Python wrappers raise on them)
 OK = 0
@@ -638,7 +644,7 @@ def _axis(mat, k):
 
 
 @jit
-def box_box_geometry(m, d, c, Gp, Gn):
+def box_box_geometry(m, d, c, Gp, Gn, Gd):
     """contact_geometry of a box-box contact from a face-face clipping (collision_primitive.
     _box_box_face), Nimble's section V. The normal is the outward normal n_R of a face of the
     reference box R (box 1 where both boxes have a face along it: the detector's tie-break), the
@@ -670,7 +676,7 @@ def box_box_geometry(m, d, c, Gp, Gn):
         if ref == 0 and abs(dot3(_axis(mat2, k), n)) > 1.0 - 1e-9:
             ref = 2
     if ref == 0:
-        return False
+        return box_edge_geometry(m, d, c, Gp, Gn, Gd)
     gR, gI, sgn = (g1, g2, 1.0) if ref == 1 else (g2, g1, -1.0)
     nR = scl3(n, sgn)
     matR = mat9(d.geom_xmat, gR)
@@ -727,15 +733,531 @@ def box_box_geometry(m, d, c, Gp, Gn):
         if ref == 2:
             dp = add3(dp, vp)
             dn = cross3(om, n)
+        Gd[col] = ddist                            # the distance ignores the common motion
         for k in range(3):
             Gp[k, col] = dp[k]
             Gn[k, col] = dn[k]
     return True
 
 
+# ------------------------------------------------------------------------------------------------
+# contact features (Nimble section V): a contact between a point x of geom 1 and a point y of
+# geom 2, y - x = n L, classified by the feature each point lies on
+# ------------------------------------------------------------------------------------------------
+VERTEX = 0          # feature kinds of a contact point
+EDGE = 1
+FACE = 2
+NO_FEATURE = -1
+N_CORE = 0          # where the normal comes from: the nearest points themselves, n = (y - x) / L
+N_GEOM1 = 1         # a face of geom 1 (turns with geom 1)
+N_GEOM2 = 2         # a face of geom 2 (turns with geom 2)
+N_CROSS = 3         # an edge-cross axis: a x b / |a x b|, a of geom 1, b of geom 2
+NPOLY = 16          # the most vertices of a support polygon classified here
+
+
+@inlined
+def _normal_change(nmode, n, om, a, b):
+    """d n under a rotation om of geom 2 (geom 1 fixed), N_CORE excepted:
+        N_GEOM1: 0;   N_GEOM2: om x n;
+        N_CROSS: n = s c / |c|, c = a x b, s = sign(n . c):
+                 d n = s (I - n n') (a x (om x b)) / |c|."""
+    if nmode == N_GEOM2:
+        return cross3(om, n)
+    if nmode == N_CROSS:
+        c = cross3(a, b)
+        lc = norm3(c)
+        s = 1.0 if dot3(n, c) > 0.0 else -1.0
+        dc = cross3(a, cross3(om, b))
+        return scl3(sub3(dc, scl3(n, dot3(n, dc))), s / lc)
+    return (0.0, 0.0, 0.0)
+
+
+@inlined
+def _face_vertex(nf, n, L, w, dn):
+    """x on a face of geom 1 (normal nf), y a vertex of geom 2 moving at w:
+        dy = w,  nf . dx = 0 with dx = dy - n dL - L dn  =>  dL = nf . (w - L dn) / (nf . n)."""
+    dL = dot3(nf, sub3(w, scl3(dn, L))) / dot3(nf, n)
+    return sub3(sub3(w, scl3(n, dL)), scl3(dn, L)), w, dL
+
+
+@inlined
+def _vertex_face(f, n, L, w, dn):
+    """x a vertex of geom 1 (fixed), y on a face of geom 2 (normal f) whose point at y moves at w:
+        dx = 0,  dy = n dL + L dn,  f . (dy - w) = 0  =>  dL = f . (w - L dn) / (f . n)."""
+    dL = dot3(f, sub3(w, scl3(dn, L))) / dot3(f, n)
+    return (0.0, 0.0, 0.0), add3(scl3(n, dL), scl3(dn, L)), dL
+
+
+@inlined
+def _edge_edge(e1, e2, n, L, w, dn):
+    """x on an edge e1 of geom 1, y on an edge e2 of geom 2, both sliding along their edges:
+        dx = ds e1, dy = w + dt e2,  dy - dx = n dL + L dn
+        =>  [e1, n, -e2] (ds, dL, dt) = w - L dn   (Cramer's rule; e1, e2, n independent)."""
+    r = sub3(w, scl3(dn, L))
+    c3 = scl3(e2, -1.0)
+    det = dot3(e1, cross3(n, c3))
+    ds = dot3(r, cross3(n, c3)) / det
+    dL = dot3(e1, cross3(r, c3)) / det
+    dt = dot3(e1, cross3(n, r)) / det
+    return scl3(e1, ds), add3(w, scl3(e2, dt)), dL
+
+
+@inlined
+def _core_points(kind1, e1, kind2, e2, n, L, w, om):
+    """The nearest points of a vertex or edge of geom 1 and a vertex or edge of geom 2 apart
+    (L > 0; not two edges: those are _edge_edge with N_CROSS), n = (y - x) / L:
+        dx = ds e1 (edge) or 0,  dy = w + dt e2 (edge) or w,  delta = y - x
+        edge of 1: d(delta . e1) = 0       =>  ds = w . e1 / (e1 . e1)
+        edge of 2: d(delta . e2) = 0, d e2 = om x e2
+                   =>  dt = -(w . e2 + delta . (om x e2)) / (e2 . e2)
+        dL = n . d delta,  dn = (d delta - n dL) / L."""
+    dx = (0.0, 0.0, 0.0)
+    dy = w
+    if kind1 == EDGE:
+        dx = scl3(e1, dot3(w, e1) / dot3(e1, e1))
+    if kind2 == EDGE:
+        dt = -(dot3(w, e2) + L * dot3(n, cross3(om, e2))) / dot3(e2, e2)
+        dy = add3(w, scl3(e2, dt))
+    ddelta = sub3(dy, dx)
+    dL = dot3(n, ddelta)
+    return dx, dy, dL, scl3(sub3(ddelta, scl3(n, dL)), 1.0 / L)
+
+
 @jit
-def contact_geometry(m, d, c, Gp, Gn):
-    """Gp, Gn (3 x 6): the change of contact c's position and normal per unit twist
+def feature_geometry(x, y, n, L, r1, r2, p, kind1, u1, kind2, u2, nmode, a, b, Gp, Gn, Gd):
+    """Gp, Gn of contact_geometry from the contact's features: x on geom 1 (kind1: a vertex, an
+    edge of direction u1 or a face of normal u1), y on geom 2 (kind2, u2), y - x = n L (for a
+    sphere or capsule the point of its core: L = dist + r1 + r2), the normal from nmode (with
+    the directions a, b for N_CROSS). Per unit twist of geom 2 (rotation om, velocity v of its
+    point at p), with w = v + om x (y - p) the velocity of geom 2's material point at y:
+        face-vertex _face_vertex, vertex-face _vertex_face, edge-edge _edge_edge, and with
+        N_CORE vertex-vertex, vertex-edge, edge-vertex _core_points;
+        d pos = (dx + dy) / 2 + dn (r1 - r2) / 2 (pos: the midpoint of the surface points
+        x + n r1, y - n r2),  d dist = dL.
+    False for other combinations (a face against an edge or a face: the contact point is not
+    fixed by the features)."""
+    if nmode == N_CORE:
+        if kind1 == FACE or kind2 == FACE or (kind1 == EDGE and kind2 == EDGE) or L <= 0.0:
+            return False
+    elif kind1 == FACE and kind2 == VERTEX:
+        if abs(dot3(u1, n)) < 1e-6:
+            return False
+    elif kind1 == VERTEX and kind2 == FACE:
+        if abs(dot3(u2, n)) < 1e-6:
+            return False
+    elif kind1 == EDGE and kind2 == EDGE:
+        if abs(dot3(u1, cross3(n, u2))) < 1e-6 * norm3(u1) * norm3(u2):
+            return False
+    else:
+        return False
+    for col in range(6):
+        om = (1.0 if col == 0 else 0.0, 1.0 if col == 1 else 0.0, 1.0 if col == 2 else 0.0)
+        vp = (1.0 if col == 3 else 0.0, 1.0 if col == 4 else 0.0, 1.0 if col == 5 else 0.0)
+        w = add3(vp, cross3(om, sub3(y, p)))
+        if nmode == N_CORE:
+            dx, dy, dL, dn = _core_points(kind1, u1, kind2, u2, n, L, w, om)
+        else:
+            dn = _normal_change(nmode, n, om, a, b)
+            if kind1 == FACE:
+                dx, dy, dL = _face_vertex(u1, n, L, w, dn)
+            elif kind2 == FACE:
+                dx, dy, dL = _vertex_face(u2, n, L, w, dn)
+            else:
+                dx, dy, dL = _edge_edge(u1, u2, n, L, w, dn)
+        dp = add3(scl3(add3(dx, dy), 0.5), scl3(dn, 0.5 * (r1 - r2)))
+        Gd[col] = dL
+        for k in range(3):
+            Gp[k, col] = dp[k]
+            Gn[k, col] = dn[k]
+    return True
+
+
+@inlined
+def _box_point(m, d, g, pt, tol):
+    """The feature of box g at the world point pt (_box_features): a corner (3 faces), an edge
+    (2: its direction), a face (1: its normal), else NO_FEATURE (not on the surface)."""
+    mat = mat9(d.geom_xmat, g)
+    size = vec3(m.geom_size, g)
+    pl = _mulmatT(mat, sub3(pt, vec3(d.geom_xpos, g)))
+    for k in range(3):
+        if abs(pl[k]) > size[k] + tol:
+            return NO_FEATURE, (0.0, 0.0, 0.0)
+    bits = _box_features(pl, size, tol)
+    cnt = (bits & 1) + ((bits >> 1) & 1) + ((bits >> 2) & 1)
+    if cnt == 3:
+        return VERTEX, (0.0, 0.0, 0.0)
+    for k in range(3):
+        if cnt == 2 and not bits & (1 << k):
+            return EDGE, _axis(mat, k)
+        if cnt == 1 and bits & (1 << k):
+            return FACE, _axis(mat, k)
+    return NO_FEATURE, (0.0, 0.0, 0.0)
+
+
+@jit
+def box_edge_geometry(m, d, c, Gp, Gn, Gd):
+    """contact_geometry of a box-box contact on an edge-cross separating axis (collision_
+    primitive._box_box_edge): the normal n = +-(a x b) / |a x b| of an axis a of box 1 and an axis
+    b of box 2 turns with both boxes (N_CROSS). The detector projects along n: the incident
+    box's edges onto the sides of the reference face (x on an edge of box 1, y on an edge of
+    box 2: edge-edge), the reference face's corners onto the incident face (vertex-face) and the
+    incident corners onto the reference face (face-vertex), the contact at the midpoint; each
+    differentiated by feature_geometry with the turning normal. False for a point these
+    features do not explain (the detector's clamped points) or a degenerate axis."""
+    g1 = d.contact_geom1[c]
+    g2 = d.contact_geom2[c]
+    n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+    p = vec3(d.contact_pos, c)
+    dist = d.contact_dist[c]
+    mat1 = mat9(d.geom_xmat, g1)
+    mat2 = mat9(d.geom_xmat, g2)
+    size1 = vec3(m.geom_size, g1)
+    size2 = vec3(m.geom_size, g2)
+    tol = 1e-9 * (max(size1[0], size1[1], size1[2]) + max(size2[0], size2[1], size2[2]))
+    a = (0.0, 0.0, 0.0)
+    b = (0.0, 0.0, 0.0)
+    found = False
+    for i in range(3):
+        for j in range(3):
+            ai = _axis(mat1, i)
+            bj = _axis(mat2, j)
+            if (not found and abs(dot3(ai, n)) < 1e-9 and abs(dot3(bj, n)) < 1e-9
+                    and norm3(cross3(ai, bj)) > 1e-6):
+                a = ai
+                b = bj
+                found = True
+    if not found:
+        return False
+    x = sub3(p, scl3(n, 0.5 * dist))
+    y = add3(p, scl3(n, 0.5 * dist))
+    kind1, u1 = _box_point(m, d, g1, x, tol)
+    kind2, u2 = _box_point(m, d, g2, y, tol)
+    if kind1 == NO_FEATURE or kind2 == NO_FEATURE:
+        return False
+    return feature_geometry(x, y, n, dist, 0.0, 0.0, p, kind1, u1, kind2, u2, N_CROSS, a, b,
+                            Gp, Gn, Gd)
+
+
+@jit
+def _support_polygon(m, d, g, u, tol, Q):
+    """The vertices of box or mesh g (its convex hull) within tol of its support plane along
+    the world direction u, into the rows of Q (world coordinates); their number, NPOLY + 1 when
+    there are more than NPOLY - 1 (the detector's face polygons keep at most 15,
+    collision_convex._face_polygon). A sphere or capsule gives its core's extreme: the
+    centre, or the end of its axis segment (both ends when the axis is normal to u)."""
+    t = m.geom_type[g]
+    r = mat9(d.geom_xmat, g)
+    pg = vec3(d.geom_xpos, g)
+    if t == SPHERE_T or t == CAPSULE_T:
+        half = m.geom_size[g, 1] if t == CAPSULE_T else 0.0
+        ax = scl3(_axis(r, 2), half)
+        h = dot3(u, ax)
+        k = 0
+        for s in (1.0, -1.0):
+            if s * h >= abs(h) - tol:
+                e = add3(pg, scl3(ax, s))
+                Q[k, 0] = e[0]
+                Q[k, 1] = e[1]
+                Q[k, 2] = e[2]
+                k += 1
+            if half == 0.0:
+                break
+        return k
+    ul = _mulmatT(r, u)
+    nvert = _nvertex(m, g)
+    hmax = -1e300
+    for i in range(nvert):
+        hmax = max(hmax, dot3(ul, _vertex(m, g, i)))
+    k = 0
+    for i in range(nvert):
+        xl = _vertex(m, g, i)
+        if dot3(ul, xl) >= hmax - tol:
+            if k == NPOLY - 1:
+                return NPOLY + 1
+            xw = add3(_mulmat(r, xl), pg)
+            Q[k, 0] = xw[0]
+            Q[k, 1] = xw[1]
+            Q[k, 2] = xw[2]
+            k += 1
+    return k
+
+
+@jit
+def _polygon_normal(Q, k, tol):
+    """The unit normal of the polygon in rows 0..k-1 of Q (k >= 3: the largest cross product of
+    two edges from its first vertex), and whether it is flat (every vertex within tol of the
+    plane) and not a segment."""
+    q0 = (Q[0, 0], Q[0, 1], Q[0, 2])
+    best = 0.0
+    nq = (0.0, 0.0, 0.0)
+    for i in range(1, k):
+        for j in range(i + 1, k):
+            cq = cross3(sub3((Q[i, 0], Q[i, 1], Q[i, 2]), q0),
+                        sub3((Q[j, 0], Q[j, 1], Q[j, 2]), q0))
+            if norm3(cq) > best:
+                best = norm3(cq)
+                nq = cq
+    if best <= tol * tol:
+        return False, nq
+    nq = scl3(nq, 1.0 / best)
+    for i in range(k):
+        if abs(dot3(nq, sub3((Q[i, 0], Q[i, 1], Q[i, 2]), q0))) > tol:
+            return False, nq
+    return True, nq
+
+
+@jit
+def _polygon_point(Q, k, pt, tol):
+    """The feature of the convex polygon Q (k vertices: a point, a segment or a flat face) at
+    the point pt: VERTEX (within tol of a vertex), EDGE and its unit direction (within tol of a
+    boundary edge: one with all the other vertices on one side), FACE and its normal (in the
+    plane and inside), else NO_FEATURE."""
+    zero = (0.0, 0.0, 0.0)
+    for i in range(k):
+        if norm3(sub3(pt, (Q[i, 0], Q[i, 1], Q[i, 2]))) <= tol:
+            return VERTEX, zero
+    if k < 2 or k > NPOLY - 1:
+        return NO_FEATURE, zero
+    flat = False
+    nq = zero
+    if k >= 3:
+        flat, nq = _polygon_normal(Q, k, tol)
+        if not flat:
+            return NO_FEATURE, zero
+    inside = k >= 3 and abs(dot3(nq, sub3(pt, (Q[0, 0], Q[0, 1], Q[0, 2])))) <= tol
+    for i in range(k):
+        qi = (Q[i, 0], Q[i, 1], Q[i, 2])
+        for j in range(i + 1, k):
+            e = sub3((Q[j, 0], Q[j, 1], Q[j, 2]), qi)
+            le = norm3(e)
+            lo = 0.0
+            hi = 0.0
+            for l in range(k):
+                if l != i and l != j:
+                    s = dot3(cross3(e, sub3((Q[l, 0], Q[l, 1], Q[l, 2]), qi)), nq)
+                    lo = min(lo, s)
+                    hi = max(hi, s)
+            if lo < -tol * le and hi > tol * le:
+                continue                        # a diagonal: vertices on both sides
+            t = dot3(sub3(pt, qi), e) / (le * le)
+            if 0.0 < t < 1.0 and norm3(sub3(sub3(pt, qi), scl3(e, t))) <= tol:
+                return EDGE, scl3(e, 1.0 / le)
+            # the point must lie on the side of the others (an outward test of the boundary)
+            spt = dot3(cross3(e, sub3(pt, qi)), nq)
+            if (hi > tol * le and spt < -tol * le) or (lo < -tol * le and spt > tol * le):
+                inside = False
+    if inside:
+        return FACE, nq
+    return NO_FEATURE, zero
+
+
+@jit
+def convex_geometry(m, d, c, Gp, Gn, Gd):
+    """contact_geometry of the general convex detector (collision_convex.convex_convex: GJK or
+    EPA, and the face clipping of polytope_contacts) between a sphere, capsule, box or mesh
+    (geom 1) and a box or mesh (geom 2), as convex hulls of their vertices (a sphere's centre
+    and a capsule's axis segment: their cores, with the radius r1). The features come from the
+    hulls at the contact, Nimble's section V:
+      x = pos - n (dist / 2 + r1) on geom 1, y = pos + n dist / 2 on geom 2, L = dist + r1;
+      the normal: from a face of geom 1 when geom 1's support set along n is a face (N_GEOM1),
+        else from a face of geom 2 (support along -n, N_GEOM2), else the cross product of two
+        support edges (EPA's edge-edge, N_CROSS), else the nearest points (N_CORE);
+      the point features: x's and y's place on those support sets (a vertex, an edge, a face),
+        or, for a clipped point off them, on the face polygons the detector clipped (the
+        vertices within FACE_TOL of each support plane; they must be flat).
+    feature_geometry differentiates the result. False for an ellipsoid or cylinder, a
+    polygon that is not flat, or a point on no feature (the detector's points clamped to the
+    EPA depth on nearly flat faces): the caller falls back to differences."""
+    g1 = d.contact_geom1[c]
+    g2 = d.contact_geom2[c]
+    t1 = m.geom_type[g1]
+    t2 = m.geom_type[g2]
+    if not (t2 == BOX_T or t2 == MESH_T):
+        return False
+    if not (t1 == SPHERE_T or t1 == CAPSULE_T or t1 == BOX_T or t1 == MESH_T):
+        return False
+    n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+    mn = scl3(n, -1.0)
+    p = vec3(d.contact_pos, c)
+    dist = d.contact_dist[c]
+    core = t1 == SPHERE_T or t1 == CAPSULE_T
+    r1 = m.geom_size[g1, 0] if core else 0.0
+    tol = 1e-9 * (m.geom_rbound[g1] + m.geom_rbound[g2])
+    x = sub3(p, scl3(n, 0.5 * dist + r1))
+    y = add3(p, scl3(n, 0.5 * dist))
+    L = dist + r1
+    Q1 = np.empty((NPOLY, 3))
+    Q2 = np.empty((NPOLY, 3))
+    # the normal's origin: the exact support sets
+    k1 = _support_polygon(m, d, g1, n, tol, Q1)
+    k2 = _support_polygon(m, d, g2, mn, tol, Q2)
+    if k1 > NPOLY - 1 or k2 > NPOLY - 1:
+        return False
+    nmode = N_CORE
+    a = (0.0, 0.0, 0.0)
+    b = (0.0, 0.0, 0.0)
+    if k1 >= 3:
+        flat, nq = _polygon_normal(Q1, k1, tol)
+        if flat and abs(dot3(nq, n)) > 1.0 - 1e-9:
+            nmode = N_GEOM1
+    if nmode == N_CORE and k2 >= 3:
+        flat, nq = _polygon_normal(Q2, k2, tol)
+        if flat and abs(dot3(nq, n)) > 1.0 - 1e-9:
+            nmode = N_GEOM2
+    if nmode == N_CORE and k1 == 2 and k2 == 2:
+        a = sub3((Q1[1, 0], Q1[1, 1], Q1[1, 2]), (Q1[0, 0], Q1[0, 1], Q1[0, 2]))
+        b = sub3((Q2[1, 0], Q2[1, 1], Q2[1, 2]), (Q2[0, 0], Q2[0, 1], Q2[0, 2]))
+        if norm3(cross3(a, b)) > 1e-6 * norm3(a) * norm3(b):
+            nmode = N_CROSS
+    # the points' features: on the support sets, else on the clipped face polygons
+    kind1, u1 = _polygon_point(Q1, k1, x, tol)
+    kind2, u2 = _polygon_point(Q2, k2, y, tol)
+    if kind1 == NO_FEATURE and not core:
+        k1 = _support_polygon(m, d, g1, n, FACE_TOL * m.geom_rbound[g1], Q1)
+        kind1, u1 = _polygon_point(Q1, k1, x, tol)
+    if kind2 == NO_FEATURE:
+        k2 = _support_polygon(m, d, g2, mn, FACE_TOL * m.geom_rbound[g2], Q2)
+        kind2, u2 = _polygon_point(Q2, k2, y, tol)
+    if kind1 == NO_FEATURE or kind2 == NO_FEATURE:
+        return False
+    return feature_geometry(x, y, n, L, r1, 0.0, p, kind1, u1, kind2, u2, nmode, a, b, Gp, Gn,
+                            Gd)
+
+
+@inlined
+def _ellipsoid_support_change(mat, size, n, om):
+    """The change of the ellipsoid's support point x = S^2 l / |S l| along l = -R' n (n fixed,
+    S = diag(size), local frame) under a rotation om of the ellipsoid, in world coordinates:
+        d l = R' (om x n),   d x = S^2 d l / |S l| - S^2 l (S l . S d l) / |S l|^3,   R d x."""
+    ld = _mulmatT(mat, scl3(n, -1.0))
+    dl = _mulmatT(mat, cross3(om, n))
+    sl = (size[0] * ld[0], size[1] * ld[1], size[2] * ld[2])
+    sdl = (size[0] * dl[0], size[1] * dl[1], size[2] * dl[2])
+    nl = norm3(sl)
+    c = dot3(sl, sdl) / (nl * nl * nl)
+    dx = (size[0] * (sdl[0] / nl - sl[0] * c), size[1] * (sdl[1] / nl - sl[1] * c),
+          size[2] * (sdl[2] / nl - sl[2] * c))
+    return _mulmat(mat, dx)
+
+
+@jit
+def plane_cylinder_geometry(m, d, c, Gp, Gn, Gd):
+    """contact_geometry of a plane-cylinder contact (collision_primitive.plane_cylinder). With a
+    the axis turned towards the plane (a . n <= 0), u = (a (a . n) - n) / |a (a . n) - n| the
+    radial direction towards the plane and g = u x a, the detector's points are
+        c_k = x2 + s_k h a + alpha_k r u + beta_k r sqrt(3) / 2 g,
+        (s, alpha, beta) = (1, 1, 0) the deepest rim point, (-1, 1, 0) the far disk's,
+        (1, -1/2, +-1) two more on the near rim,
+    rim points that slide over the rim as the cylinder turns (om, v at the contact p):
+        d a = om x a,   d u = (I - u u') (d a (a . n) + a (d a . n)) / |a (a . n) - n|,
+        d g = d u x a + u x d a,
+        d c_k = v + om x (x2 - p) + s_k h d a + alpha_k r d u + beta_k r sqrt(3) / 2 d g,
+    then as the other plane contacts: d pos = d c - n (n . d c) / 2, d dist = n . d c, d n = 0
+    (d dist = n . v for the deepest point only: the others are not extreme along n). False
+    for a disk parallel to the plane to 1e-6 (the detector then takes the geom's x axis for u,
+    and near it u turns by the tilt over |a (a . n) - n|)."""
+    g2 = d.contact_geom2[c]
+    n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+    p = vec3(d.contact_pos, c)
+    dist = d.contact_dist[c]
+    x2 = vec3(d.geom_xpos, g2)
+    r = m.geom_size[g2, 0]
+    h = m.geom_size[g2, 1]
+    a = _axis(mat9(d.geom_xmat, g2), 2)
+    if dot3(n, a) > 0.0:
+        a = scl3(a, -1.0)
+    an = dot3(a, n)
+    uu = cross3(a, cross3(a, n))          # a (a . n) - n, as the detector forms it
+    lu = norm3(uu)
+    if lu < 1e-6:
+        return False                      # nearly parallel: u turns by d tilt / lu
+    u = scl3(uu, 1.0 / lu)
+    g = cross3(u, a)
+    rb = r * math.sqrt(3.0) / 2
+    cpt = add3(p, scl3(n, 0.5 * dist))
+    found = -1
+    for k in range(4):
+        sk = -1.0 if k == 1 else 1.0
+        ak = -0.5 if k >= 2 else 1.0
+        bk = 1.0 if k == 2 else (-1.0 if k == 3 else 0.0)
+        ck = add3(add3(add3(x2, scl3(a, sk * h)), scl3(u, ak * r)), scl3(g, bk * rb))
+        if found < 0 and norm3(sub3(ck, cpt)) <= 1e-9 * (r + h):
+            found = k
+    if found < 0:
+        return False
+    sk = -1.0 if found == 1 else 1.0
+    ak = -0.5 if found >= 2 else 1.0
+    bk = 1.0 if found == 2 else (-1.0 if found == 3 else 0.0)
+    for col in range(6):
+        om = (1.0 if col == 0 else 0.0, 1.0 if col == 1 else 0.0, 1.0 if col == 2 else 0.0)
+        vp = (1.0 if col == 3 else 0.0, 1.0 if col == 4 else 0.0, 1.0 if col == 5 else 0.0)
+        da = cross3(om, a)
+        duu = add3(scl3(da, an), scl3(a, dot3(da, n)))
+        du = scl3(sub3(duu, scl3(u, dot3(u, duu))), 1.0 / lu)
+        dg = add3(cross3(du, a), cross3(u, da))
+        dc = add3(add3(add3(add3(vp, cross3(om, sub3(x2, p))), scl3(da, sk * h)), scl3(du, ak * r)),
+                  scl3(dg, bk * rb))
+        Gd[col] = dot3(n, dc)
+        dp = sub3(dc, scl3(n, 0.5 * Gd[col]))
+        for k in range(3):
+            Gp[k, col] = dp[k]
+            Gn[k, col] = 0.0
+    return True
+
+
+@jit
+def capsule_box_geometry(m, d, c, Gp, Gn, Gd):
+    """contact_geometry of a capsule-box contact (collision_primitive.capsule_box: sphere-box at
+    the point of the capsule's segment nearest to the box, and at a second point along it when
+    the capsule lies along a face or an edge). x = pos - n (dist / 2 + r) on the segment, y =
+    pos + n dist / 2 on the box (its feature from _box_point), L = dist + r:
+        x an end (VERTEX) and y in a face: vertex-face with the box face's normal (N_GEOM2);
+        x an end and y on an edge or a corner: their nearest points (N_CORE);
+        x inside the segment and y on an edge, n normal to both: edge-edge (N_CROSS);
+        x inside the segment and y a corner, n normal to the segment: nearest points (N_CORE).
+    False otherwise: the detector's second point where the segment crosses over a side of a
+    face is no nearest point (n is the face's normal, not normal to the segment), and a segment
+    along a face leaves the contact point free."""
+    g1 = d.contact_geom1[c]
+    g2 = d.contact_geom2[c]
+    n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
+    p = vec3(d.contact_pos, c)
+    dist = d.contact_dist[c]
+    pos1, half, r1 = _core(m, d, g1)
+    size2 = vec3(m.geom_size, g2)
+    tol = 1e-9 * (m.geom_rbound[g1] + max(size2[0], size2[1], size2[2]))
+    x = sub3(p, scl3(n, 0.5 * dist + r1))
+    y = add3(p, scl3(n, 0.5 * dist))
+    L = dist + r1
+    lh = norm3(half)
+    axis = scl3(half, 1.0 / lh)
+    t = dot3(sub3(x, pos1), axis)
+    if norm3(sub3(sub3(x, pos1), scl3(axis, t))) > tol or abs(t) > lh + tol:
+        return False                                    # x is not on the segment
+    kind1 = VERTEX if abs(t) >= lh - tol else EDGE
+    kind2, u2 = _box_point(m, d, g2, y, tol)
+    if kind2 == NO_FEATURE:
+        return False
+    nmode = N_CORE
+    if kind2 == FACE:
+        if kind1 != VERTEX or abs(dot3(u2, n)) < 1.0 - 1e-9:
+            return False
+        nmode = N_GEOM2
+    elif kind1 == EDGE:
+        if abs(dot3(n, axis)) > 1e-9:
+            return False
+        if kind2 == EDGE:
+            if abs(dot3(n, u2)) > 1e-9:
+                return False
+            nmode = N_CROSS
+    return feature_geometry(x, y, n, L, r1, 0.0, p, kind1, axis, kind2, u2, nmode, axis, u2,
+                            Gp, Gn, Gd)
+
+
+@jit
+def contact_geometry(m, d, c, Gp, Gn, Gd):
+    """Gp, Gn (3 x 6), Gd (6): the change of contact c's position, normal and distance per unit
+    twist
     (rotation omega, velocity v of the material point at the contact position) of geom 2
     relative to geom 1 (Nimble section V for these primitives). False for a geom pair without
     it. The contacts move with a common rigid motion of both geoms, so this relative part is
@@ -748,16 +1270,35 @@ def contact_geometry(m, d, c, Gp, Gn):
     for a sphere, else by a_k . (c2 - c1) = 0, differentiated), n = (c2 - c1) / |c2 - c1|,
     pos = c1 + n (r1 + dist / 2). Sphere-box: the nearest point of the box to the sphere's
     centre in the box frame (clamped coordinates move with the centre, the others stay), or
-    the nearest face when the centre is inside."""
+    the nearest face when the centre is inside. Plane-mesh: hull vertices (as the box corners);
+    plane-ellipsoid: the support point c, which also slides over the ellipsoid as it turns
+    (_ellipsoid_support_change). Box-box: box_box_geometry (face clipping) and
+    box_edge_geometry (edge-cross axis); the general convex detector (meshes, and spheres,
+    capsules and boxes against them): convex_geometry; plane-cylinder: plane_cylinder_geometry;
+    capsule-box: capsule_box_geometry."""
     g1 = d.contact_geom1[c]
     g2 = d.contact_geom2[c]
     code = COLLISION_FUNC[m.geom_type[g1], m.geom_type[g2]]
     if code == C_BOX_BOX:
-        return box_box_geometry(m, d, c, Gp, Gn)
+        return box_box_geometry(m, d, c, Gp, Gn, Gd)
+    if code == C_CONVEX:
+        return convex_geometry(m, d, c, Gp, Gn, Gd)
+    if code == C_PLANE_CYLINDER:
+        return plane_cylinder_geometry(m, d, c, Gp, Gn, Gd)
+    if code == C_CAPSULE_BOX:
+        return capsule_box_geometry(m, d, c, Gp, Gn, Gd)
     n = (d.contact_frame[c, 0], d.contact_frame[c, 1], d.contact_frame[c, 2])
     p = vec3(d.contact_pos, c)
     dist = d.contact_dist[c]
-    plane = code == C_PLANE_SPHERE or code == C_PLANE_CAPSULE or code == C_PLANE_BOX
+    # plane-mesh: the detector's points are hull vertices (vertex-face, as the box corners);
+    # plane-ellipsoid: the support point, which slides over the ellipsoid as it turns
+    ellipsoid = code == C_PLANE_CONVEX and m.geom_type[g2] == ELLIPSOID_T
+    plane = (code == C_PLANE_SPHERE or code == C_PLANE_CAPSULE or code == C_PLANE_BOX
+             or code == C_PLANE_CONVEX)
+    ddist = 0.0
+    if ellipsoid:
+        emat = mat9(d.geom_xmat, g2)
+        esize = vec3(m.geom_size, g2)
     core = code == C_SPHERE_SPHERE or code == C_SPHERE_CAPSULE or code == C_CAPSULE_CAPSULE
     if not (plane or core or code == C_SPHERE_BOX):
         return False
@@ -815,6 +1356,8 @@ def contact_geometry(m, d, c, Gp, Gn):
         if plane:
             e = scl3(n, hr + 0.5 * dist)
             dc = add3(vp, cross3(om, e))
+            if ellipsoid:
+                dc = add3(dc, _ellipsoid_support_change(emat, esize, n, om))
             dp = sub3(dc, scl3(n, 0.5 * dot3(n, dc)))
             dn = (0.0, 0.0, 0.0)
         elif core:
@@ -854,6 +1397,9 @@ def contact_geometry(m, d, c, Gp, Gn):
                 dpl = scl3(add3(add3(dcl, dlocal), scl3(dtmp, rad)), 0.5)
                 dn = add3(cross3(om, n), _mulmat(bmat, dtmp))
             dp = add3(vp, _mulmat(bmat, dpl))
+        # d dist: the normal velocity of geom 2 at the contact (its point there moves along the
+        # normal by n . v: the contact point lies on the normal through the features)
+        Gd[col] = ddist if core else dot3(n, vp)
         for k in range(3):
             Gp[k, col] = dp[k]
             Gn[k, col] = dn[k]
@@ -949,7 +1495,7 @@ def _side_force(m, d, w, b, i, W, dW, scale, Fq):
 def contact_derivs(m, d, w, c, f, scale, out):
     """The derivatives of contact c's rows with respect to qpos (status False: no geometric
     derivative for its pair): out.DJv[r, i] = d (J_r qvel) / d q_i, out.DJw[r, i] =
-    d (J_r v') / d q_i, out.dR (normal row), out.Jpos[r] = d efc_pos_r / d q (the normal row);
+    d (J_r v') / d q_i, out.dR (normal row), out.Jpos[r] = d efc_pos_r / d q (d dist / d q);
     out.Fq[:, i] += scale d (J' f) / d q_i. Row r of the contact is
         J_r x = sum_k w_rk a_k . (V_2(p) - V_1(p)) + w_r,3+k a_k . (omega_2 - omega_1)
     (a_k the frame axes, V_b(p) the velocity of the point p of body b; elliptic rows one axis,
@@ -962,7 +1508,8 @@ def contact_derivs(m, d, w, c, f, scale, out):
         return True
     Gp = w.Gp
     Gn = w.Gn
-    if not contact_geometry(m, d, c, Gp, Gn):
+    Gd = w.Gd
+    if not contact_geometry(m, d, c, Gp, Gn, Gd):
         return False
     b1 = m.geom_bodyid[d.contact_geom1[c]]
     b2 = m.geom_bodyid[d.contact_geom2[c]]
@@ -1008,14 +1555,10 @@ def contact_derivs(m, d, w, c, f, scale, out):
     soft = softness(m, d.contact_epsilon[c], d.contact_kappa[c], d.contact_rmin[c])
     eps = soft[0]
     normal_R = not pyramidal and d.efc_R[adr] > soft[2]       # (27) above rmin
-    # d efc_pos / d q = the normal row of J, for every row of the contact
-    jn = w.vec_nv
-    jn[:] = 0.0
-    row_axpy(d, adr, d.efc_J, 0.5 if pyramidal else 1.0, jn)
-    if pyramidal:
-        row_axpy(d, adr + 1, d.efc_J, 0.5, jn)
+    # d efc_pos / d q = d dist / d q (Gd per dof below), for every row of the contact; the
+    # normal row of J where the contact point stays on the normal through its features
     for r in range(nrow):
-        out.Jpos[adr + r, :] = jn
+        out.Jpos[adr + r, :] = 0.0
     # the dofs moving either body
     in1 = w.in1
     in2 = w.in2
@@ -1036,6 +1579,10 @@ def contact_derivs(m, d, w, c, f, scale, out):
             rel = (sgn * xw[0], sgn * xw[1], sgn * xw[2], sgn * xv[0], sgn * xv[1], sgn * xv[2])
             dp = _mul36(Gp, rel)
             dn = _mul36(Gn, rel)
+            ddist = (Gd[0] * rel[0] + Gd[1] * rel[1] + Gd[2] * rel[2] + Gd[3] * rel[3]
+                     + Gd[4] * rel[4] + Gd[5] * rel[5])
+            for r in range(nrow):
+                out.Jpos[adr + r, i] = ddist
             if e1:
                 dp = add3(dp, xv)
                 dn = add3(dn, cross3(xw, ax0))
@@ -1321,7 +1868,7 @@ def _outer_row(d, r, u, out, scale):
 # assembly
 # ------------------------------------------------------------------------------------------------
 Work = namedtuple("Work", "dof_end body_end dof_U dof_W dof_alpha body_W body_A body_F body_phi "
-                          "Gp Gn wr in1 in2 vec_nv bad")
+                          "Gp Gn Gd wr in1 in2 vec_nv bad")
 Rows = namedtuple("Rows", "DJv DJw dR Jpos Fq")
 
 
@@ -1335,7 +1882,8 @@ def make_work(m, d):
     tree_ends(m, dof_end, body_end)
     return Work(dof_end, body_end, np.empty((nv, 6)), np.empty((nv, 6)), np.empty((nv, 6)),
                 np.empty((nbody, 6)), np.empty((nbody, 6)), np.empty((nbody, 6)),
-                np.empty((nbody, 6)), np.empty((3, 6)), np.empty((3, 6)), np.empty((10, 6)),
+                np.empty((nbody, 6)), np.empty((3, 6)), np.empty((3, 6)), np.empty(6),
+                np.empty((10, 6)),
                 np.zeros(nv, np.int64), np.zeros(nv, np.int64), np.empty(nv),
                 np.full(1, -1, np.int64))
 
@@ -1677,7 +2225,11 @@ dynamics d act_dot / d (act, ctrl), na x (na, nu)."""
 _PAIR_OK = {(GeomType.PLANE, GeomType.SPHERE), (GeomType.PLANE, GeomType.CAPSULE),
             (GeomType.PLANE, GeomType.BOX), (GeomType.SPHERE, GeomType.SPHERE),
             (GeomType.SPHERE, GeomType.CAPSULE), (GeomType.CAPSULE, GeomType.CAPSULE),
-            (GeomType.SPHERE, GeomType.BOX)}
+            (GeomType.SPHERE, GeomType.BOX), (GeomType.BOX, GeomType.BOX),
+            (GeomType.PLANE, GeomType.MESH), (GeomType.PLANE, GeomType.ELLIPSOID),
+            (GeomType.PLANE, GeomType.CYLINDER), (GeomType.SPHERE, GeomType.MESH),
+            (GeomType.CAPSULE, GeomType.MESH), (GeomType.BOX, GeomType.MESH),
+            (GeomType.MESH, GeomType.MESH), (GeomType.CAPSULE, GeomType.BOX)}
 
 
 def unsupported_features(m: Model, step: bool = True) -> list:

@@ -273,16 +273,19 @@ def _lcp_rows(d, p, efc_rows):
     return out
 
 
-def _offset_slopes(p, opt, h, eps):
+def _offset_slopes(p, opt, h, eps, ddist):
     """d b / d q of the normal and limit rows: b = dist / h on a gap, erp dist / h on a
-    penetration, and d dist / d q = the row's J (the normal row, Nimble's appendix C). At the kink
-    dist = 0, where resting contacts settle (to rounding), there is no derivative: within
-    |J_ij eps| of it entry ij is the secant of b over dist +- J_ij eps (what a centered difference
-    of step eps sees), elsewhere the one-sided slope."""
+    penetration, with ddist (ncon, nv) = d dist / d q of the contacts (from their geometry: the
+    normal row of J where the contact point stays on the normal through its features, Nimble's
+    appendix C, not where a face slides under a vertex or an edge over a side) and the row's J
+    for a limit. At the kink dist = 0, where resting contacts settle (to rounding), there is no
+    derivative: within |D_ij eps| of it (D = d dist / d q) entry ij is the secant of b over
+    dist +- D_ij eps (what a centered difference of step eps sees), elsewhere the one-sided
+    slope."""
     nrow = p.J.shape[0]
     rows = np.r_[np.arange(p.ncon), np.arange(p.ncon * (1 + hc.NDIR), nrow)]
     dist = p.dist[:, None]
-    step = p.J[rows] * eps
+    step = np.vstack([ddist, p.J[rows[p.ncon:]]]) * eps
 
     def b(x):
         return np.where(x > 0.0, x, opt.erp * x) / h
@@ -296,15 +299,19 @@ def _position_analytic(m, d, p, z, opt, eps):
     """The position columns analytically (Nimble's section V and appendix F, here through the
     engine's derivative kernels, engine.derivative_analytic): the motion of dof j moves its
     subtree by the twist cdof_j, so the inertia, the smooth forces (RNE, springs, actuator
-    moments, applied wrenches) and the contact rows (positions and frames of the contacts per
-    geom pair: plane-sphere, plane-capsule, plane-box corners (vertex-face), sphere-sphere,
-    sphere-capsule, capsule-capsule, sphere-box) follow from spatial cross products.
+    moments, applied wrenches) and the contact rows (positions, frames and distances of the
+    contacts per geom pair: plane-sphere, plane-capsule, plane-box corners and plane-mesh
+    vertices (vertex-face), plane-ellipsoid, plane-cylinder, sphere-sphere, sphere-capsule,
+    capsule-capsule, sphere-box, box-box (face clipping and edge-cross axis), and the convex
+    detector's sphere, capsule, box and mesh against box and mesh, classified by their
+    features: vertex-face, face-vertex, edge-edge) follow from spatial cross products.
         dM^-1 y = -M^-1 (dM) M^-1 y,   dM x = d RNE(q, v, x) / dq - d RNE(q, v, 0) / dq
         dv_free = -h M^-1 d/dq [RNE(q, v, a_s) - qfrc_passive - qfrc_actuator - J' xfrc],
                   a_s = M^-1 qfrc_smooth (M here: the step's inertia, M + h B)
-        d dist / dq = J_n (the normal row), so db = J_n / h on a gap, erp J_n / h on a
-                  penetration (_offset_slopes: the kink at 0), e dJ_n v on a bouncing row;
-                  limit rows alike (J constant).
+        d dist / dq from the contact geometry (J_n, the normal row, where the contact
+                  point stays on the normal through its features), so db = d dist / h on a gap,
+                  erp d dist / h on a penetration (_offset_slopes: the kink at 0), e dJ_n v on a
+                  bouncing row; limit rows alike (d dist / dq = J, constant).
     None when a contact's geom pair has no derivative there (the caller falls back to
     _position_fd)."""
     ms, ds = m._struct, d._struct
@@ -342,7 +349,7 @@ def _position_analytic(m, d, p, z, opt, eps):
         per_x.append(rows)
     dJ_x1 = _lcp_rows(d, p, per_x[0].DJw)
     dJ_vf = _lcp_rows(d, p, per_x[1].DJw)
-    db = _offset_slopes(p, opt, h, eps)
+    db = _offset_slopes(p, opt, h, eps, _lcp_rows(d, p, per_x[0].Jpos)[:p.ncon])
     if np.any(p.bounce):
         djv = _lcp_rows(d, p, per_x[0].DJv)          # d(J v)/dq at the step's qvel
         db[p.bounce] = opt.restitution * djv[p.bounce]
