@@ -428,8 +428,8 @@ def feasibility_driven(m, task, segments=None, aware=None, maxiter=50, U0=None, 
       multiple_shooting), the adjoint carried from a piece's start to the previous piece's end
       (the knots eliminated through the linearised continuity, the gaps held);
     - an L-BFGS direction d (two-loop recursion, memory `memory`, the controls in units of their
-      range, bound-active components frozen; a first or non-descent direction is the gradient
-      scaled to norm 1, as L-BFGS-B's first step);
+      range, bound-active components frozen; a first or non-descent direction, or the direction
+      after a failed line search, is the gradient scaled to norm 1, as L-BFGS-B's first step);
     - a backtracking line search a = 1, 1/2, ... on the nonlinear rollout with the gaps
       contracted: U' = clip(U + a d), X'_s+1 = x_end(s)(X'_s, U'_s) - (1 - a) c_s, so that a full
       step closes every gap exactly and a feasible iterate stays feasible. Accepted when the loss
@@ -438,8 +438,8 @@ def feasibility_driven(m, task, segments=None, aware=None, maxiter=50, U0=None, 
 
     From a feasible start (guess=False, or a task without a guess) this is single shooting with
     this direction and line search. Returns the controls and (wall time, loss of the controls
-    rolled out in one piece, max |c|) per iteration; stops after maxiter iterations, at a failed
-    line search or, at the next iteration, after `seconds`."""
+    rolled out in one piece, max |c|) per iteration; stops after maxiter iterations, when a line
+    search along the gradient fails, or, at the next iteration, after `seconds`."""
     aware = task.aware if aware is None else aware
     S = default_segments(task) if segments is None else segments
     lo, hi, scale = _bounds(m)
@@ -524,6 +524,9 @@ def feasibility_driven(m, task, segments=None, aware=None, maxiter=50, U0=None, 
                 break
             a *= 0.5
         else:
+            if pairs:                       # once more along the gradient, the memory dropped
+                pairs = []
+                continue
             if verbose:
                 print("  line search failed")
             break
@@ -580,7 +583,7 @@ def _report(name, history):
     pts = ", ".join(f"{times[i]:.1f} s: {best[i]:.3g}" for i in marks)
     gap = (f"; last iterate {losses[-1]:.3g}, continuity gap {history[-1][2]:.1e}"
            if len(history[-1]) > 2 else "")
-    print(f"  {name:<46} {len(history):>4} points; best loss at {pts}{gap}")
+    print(f"  {name:<56} {len(history):>4} points; best loss at {pts}{gap}")
 
 
 def main():
@@ -613,7 +616,8 @@ def main():
         except RuntimeError as e:           # a start state the LCP cannot solve from
             print(f"  multiple shooting stopped: {e}")
         start = "from the guess" if task.rise else "from the rollout"
-        runs[f"multiple shooting, feasibility-driven {start}"] = feasibility_driven(m, task)[1]
+        runs[f"multiple shooting, feasibility-driven {start}"] = feasibility_driven(
+            m, task, maxiter=100)[1]
         budget = max(h[-1][0] for h in runs.values())
         runs["stochastic search"] = stochastic_search(m, task, evaluations=10 ** 6,
                                                       seconds=budget)[1]
