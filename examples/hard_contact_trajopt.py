@@ -16,7 +16,10 @@ The loss's gradient with respect to U is backpropagated through the step Jacobia
 engine.hard_contact_grad (the adjoint of the shooting problem: lam_t = A' lam_t+1, dl/du_t =
 B' lam_t+1): single shooting over the controls alone with scipy's L-BFGS-B within the control
 ranges, and multiple shooting (the horizon in pieces of 5 steps whose start states, the knots,
-are variables too, continuity as constraints, scipy's trust-constr: ``multiple_shooting``). The
+are variables too, continuity as constraints, scipy's trust-constr: ``multiple_shooting``; or
+the knots started on a guess of the state trajectory and the gaps contracted by a
+feasibility-driven line search as in Crocoddyl's FDDP, with L-BFGS directions:
+``feasibility_driven``, which makes the jump-worm jump where trust-constr stays on the ground). The
 gradient-free baseline is stochastic search (Gaussian perturbations of the best controls so
 far, the step size adapted by the 1/5 success rule) given the wall time of the slowest gradient
 method.
@@ -56,6 +59,8 @@ class Task:
     loss: Callable          # qpos -> (loss, d loss / d qpos)
     aware: bool = False     # complementarity-aware gradients
     u0: tuple = ()          # the initial controls (every step), zero if empty
+    rise: tuple = ()        # (qpos index, height): feasibility_driven's guess of the knots, the
+                            # initial pose rising by height over the horizon at constant speed
 
     def initial(self, nu):
         return np.tile(np.asarray(self.u0 or np.zeros(nu), dtype=float), (self.T, 1))
@@ -88,12 +93,13 @@ def _jumpworm_loss(q):
 
 def tasks():
     assets = ROOT / "assets"
-    return {"drone": Task(DRONE, 15, _drone_loss(0.3), aware=True),
+    return {"drone": Task(DRONE, 15, _drone_loss(0.3), aware=True, rise=(0, 0.3)),
             # from a swing that reaches the ball (from zero the arm falls past it: no gradient)
             "catapult": Task(assets / "nimble_catapult.xml", 30, _catapult_loss,
                              u0=(-1.0, -0.3, -0.2)),
             # lying on the ground all contacts clamp: exact gradients of the height are zero
-            "jumpworm": Task(assets / "nimble_jumpworm.xml", 30, _jumpworm_loss, aware=True)}
+            "jumpworm": Task(assets / "nimble_jumpworm.xml", 30, _jumpworm_loss, aware=True,
+                             rise=(1, 0.4))}
 
 
 def _roll(m, x, U):
@@ -409,6 +415,132 @@ def multiple_shooting(m, task, segments=None, aware=None, maxiter=100, U0=None,
     return unpack(last[0])[0], history
 
 
+def feasibility_driven(m, task, segments=None, aware=None, maxiter=50, U0=None, guess=True,
+                       memory=10, seconds=np.inf, verbose=False):
+    """Multiple shooting with a feasibility-driven line search (the forward pass of Crocoddyl's
+    FDDP, Mastalli et al. 2020, with an L-BFGS direction in place of the Riccati gains): the
+    horizon in pieces (5 steps) with knots X_s that may be off the rollout (gaps c_s = x_end(s) -
+    X_s+1); with guess, the knots start on the task's guess of the state trajectory (Task.rise:
+    the initial pose rising at constant speed) instead of the rollout. Each iteration:
+
+    - the gradient of the loss in the controls on the multiple-shooting linearisation: every piece
+      linearised at its own knot (aware Jacobians chosen for the adjoint as in
+      multiple_shooting), the adjoint carried from a piece's start to the previous piece's end
+      (the knots eliminated through the linearised continuity, the gaps held);
+    - an L-BFGS direction d (two-loop recursion, memory `memory`, the controls in units of their
+      range, bound-active components frozen; a first or non-descent direction, or the direction
+      after a failed line search, is the gradient scaled to norm 1, as L-BFGS-B's first step);
+    - a backtracking line search a = 1, 1/2, ... on the nonlinear rollout with the gaps
+      contracted: U' = clip(U + a d), X'_s+1 = x_end(s)(X'_s, U'_s) - (1 - a) c_s, so that a full
+      step closes every gap exactly and a feasible iterate stays feasible. Accepted when the loss
+      changes by at most what closing the gaps costs on the linearisation (a sum_s lam_s+1 . c_s,
+      lam the adjoint at the knots) plus 1e-4 a g . d (Armijo).
+
+    From a feasible start (guess=False, or a task without a guess) this is single shooting with
+    this direction and line search. Returns the controls and (wall time, loss of the controls
+    rolled out in one piece, max |c|) per iteration; stops after maxiter iterations, when a line
+    search along the gradient fails, or, at the next iteration, after `seconds`."""
+    aware = task.aware if aware is None else aware
+    S = default_segments(task) if segments is None else segments
+    lo, hi, scale = _bounds(m)
+    T, nu, nv = task.T, m.nu, m.nv
+    cuts = np.linspace(0, T, S + 1).round().astype(int)
+    x0 = _initial_state(m)
+    U = (task.initial(nu) if U0 is None else U0).astype(float)
+    X = np.empty((S - 1, 2 * nv))
+    for s in range(S - 1):                 # the knots on the rollout of the initial controls
+        X[s] = _roll(m, x0 if s == 0 else X[s - 1], U[cuts[s]:cuts[s + 1]])
+    if guess and task.rise:                # or on the guess: the pose rising at constant speed
+        i, height = task.rise
+        X[:, i] = x0[i] + height * cuts[1:-1] / T
+        X[:, nv + i] = height / (T * m.opt.timestep)
+    g_end = _final_loss(task, nv)
+    history, t0 = [], time.perf_counter()
+
+    def pieces(U, X, c, a):
+        """The pieces of U from the knots X'_s+1 = x_end(s) - (1 - a) c_s (a = 0: from X)."""
+        rolls, x = [], x0
+        for s in range(S):
+            if s > 0:
+                x = X[s - 1] if a == 0.0 else rolls[-1][2] - (1.0 - a) * c[s - 1]
+            rolls.append(_taped_roll(m, x, U[cuts[s]:cuts[s + 1]]))
+        Xn = np.array([rolls[s][2] - (1.0 - a) * c[s] for s in range(S - 1)]) if a else X
+        return rolls, Xn
+
+    def gradient(rolls):
+        lam = g_end(rolls[-1][2])[1]
+        g, lam_knots = np.zeros((T, nu)), np.zeros_like(X)
+        for s in reversed(range(S)):
+            d, tape, _ = rolls[s]
+            g[cuts[s]:cuts[s + 1]], lam, _, _ = _backward(m, d, tape, lam, aware, full=False)
+            if s > 0:
+                lam_knots[s - 1] = lam
+        return (g * scale).ravel(), lam_knots
+
+    rolls, _ = pieces(U, X, None, 0.0)
+    c = np.array([rolls[s][2] - X[s] for s in range(S - 1)])
+    f = g_end(rolls[-1][2])[0]
+    g, lam = gradient(rolls)
+    w = (U / scale).ravel()
+    lw, hw = np.tile(lo / scale, T), np.tile(hi / scale, T)
+    pairs = []
+
+    def progress():
+        history.append((time.perf_counter() - t0, rollout_loss(m, task, U), np.abs(c).max()))
+        if verbose:
+            print(f"  {history[-1][0]:6.1f} s: loss {history[-1][1]:.4g} (iterate {f:.4g}), "
+                  f"gap {history[-1][2]:.1e}")
+
+    progress()
+    for _ in range(maxiter):
+        free = ~(((w <= lw) & (g > 0)) | ((w >= hw) & (g < 0)))
+        q, loop = np.where(free, g, 0.0), []
+        for sv, yv in reversed(pairs):                  # L-BFGS two-loop recursion
+            rho = 1.0 / (yv @ sv)
+            alpha = rho * (sv @ q)
+            q -= alpha * yv
+            loop.append((rho, alpha, sv, yv))
+        if pairs:
+            q *= (pairs[-1][0] @ pairs[-1][1]) / (pairs[-1][1] @ pairs[-1][1])
+            for rho, alpha, sv, yv in reversed(loop):
+                q += sv * (alpha - rho * (yv @ q))
+        if np.linalg.norm(g[free]) < 1e-14:
+            break                           # stationary
+        d = np.where(free, -q, 0.0)
+        if not pairs or g @ d >= 0.0:
+            pairs.clear()
+            d = np.where(free, -g, 0.0) / max(np.linalg.norm(g[free]), 1e-300)
+        slope, closing = g @ d, np.sum(lam * c)
+        a = 1.0
+        for _ in range(12):
+            w_new = np.clip(w + a * d, lw, hw)
+            U_new = w_new.reshape(T, nu) * scale
+            try:
+                r_new, X_new = pieces(U_new, X, c, a)
+                f_new = g_end(r_new[-1][2])[0]
+            except RuntimeError:            # a trial the LCP cannot solve: a shorter step
+                f_new = np.inf
+            if f_new <= f + a * closing + 1e-4 * a * slope:
+                break
+            a *= 0.5
+        else:
+            if pairs:                       # once more along the gradient, the memory dropped
+                pairs = []
+                continue
+            if verbose:
+                print("  line search failed")
+            break
+        g_new, lam = gradient(r_new)
+        if (w_new - w) @ (g_new - g) > 1e-12:
+            pairs = (pairs + [(w_new - w, g_new - g)])[-memory:]
+        c = np.array([r_new[s][2] - X_new[s] for s in range(S - 1)])
+        w, U, X, f, g, rolls = w_new, U_new, X_new, f_new, g_new, r_new
+        progress()
+        if history[-1][0] > seconds:
+            break
+    return U, history
+
+
 def stochastic_search(m, task, evaluations=200, sigma=0.2, seed=0, U0=None, seconds=np.inf):
     """Gradient-free baseline: perturb the best controls so far by Gaussian noise (sigma times
     the control range), keep a better one; sigma grows by 1.5 on a success and shrinks by
@@ -451,7 +583,7 @@ def _report(name, history):
     pts = ", ".join(f"{times[i]:.1f} s: {best[i]:.3g}" for i in marks)
     gap = (f"; last iterate {losses[-1]:.3g}, continuity gap {history[-1][2]:.1e}"
            if len(history[-1]) > 2 else "")
-    print(f"  {name:<46} {len(history):>4} points; best loss at {pts}{gap}")
+    print(f"  {name:<56} {len(history):>4} points; best loss at {pts}{gap}")
 
 
 def main():
@@ -483,6 +615,9 @@ def main():
             _, runs[pieces + aware] = multiple_shooting(m, task)
         except RuntimeError as e:           # a start state the LCP cannot solve from
             print(f"  multiple shooting stopped: {e}")
+        start = "from the guess" if task.rise else "from the rollout"
+        runs[f"multiple shooting, feasibility-driven {start}"] = feasibility_driven(
+            m, task, maxiter=100)[1]
         budget = max(h[-1][0] for h in runs.values())
         runs["stochastic search"] = stochastic_search(m, task, evaluations=10 ** 6,
                                                       seconds=budget)[1]
