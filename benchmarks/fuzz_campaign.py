@@ -940,8 +940,10 @@ def make_special(out):
             e = tree.getroot().find(where) if where.startswith(".") else tree.getroot().find(where)
             e.set(attr, value)
             tag = where.split("[")[0].strip("./")
+            named = re.search(r"@name='(\w+)'", where)
+            tag += f"[{named.group(1)}]" if named else ""
             name = f"{tag}.{attr}={value}"
-            path = os.path.join(d, f"attr_{tag}_{attr}_{k}.xml")
+            path = os.path.join(d, f"attr_{tag.replace('[', '_').strip(']')}_{attr}_{k}.xml")
             tree.write(path)
             cases.append(dict(id=f"special:{name}", kind="model", path=path, table="mjcf special",
                               what=name))
@@ -1269,6 +1271,8 @@ def main(argv=None):
                                              f"{index}", kind="runtime", path=path,
                                           target="data-int", field=name, value=value,
                                           index=index, seed=0, table="runtime int sweep"))
+    ids = collections.Counter(c["id"] for c in cases)
+    assert len(ids) == len(cases), [k for k, v in ids.items() if v > 1][:5]
     results = {}
     if cases:
         results.update(run_pool(cases, args.jobs, out, args.memory_gib, "models/runtime"))
