@@ -15,7 +15,7 @@ process one after the other: absolute times follow the machine's load, compare t
 
 Memory (--free-bodies N): N free spheres on a plane (sparse rows: jacobian="auto"), each engine
 in a child process of its own, one after the other: load, make_data and `--steps` steps timed
-apart, the peak resident set (ru_maxrss) of the child and its resident set after the imports
+apart, the peak resident set (VmHWM) of the child and its resident set after the imports
 (the difference is what the model and its Data took), and the bytes of Data's arrays (ours)
 or the arena MuJoCo was given (`<size memory="1G"/>`: its default does not hold 10,000
 contacts; the pages it does not touch do not count in its resident set).
@@ -97,6 +97,16 @@ def _rss_mib():
         return int(f.read().split()[1]) * resource.getpagesize() / 2 ** 20
 
 
+def _peak_mib():
+    """Peak resident set of this process (MiB): VmHWM, the high-water mark of this program's
+    memory (ru_maxrss of a child also counts the parent's resident set when it was forked)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def memory_child(which, n, steps):
     """Run in a child process: load, make the data and step n free spheres; print JSON."""
     logging.disable(logging.WARNING)
@@ -120,8 +130,7 @@ def memory_child(which, n, steps):
         out["step"], _ = timed(lambda: mujoco.mj_step(m, d, steps))
         out["data_mib"] = m.narena / 2 ** 20          # the arena it was given
         out["sparse"] = bool(mujoco.mj_isSparse(m))
-    out.update(ncon=int(d.ncon), nefc=int(d.nefc), base_mib=base,
-               peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    out.update(ncon=int(d.ncon), nefc=int(d.nefc), base_mib=base, peak_mib=_peak_mib())
     print(json.dumps(out))
 
 

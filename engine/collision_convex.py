@@ -103,7 +103,7 @@ def mesh_support(m, d, g, ld):
     j = a + G[globalid + i]
     best = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
     w = d.geom_meshwarm[g]
-    if w >= 0:
+    if 0 <= w < nvert:                 # kept between steps: a stray value is ignored
         j = a + G[globalid + w]
         v = ld[0] * V[j, 0] + ld[1] * V[j, 1] + ld[2] * V[j, 2]
         if v >= best:

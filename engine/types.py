@@ -1079,6 +1079,8 @@ class Data(_ArrayHolder):
     _PROPERTIES = ("time", "ncon", "nefc")     # arrays exposed as Python numbers
 
     def __init__(self, m: Model, nconmax: int | None = None, njmax: int | None = None):
+        if not isinstance(m, Model):
+            raise TypeError(f"expected an engine.Model, got {type(m).__name__}")
         nconmax = max(16, m.ngeom) if nconmax is None else positive_int(nconmax, "nconmax")
         njmax = max(64, 4 * nconmax + m.nv) if njmax is None else positive_int(njmax, "njmax")
         sizes = data_sizes(m, nconmax, njmax)

@@ -17,6 +17,7 @@ from engine import smooth
 from engine.enums import DisableBit
 
 SUITE = os.path.join(os.path.dirname(mujoco.__file__), "..", "dm_control", "suite")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not os.path.isdir(SUITE):
     import dm_control
     SUITE = os.path.join(os.path.dirname(dm_control.__file__), "suite")
@@ -828,3 +829,56 @@ def test_humanoid_on_floor():
     d.qpos[:] = q
     engine.forward(m, d)
     assert d.ncon == len(theirs)
+
+
+def test_static_geoms_sweep_against_moving_ones_only():
+    """World geoms (and those of bodies welded to it) never collide with each other, so the
+    broadphase sweeps them only against moving geoms: the same contact pairs as MuJoCo on a
+    scatter of both, and thousands of world geoms in one place cost no pairs among
+    themselves."""
+    rng = np.random.default_rng(3)
+    static = "".join(f'<geom size=".1" pos="{x:.3f} {y:.3f} {z:.3f}"/>'
+                     for x, y, z in rng.uniform(-1, 1, (150, 3)))
+    welded = '<body pos=".5 .5 0"><geom type="box" size=".2 .2 .2"/></body>'
+    moving = "".join(f'<body pos="{x:.3f} {y:.3f} {z:.3f}"><freejoint/><geom size=".15"/>'
+                     f'</body>' for x, y, z in rng.uniform(-1, 1, (40, 3)))
+    xml = f"<mujoco><worldbody>{static}{welded}{moving}</worldbody></mujoco>"
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    dd = mujoco.MjData(mm)
+    mujoco.mj_forward(mm, dd)
+    ours = {tuple(sorted(p)) for p in zip(d.contact_geom1[:d.ncon], d.contact_geom2[:d.ncon])}
+    theirs = {tuple(sorted(c.geom)) for c in dd.contact[:dd.ncon]}
+    assert len(theirs) > 20 and ours == theirs
+    xml = ("<mujoco><worldbody>" + '<geom size=".1"/>' * 3000
+           + '<body pos="0 0 .15"><freejoint/><geom size=".1"/></body></worldbody></mujoco>')
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    cdrv.collision_broadphase(m._struct, d._struct)
+    assert d.bp_npairs[0] == 3000 and d.ncon == 3000   # the moving sphere and each world one
+
+
+def test_broadphase_state_kept_between_steps_is_checked():
+    """bp_order, bp_axis and geom_meshwarm persist between steps; values written into them
+    from outside are replaced, never used as indices (this crashed with SIGSEGV)."""
+    for path in (os.path.join(ROOT, "tests", "data", "trajectory_arm.xml"),
+                 os.path.join(ROOT, "assets", "meshes.xml")):
+        m = engine.load_model(path)
+        d = engine.make_data(m)
+        engine.step(m, d, 20)
+        ref = engine.make_data(m)
+        engine.step(m, ref, 20)
+        for write in (lambda: d.bp_order.__setitem__(1, 2 ** 31 - 1),
+                      lambda: d.bp_order.__setitem__(0, -1),
+                      lambda: d.bp_order.__setitem__(slice(None), 0),
+                      lambda: d.bp_order.__setitem__(1, d.bp_order[0]),     # a duplicate
+                      lambda: d.bp_axis.__setitem__(0, 2 ** 31 - 1),
+                      lambda: d.geom_meshwarm.__setitem__(slice(None), 2 ** 31 - 1)):
+            write()
+            engine.step(m, d, 2)
+            engine.step(m, ref, 2)
+            assert d.ncon == ref.ncon and not d.warning.any()
+            np.testing.assert_allclose(d.qpos, ref.qpos, atol=1e-5)

@@ -425,3 +425,45 @@ def test_quat_together_with_euler(tmp_path):
 def test_integer_overflow_names_the_attribute(tmp_path):
     e, path = load_error(tmp_path, BODY.format('<geom size=".1" contype="99999999999"/>'))
     check(e, path, 4, "geom", "contype", ["too large"])
+
+
+def test_reserved_keyframes_are_filled_at_once_and_their_memory_checked(tmp_path):
+    """<size nkey> reserves keyframes: a large count is filled without a loop over the keys
+    (10^9 used to run for hours), and one that does not fit in memory is refused with the
+    number before allocation."""
+    m = engine.load_model_from_string('<mujoco><size nkey="200000"/><worldbody><body mocap='
+                                      '"true" quat="2 0 0 0"><geom size=".1"/></body><body>'
+                                      '<freejoint/><geom size=".1"/></body></worldbody>'
+                                      '<keyframe><key name="k" qpos="1 0 0 0 1 0 0"/>'
+                                      '</keyframe></mujoco>')
+    assert m.nkey == 200000 and engine.name2id(m, "key", "k") == 0
+    assert m.key_qpos[0, 0] == 1 and (m.key_qpos[1:, 0] == 0).all()
+    assert (m.key_mquat[-1] == [1, 0, 0, 0]).all() and (m.key_qpos[-1, 3:] == [1, 0, 0, 0]).all()
+    path = tmp_path / "keys.xml"
+    path.write_text('<mujoco><size nkey="1000000000"/><worldbody><body><freejoint/>'
+                    '<geom size=".1"/></body></worldbody></mujoco>')
+    with pytest.raises(engine.CapacityError, match=r"nkey=1000000000.*needs [0-9.]+ GiB"):
+        engine.load_model(str(path))
+
+
+def test_huge_height_field_is_refused_before_allocation(tmp_path):
+    e, path = load_error(tmp_path, '<mujoco>\n<asset>\n<hfield name="h" nrow="100000" '
+                                   'ncol="100000" size="1 1 1 1"/>\n</asset>\n</mujoco>\n')
+    check(e, path, 3, "hfield", "nrow", ["nrow=100000 x ncol=100000", "GiB", "available"])
+
+
+def test_unreadable_asset_file_is_a_located_error(tmp_path):
+    """A file that exists but cannot be read (here /proc/self/mem) is refused at its
+    attribute with the system's reason, not as an internal compiler error."""
+    e, path = load_error(tmp_path, '<mujoco>\n<asset>\n<mesh name="m" file="/proc/self/mem"/>'
+                                   '\n</asset>\n</mujoco>\n')
+    check(e, path, 3, "mesh", "file", ["cannot be read"])
+    assert "internal" not in str(e)
+
+
+def test_geom_size_whose_inertia_overflows(tmp_path):
+    """A box of size 1e200: its inertia is not a finite number (MuJoCo loads it with an
+    infinite inertia, and every step diverges); refused at the size, not as an internal
+    compiler error."""
+    e, path = load_error(tmp_path, BODY.format('<freejoint/><geom type="box" size="1e200 1 1"/>'))
+    check(e, path, 4, "geom", "size", ["too large to represent"])

@@ -73,6 +73,9 @@ def test_a_data_of_another_model_is_refused_by_every_entry():
         engine.step(m, m)
     with pytest.raises(TypeError, match="expected an engine.Model"):
         engine.step(d, d)
+    for bad in (None, d, "model.xml"):
+        with pytest.raises(TypeError, match="expected an engine.Model"):
+            engine.make_data(bad)
     d2_before = copy.deepcopy(d2)
     with pytest.raises(ValueError):
         engine.step(m, d2, 10)

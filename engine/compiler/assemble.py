@@ -161,8 +161,10 @@ def check_model_memory(c, sizes):
     data = spec_nbytes(DATA_SPEC, dict(sizes, nwrap2=2 * sizes["nwrap"], nconmax=1, njmax=1,
                                        npairmax=max(64, 8 * sizes["ngeom"]), njcol=nv,
                                        nvdense=0 if sparse else nv, njrow=3 if sparse else 0))
+    model += 8 * sizes["nkey"]          # the list of key names (<size nkey> reserves keys)
     check_memory(model + data, f"the Model ({_gib(model)}: nbody={sizes['nbody']}, nv={nv}, "
-                               f"nM={sizes['nM']}, nD={sizes['nD']}, ngeom={sizes['ngeom']}) "
+                               f"nM={sizes['nM']}, nD={sizes['nD']}, ngeom={sizes['ngeom']}, "
+                               f"nkey={sizes['nkey']}) "
                                f"with the Data of its constants ({_gib(data)})")
 
 
@@ -424,14 +426,13 @@ def copy_keys(c, A, sizes):
     mocap = [b for b in c.bodies if b.spec.mocap]
     kq, kmp, kmq = A["key_qpos"], A["key_mpos"], A["key_mquat"]
     names = []
-    for i in range(sizes["nkey"]):
-        kq[i] = A["qpos0"]
-        for m_i, b in enumerate(mocap):
-            kmp[i, m_i] = b.pos
-            kmq[i, m_i] = b.quat
-        if i >= len(keys):
-            names.append("")
-            continue
+    # every key starts from the model's pose; keys beyond those given (<size nkey>) stay so
+    # (filled at once: a large nkey costs its memory, not a Python loop)
+    kq[:] = A["qpos0"]
+    for m_i, b in enumerate(mocap):
+        kmp[:, m_i] = b.pos
+        kmq[:, m_i] = np.asarray(b.quat) / max(float(np.linalg.norm(b.quat)), MINVAL)
+    for i in range(min(len(keys), sizes["nkey"])):
         k = keys[i]
         c.current = k
         names.append(k.name or "")
@@ -460,7 +461,7 @@ def copy_keys(c, A, sizes):
             F.normvec(q)
             kmq[i, m_i] = q
     check_names([(k.name or "", k) for k in keys], "key")
-    return names
+    return names + [""] * (sizes["nkey"] - len(names))
 
 
 def scale_total_mass(total_mass, A):

@@ -63,6 +63,17 @@ LENGTHRANGE = {"mode": "muscle", "useexisting": True, "uselimit": False, "accel"
                "interval": 2.0, "tolrange": 0.05}
 
 
+def read_asset(obj, path, name, what, attribute="file", nbytes=-1):
+    """The bytes of an asset file; a file that cannot be read (a device, /proc/self/mem) is a
+    ModelError at the attribute naming the file and the system's reason."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(nbytes)
+    except OSError as e:
+        raise obj.error(f"{what} file '{name}' cannot be read: {e.strerror or e}",
+                        attribute) from None
+
+
 def compile_spec(spec):
     """The Model of `spec` (before set_const)."""
     c = Compiler(spec)
@@ -176,8 +187,7 @@ class Compiler:
         if found is None:
             raise obj.error(f"{what} file '{name}' not found", attribute)
         if found[0] is None and read:
-            with open(found[1], "rb") as f:
-                return f.read(), found[1]
+            return read_asset(obj, found[1], name, what, attribute), found[1]
         return found
 
     def asset_file(self, obj, attribute="file", read=True):

@@ -16,10 +16,10 @@ import numpy as np
 from ..constants import MINVAL
 from ..enums import (BiasType, DynType, EqType, GainType, GeomType, JointType, ObjType, TrnType,
                      WrapType)
-from ..types import ModelError
+from ..types import ModelError, available_memory
 from . import frames as F
 from . import schema as S
-from .compile import TEXTURE_FILES, check_autolimits, check_names, islimited
+from .compile import TEXTURE_FILES, check_autolimits, check_names, islimited, read_asset
 from .elements import Actuator, TFAuto
 
 
@@ -156,8 +156,7 @@ def compile_mesh(c, m):
             _MESH_CACHE.move_to_end(key)
             return CMesh(spec=m, name=name, info=info, file=path)
         if data is None:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = read_asset(m, path, m.file, "mesh")
         try:
             vert, face = meshmod.load_mesh(data, path)
         except ModelError as e:
@@ -211,8 +210,7 @@ def check_texture_file(t, attribute, data, path):
         raise t.error(f"texture file '{os.path.basename(path)}': unsupported content type "
                       "(PNG or KTX)", attribute)
     if data is None:
-        with open(path, "rb") as f:
-            data = f.read(8)
+        data = read_asset(t, path, os.path.basename(path), "texture", attribute, 8)
     if kind == "image/png" and data[:8] != b"\x89PNG\r\n\x1a\n":
         raise t.error(f"texture file '{os.path.basename(path)}' is not a PNG image", attribute)
     if not data:
@@ -236,6 +234,15 @@ def compile_texture(c, t):
         out["name"] = os.path.splitext(os.path.basename(t.file or ""))[0]
     out["_spec"] = t
     return out
+
+
+def check_memory(nbytes, what, obj, attribute=None):
+    """A located ModelError, before allocating, for an asset whose arrays exceed the memory
+    available (the numbers given)."""
+    avail = available_memory()
+    if nbytes > avail:
+        raise obj.error(f"{what} needs {nbytes / 2 ** 30:.1f} GiB, more than the "
+                        f"{avail / 2 ** 30:.1f} GiB of memory available", attribute)
 
 
 def compile_hfield(c, h):
@@ -268,6 +275,8 @@ def compile_hfield(c, h):
                               f"{nrow * ncol}", "elevation")
             rows = np.asarray(elevation, dtype=np.float64).reshape(nrow, ncol)
         else:
+            check_memory(3 * 8 * nrow * ncol, f"a height field of nrow={nrow} x ncol={ncol}", h,
+                         "nrow")
             rows = np.zeros((nrow, ncol))
     data = rows[::-1].astype(np.float32).astype(np.float64)  # MuJoCo stores floats
     lo, hi = data.min(), data.max()

@@ -560,6 +560,21 @@ def compile_geom_inertia(g, infer):
     if not infer:
         return
     s = g.spec
+    try:
+        _geom_mass_inertia(g, s)
+    except OverflowError:
+        g.mass = g.inertia = None
+    if g.mass is None or not math.isfinite(g.mass) or not all(map(math.isfinite, g.inertia)):
+        # (MuJoCo loads a box of size 1e200 with an infinite inertia, and every step of it
+        # diverges)
+        raise s.error(f"the geom's size {list(g.size)} gives a mass or an inertia too large to "
+                      "represent (not finite): give a smaller size, or mass and inertia in an "
+                      "<inertial>", "size")
+    if g.mass < 0 or min(g.inertia) < 0:
+        raise s.error("mass, inertia or density are negative in geom")
+
+
+def _geom_mass_inertia(g, s):
     mvol = g.mesh.info.volume if g.mesh is not None else None
     mbox = [float(x) for x in g.mesh.info.boxsz] if g.mesh is not None else None
     vol = I.geom_volume(g.type, g.size, s.shellinertia, mvol)
@@ -575,8 +590,6 @@ def compile_geom_inertia(g, infer):
         else:
             g.mass = s.density * vol
             g.inertia = I.geom_inertia(g.type, g.size, g.mass, s.shellinertia, mbox)
-    if g.mass < 0 or min(g.inertia) < 0:
-        raise s.error("mass, inertia or density are negative in geom")
 
 
 def discard_visual(c):
