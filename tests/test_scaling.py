@@ -150,3 +150,21 @@ def test_thousands_of_free_bodies_load():
     np.testing.assert_array_equal(ours.body_treedofnum[1:], theirs.tree_dofnum[tree])
     for f in ("body_mass", "body_invweight0", "dof_invweight0", "dof_M0", "qpos0"):
         np.testing.assert_allclose(getattr(ours, f), getattr(theirs, f), rtol=1e-9, err_msg=f)
+
+
+def test_deeply_nested_default_classes_load_and_save(tmp_path):
+    """Default classes nested deeper than Python's recursion limit: read, copied and written
+    without recursion (MuJoCo's XML reader refuses this depth; our reader has no such limit).
+    The deepest class's geom size reaches the geom, and survives a save and reload."""
+    n = 1500
+    xml = ("<mujoco><default>"
+           + "".join(f'<default class="c{i}"><geom size="{0.1 + i * 1e-5:.5f}"/>'
+                     for i in range(n))
+           + "</default>" * n
+           + f'</default><worldbody><body><freejoint/><geom class="c{n - 1}"/></body>'
+           "</worldbody></mujoco>")
+    m = engine.load_model_from_string(xml)
+    assert m.geom_size[0, 0] == pytest.approx(0.1 + (n - 1) * 1e-5, abs=1e-12)
+    path = tmp_path / "nested.xml"
+    engine.save_model_xml(m, str(path))
+    assert engine.load_model(str(path)).geom_size[0, 0] == m.geom_size[0, 0]

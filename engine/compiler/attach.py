@@ -62,15 +62,17 @@ def copy_spec(spec):
 
 
 def _copy_defaults(d, parent, out):
-    new = DefaultClass(d.name, parent)
-    new._src = d._src
-    new.proto = {k: p.clone() for k, p in d.proto.items()}
-    new.actuator = {k: a.clone() for k, a in d.actuator.items()}
-    new.texture = d.texture.clone()
-    out[d.name] = new
-    for c in d.children:
-        _copy_defaults(c, new, out)
-    return new
+    """Copies of class d and its nested classes into out (name -> class), parents first."""
+    pending = [(d, parent)]
+    while pending:                  # depth first, in order, without recursion
+        d, parent = pending.pop()
+        new = DefaultClass(d.name, parent)
+        new._src = d._src
+        new.proto = {k: p.clone() for k, p in d.proto.items()}
+        new.actuator = {k: a.clone() for k, a in d.actuator.items()}
+        new.texture = d.texture.clone()
+        out[d.name] = new
+        pending += [(c, new) for c in reversed(d.children)]
 
 
 def copy_tree(body, into):

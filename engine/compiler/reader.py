@@ -250,12 +250,17 @@ class _Reader:
         n.check_attrs(("class",))
         main = self.spec.defaults["main"]
         if n.text("class", "main") != "main":
-            self.default_class(n, main)        # a top-level default with another name
+            pending = [(n, main)]              # a top-level default with another name
         else:
             main._src = main._src or n
-            self.fill_default(n, main)
+            pending = [(c, main) for c in reversed(self.fill_default(n, main))]
+        while pending:                         # depth first, in file order, without recursion
+            child, parent = pending.pop()
+            d = self.default_class(child, parent)
+            pending += [(c, d) for c in reversed(self.fill_default(child, d))]
 
     def default_class(self, n, parent):
+        """The class of a nested <default>, empty: fill_default fills it."""
         n.check_attrs(("class",))
         name = n.text("class")
         if not name:
@@ -264,9 +269,10 @@ class _Reader:
             raise n.error(f"repeated default class name '{name}'", "class")
         d = self.spec.add_default(name, parent)
         d._src = n
-        self.fill_default(n, d)
+        return d
 
     def fill_default(self, n, d):
+        """The values of <default> n into class d; returns its nested <default> elements."""
         nested, seen = [], set()
         for child in n.children:
             tag = child.tag
@@ -287,8 +293,7 @@ class _Reader:
                 overlay(d.texture, child, S.TEXTURE)
             else:
                 raise child.error(f"unknown element <{tag}> in <default>")
-        for child in nested:
-            self.default_class(child, d)
+        return nested
 
     def default_actuator(self, d, n):
         """An actuator element inside <default>, with MuJoCo 4's per-element defaults.

@@ -175,7 +175,7 @@ class _Writer:
         if spec.statistic:
             self.element("statistic", [(a, fmt(v)) for a, v in spec.statistic.items()])
         self.section("custom", spec.custom, lambda c: self.element(c[0], list(c[1].items())))
-        self.element("default", [], lambda: self.default_class(spec.defaults["main"]))
+        self.element("default", [], lambda: _run(self.default_class(spec.defaults["main"])))
         self.element("asset", [], self.assets)
         self.element("worldbody", [], lambda: _run(self.body_content(spec.worldbody, "main")))
         self.element("contact", [], self.contact)
@@ -197,6 +197,7 @@ class _Writer:
 
     # ---- defaults --------------------------------------------------------------------------------
     def default_class(self, d):
+        """A generator writing the values of class d and its nested classes (driven by _run)."""
         parent = d.parent
         for kind, table in S.DEFAULT_KINDS.items():
             proto = d.proto[kind]
@@ -213,8 +214,8 @@ class _Writer:
         if attrs:
             self.element("texture", attrs)
         for child in d.children:
-            self.element("default", [("class", child.name)],
-                         lambda child=child: self.default_class(child))
+            yield self.nested("default", [("class", child.name)],
+                              lambda child=child: self.default_class(child))
 
     # ---- assets ----------------------------------------------------------------------------------
     def assets(self):
