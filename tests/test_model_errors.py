@@ -121,6 +121,28 @@ def test_too_many_numbers(tmp_path):
     check(e, path, 4, "joint", "axis", ["expected 3 numbers, got 4"])
 
 
+def test_blank_numbers_are_absent_as_in_mujoco():
+    """An empty or blank number attribute is no value: the default class's applies (MuJoCo
+    reads it so); a blank keyword or class name stays an error in both."""
+    import mujoco
+    xml = """<mujoco><default><joint damping="3"/><geom pos="1 2 3" rgba="1 0 0 1"/></default>
+      <option timestep=" "/><worldbody><body><joint damping=" " range=""/>
+      <geom size=".1" pos="" rgba=" " quat="" contype=""/></body></worldbody></mujoco>"""
+    m, mm = engine.load_model_from_string(xml), mujoco.MjModel.from_xml_string(xml)
+    for ours, theirs in ((m.dof_damping, mm.dof_damping), (m.geom_pos, mm.geom_pos),
+                         (m.geom_rgba, mm.geom_rgba), (m.geom_quat, mm.geom_quat),
+                         (m.geom_contype, mm.geom_contype), (m.jnt_range, mm.jnt_range)):
+        assert ours.tolist() == theirs.tolist()
+    assert m.opt.timestep == mm.opt.timestep
+    for bad, attribute in (('<geom size=".1" type=""/>', "type"),
+                           ('<geom size=".1" class=""/>', "class")):
+        with pytest.raises(engine.ModelError) as info:
+            engine.load_model_from_string(BODY.format(bad))
+        assert info.value.attribute == attribute
+        with pytest.raises(ValueError):
+            mujoco.MjModel.from_xml_string(BODY.format(bad))
+
+
 def test_non_numeric_number(tmp_path):
     e, path = load_error(tmp_path, BODY.format('<geom size="0.1x"/>'))
     check(e, path, 4, "geom", "size", ["0.1x"])

@@ -55,6 +55,9 @@ def read_string(xml, assets=None, path=None, model_dir=None):
     return spec
 
 
+NUMERIC_KINDS = ("f", "p", "v", "i", "i2")
+
+
 def read_attr(node, name, kind):
     """Value of attribute `name` of `node` according to a schema kind tuple."""
     k = kind[0]
@@ -81,7 +84,7 @@ def overlay(obj, node, table, skip=()):
     """Set the attributes of `node` (read by `table`) on `obj`, over the inherited values: an
     orientation in the element replaces the inherited one, a partial vector ("p") keeps the
     inherited tail. Returns obj."""
-    if hasattr(obj, "axisangle") and any(a in node.attrib for a in ORIENT if a in table):
+    if hasattr(obj, "axisangle") and any(node.has(a) for a in ORIENT if a in table):
         for a in ORIENT:
             obj.set_raw(a, [1.0, 0.0, 0.0, 0.0] if a == "quat" else None)
             obj._given.discard(a)
@@ -91,6 +94,8 @@ def overlay(obj, node, table, skip=()):
         kind = table.get(a)
         if kind is None:
             raise node.error(f"unknown attribute '{a}' in <{node.tag}>", a)
+        if kind[0] in NUMERIC_KINDS and not node.has(a):
+            continue                  # an empty number is no value (MuJoCo's reading)
         v = read_attr(node, a, kind)
         if kind[0] == "p":
             old = getattr(obj, a)

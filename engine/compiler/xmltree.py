@@ -38,7 +38,9 @@ class Node:
 
     # ---- attribute readers ---------------------------------------------------------------
     def has(self, name):
-        return name in self.attrib
+        """Whether attribute `name` is given: an empty or blank value counts as absent, as
+        MuJoCo reads numbers (keywords and class names are checked as written)."""
+        return bool(self.attrib.get(name, "").strip())
 
     def text(self, name, default=None):
         return self.attrib.get(name, default)
@@ -62,7 +64,7 @@ class Node:
 
     def floats(self, name, n=None, exact=True, default=None, minimum=1):
         """Numbers of attribute `name`: exactly n (exact), or between `minimum` and n."""
-        if name not in self.attrib:
+        if not self.has(name):
             return default
         vals = self._numbers(name, _float, "number")
         if n is not None:
@@ -75,12 +77,12 @@ class Node:
         return vals
 
     def float(self, name, default=None):
-        if name not in self.attrib:
+        if not self.has(name):
             return default
         return self.floats(name, 1)[0]
 
     def ints(self, name, n=None, default=None):
-        if name not in self.attrib:
+        if not self.has(name):
             return default
         vals = self._numbers(name, _int, "integer")
         if n is not None and len(vals) != n:
@@ -88,7 +90,7 @@ class Node:
         return vals
 
     def int(self, name, default=None):
-        if name not in self.attrib:
+        if not self.has(name):
             return default
         return self.ints(name, 1)[0]
 
