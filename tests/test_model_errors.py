@@ -143,6 +143,18 @@ def test_blank_numbers_are_absent_as_in_mujoco():
             mujoco.MjModel.from_xml_string(BODY.format(bad))
 
 
+def test_polynomial_stiffness_and_damping_refused_unless_zero(tmp_path):
+    """MuJoCo 4 reads up to two polynomial coefficients after a joint's or tendon's stiffness
+    and damping; zero ones are the linear spring and damper, others are refused by name."""
+    import mujoco
+    xml = BODY.format('<joint stiffness="2 0 0" damping="1 0"/><geom size=".1"/>')
+    m, mm = engine.load_model_from_string(xml), mujoco.MjModel.from_xml_string(xml)
+    assert m.jnt_stiffness.tolist() == mm.jnt_stiffness.tolist() == [2.0]
+    assert m.dof_damping.tolist() == mm.dof_damping.tolist() == [1.0]
+    e, path = load_error(tmp_path, BODY.format('<joint damping="1 2"/><geom size=".1"/>'))
+    check(e, path, 4, "joint", "damping", ["polynomial damping", "not supported"])
+
+
 def test_non_numeric_number(tmp_path):
     e, path = load_error(tmp_path, BODY.format('<geom size="0.1x"/>'))
     check(e, path, 4, "geom", "size", ["0.1x"])

@@ -61,6 +61,12 @@ NUMERIC_KINDS = ("f", "p", "v", "i", "i2")
 def read_attr(node, name, kind):
     """Value of attribute `name` of `node` according to a schema kind tuple."""
     k = kind[0]
+    if k == "f" and kind[2:] == ("poly",):
+        value, *coef = node.floats(name, 3, exact=False)
+        if any(c != 0.0 for c in coef):
+            raise node.error(f"polynomial {name} (MuJoCo 4's coefficients after the first "
+                             "number) is not supported: give one number", name)
+        return value
     if k == "f":
         return node.float(name) if kind[1] == 1 else node.floats(name, kind[1])
     if k == "p":

@@ -11,6 +11,9 @@ from ..enums import BiasType, CamLight, DynType, GainType, GeomType, JointType
 from .elements import TFAuto
 
 F1 = ("f", 1)
+# a scalar that MuJoCo 4 follows with polynomial coefficients (joint and tendon stiffness and
+# damping): only zero coefficients are read
+F1POLY = ("f", 1, "poly")
 
 
 def F(n):
@@ -50,9 +53,9 @@ JOINT = {
     "type": K(values=JOINT_TYPES), "group": I1, "pos": F(3), "axis": F(3),
     "springdamper": F(2), "limited": TFAUTO, "actuatorfrclimited": TFAUTO,
     "solreflimit": SOLREF, "solimplimit": SOLIMP, "solreffriction": SOLREF,
-    "solimpfriction": SOLIMP, "stiffness": F1, "range": F(2), "actuatorfrcrange": F(2),
+    "solimpfriction": SOLIMP, "stiffness": F1POLY, "range": F(2), "actuatorfrcrange": F(2),
     "actuatorgravcomp": B, "margin": F1, "ref": F1, "springref": F1, "armature": F1,
-    "damping": F1, "frictionloss": F1, "springyield": F1, "user": V, **SOFT_TABLE}
+    "damping": F1POLY, "frictionloss": F1, "springyield": F1, "user": V, **SOFT_TABLE}
 
 GEOM = {
     "type": K(values=GEOM_TYPES), "pos": F(3), **ORIENT_TABLE, "contype": I1,
@@ -91,8 +94,8 @@ EQUALITY = {"active": B, "solref": SOLREF, "solimp": SOLIMP, "hard": B, **SOFT_T
 TENDON = {"group": I1, "limited": TFAUTO, "actuatorfrclimited": TFAUTO, "range": F(2),
           "actuatorfrcrange": F(2), "solreflimit": SOLREF, "solimplimit": SOLIMP,
           "solreffriction": SOLREF, "solimpfriction": SOLIMP, "frictionloss": F1,
-          "springlength": P(2), "width": F1, "material": S, "margin": F1, "stiffness": F1,
-          "damping": F1, "armature": F1, "rgba": F(4), "user": V, "springyield": F1,
+          "springlength": P(2), "width": F1, "material": S, "margin": F1, "stiffness": F1POLY,
+          "damping": F1POLY, "armature": F1, "rgba": F(4), "user": V, "springyield": F1,
           **SOFT_TABLE}
 
 # actuators: attributes common to all shortcut elements, then per element
