@@ -79,6 +79,8 @@ PIVOT_TOL = 1e-9
 # change the optimum of the main term by about this fraction only, large enough to keep the
 # Gauss problems well conditioned (Algorithm 1 runs in the metric of their Hessian).
 EPS_REG = 1e-4
+# Eq. 47 linearises on the LCP's active set: rounds of it when the set changes
+ADJUST_ROUNDS = 3
 
 # info_i slots written by the kernel
 I_STATUS, I_PIVOTS, I_CONSISTENT, I_NCON, I_NLCP, I_ENUM, I_NSOL, I_NSEL, I_PIVOTS2, I_ADJUSTED, \
@@ -598,7 +600,7 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
     wscale = 0.0
     npass = max_passes if max_passes > 0 else 2 * nc + 2
     nxt = _bz(ar, nc)
-    adj = _fe(ar, n)
+    adj = _fe(ar, max(nact, 1))
     # H^-1 of every row the passes use, once (they differ only in the tangent rows they hold)
     Yb = _fe2(ar, Jb.shape[0], n)
     for r in range(nbil):
@@ -633,11 +635,17 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
         # 4.5: the dropped rows must hold at the solution; else find the consistent
         # accelerations closest to the desired ones (eq. 47) and solve again with them
         consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
-        adjusted = not consistent
-        if adjusted:
-            _least_change(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active, adj)
+        # eq. 47 linearises on the LCP's active set: where the solve at its accelerations
+        # changes that set, once more from the new one (at most ADJUST_ROUNDS)
+        adjusted = False
+        rounds = 0
+        while not consistent and rounds < ADJUST_ROUNDS:
+            rounds += 1
+            adjusted = True
+            _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active,
+                          cb_des, adj)
             for r in range(nact):
-                cb[r] = _dot(Jb[r], adj, n)
+                cb[r] = adj[r]
             warm[:] = active
             status, piv, ns = _gauss(ar, H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
                                      lam, sel, ratio, NOSLIP_ROW_TOL, True, Yb, YG)
@@ -645,6 +653,13 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
             consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
             if status != SOLVED:
                 break
+            same = True
+            for c in range(nc):
+                same = same and active[c] == warm[c]
+            if same:
+                break
+        if status != SOLVED:
+            break
         # contacts that open lose their rows, open ones that close (w_n = 0) get them back
         fscale = 1e-9 * max(1.0, np.max(fn)) if nc > 0 else 0.0
         wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
@@ -953,56 +968,109 @@ def _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref):
 
 
 @jit
-def _least_change(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm, a):
-    """Eq. 47: the accelerations closest to the desired ones on the actuated coordinates that
-    satisfy every contact and equality row: min 1/2 |B a - B a_des|^2 + eps/2 |a - apred|^2_Mt
-    s.t. J_E a = c_E, T a = c_T (all of them), N a + b_n >= 0. Writes a."""
+def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active, cb_des, unew):
+    """Eq. 47, aware of the dynamics: the actuated accelerations u closest to the desired ones,
+    min 1/2 |u - u_des|^2, under which the rows Algorithm 1 dropped hold at the solution of the
+    kept rows (sel, ns; the actuator rows carry u), with the normals of the contacts of the
+    LCP's active set held closed (N_A a = -b_n,A):
+        a(u) = argmin 1/2 a'Mt a - k'a  s.t.  R a = c_R(u),  R = [Jb_sel; N_A],
+        J_r a(u) = c_r  for every dropped row r.
+    a(u) is affine, a(u) = a_u + Mt^-1 R_s' X^-1 E (u - u_cur) (R_s the independent rows of R,
+    X = R_s Mt^-1 R_s', E the actuator slots, u_cur = cb[:nact]), so the dropped rows are the
+    linear conditions A (u - u_cur) = b, A_d = (X^-1 R_s Mt^-1 J_r')_E (minus the unit entry
+    of a dropped actuator row's own value), b_d = c_r - J_r a_u: the least change is
+    u = u_des + A_s'(A_s A_s')^-1 (b_s - A_s (u_des - u_cur)) over A's independent rows A_s.
+    A nearly dependent row is nearly a combination of the kept rows, mostly of the actuator
+    rows, so its row of A is of the size of that combination: the condition is well posed
+    where holding the row by its own multiplier is not (the multiplier's share of it is the
+    row's small independent part). The forces are those of the kept rows only, whose pivot
+    ratios exceed NOSLIP_ROW_TOL: no inconsistency is left for them to amplify. Writes unew
+    (nact)."""
     mark = _mark(ar)
-    # H2 = B'B + eps Mt (Mt = L L' from the factor in H), k2 = B'B a_des + eps Mt apred
-    Mt = _fe2(ar, n, n)
-    for i in range(n):
-        for j in range(i + 1):
-            s = 0.0
-            for p in range(j + 1):
-                s += H[i, p] * H[j, p]
-            Mt[i, j] = s
-            Mt[j, i] = s
-    trace_b = 0.0
-    trace_m = 0.0
-    for i in range(n):
-        trace_m += Mt[i, i]
-    for r in range(nact):
-        trace_b += _dot(Jb[r], Jb[r], n)
-    eps = EPS_REG * max(trace_b, 1e-300) / trace_m
-    H2 = _fe2(ar, n, n)
-    k2 = _fe(ar, n)
-    for i in range(n):
-        for j in range(n):
-            s = eps * Mt[i, j]
-            for r in range(nact):
-                s += Jb[r, i] * Jb[r, j]
-            H2[i, j] = s
-        s = 0.0
-        for j in range(n):
-            s += eps * Mt[i, j] * apred[j]
-        for r in range(nact):
-            s += Jb[r, i] * cb[r]
-        k2[i] = s
-    _cholesky(H2, n)
-    nrest = nb - nact
-    Jr = _fe2(ar, max(nrest, 1), n)
-    cr = _fe(ar, max(nrest, 1))
-    for r in range(nrest):
+    nr = ns
+    for c in range(nc):
+        if active[c]:
+            nr += 1
+    nrm = max(nr, 1)
+    R = _fe2(ar, nrm, n)
+    cR = _fe(ar, nrm)
+    slot = _ie(ar, nrm)          # the actuator of each row of R, -1 for the others
+    for q in range(ns):
+        r = sel[q]
         for i in range(n):
-            Jr[r, i] = Jb[nact + r, i]
-        cr[r] = cb[nact + r]
-    active = _bz(ar, nc)
-    f = _fz(ar, nc)
-    lam = _fe(ar, max(nrest, 1))
-    sel = _ie(ar, max(nrest, 1))
-    ratio = _fe(ar, max(nrest, 1))
-    _gauss(ar, H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio,
-           ROW_TOL, False, _fe2(ar, 0, 0), _fe2(ar, 0, 0))
+            R[q, i] = Jb[r, i]
+        cR[q] = cb[r]
+        slot[q] = r if r < nact else -1
+    q = ns
+    for c in range(nc):
+        if active[c]:
+            for i in range(n):
+                R[q, i] = Jn[c, i]
+            cR[q] = -bn[c]
+            slot[q] = -1
+            q += 1
+    Yr = _fe2(ar, nrm, n)
+    for q in range(nr):
+        for i in range(n):
+            Yr[q, i] = R[q, i]
+        _chol_solve(H, n, Yr[q])
+    Lr = _fz2(ar, nrm, nrm)
+    selr = _ie(ar, nrm)
+    ratior = _fe(ar, nrm)
+    nsr = _select_rows(R, nr, Yr, n, Lr, selr, ratior, ROW_TOL)
+    # a_u = Mt^-1 k + Mt^-1 R_s' X^-1 (c_R,s - R_s Mt^-1 k)
+    au = _fe(ar, n)
+    for i in range(n):
+        au[i] = kv[i]
+    _chol_solve(H, n, au)
+    t = _fe(ar, nrm)
+    for q in range(nsr):
+        t[q] = cR[selr[q]] - _dot(R[selr[q]], au, n)
+    _chol_solve(Lr, nsr, t)
+    for q in range(nsr):
+        for i in range(n):
+            au[i] += Yr[selr[q], i] * t[q]
+    # the conditions A (u - u_cur) = b, one per dropped row
+    kept = _bz(ar, max(nb, 1))
+    for q in range(ns):
+        kept[sel[q]] = True
+    nd = nb - ns
+    ndm = max(nd, 1)
+    nam = max(nact, 1)
+    A = _fz2(ar, ndm, nam)
+    b = _fe(ar, ndm)
+    p = 0
+    for r in range(nb):
+        if kept[r]:
+            continue
+        for q in range(nsr):
+            t[q] = _dot(Yr[selr[q]], Jb[r], n)
+        _chol_solve(Lr, nsr, t)
+        for q in range(nsr):
+            j = slot[selr[q]]
+            if j >= 0:
+                A[p, j] = t[q]
+        if r < nact:
+            A[p, r] -= 1.0
+        b[p] = cb[r] - _dot(Jb[r], au, n)
+        p += 1
+    # u - u_cur = e + A_s'(A_s A_s')^-1 (b_s - A_s e),  e = u_des - u_cur
+    e = _fe(ar, nam)
+    for j in range(nact):
+        e[j] = cb_des[j] - cb[j]
+    La = _fz2(ar, ndm, ndm)
+    sela = _ie(ar, ndm)
+    ratioa = _fe(ar, ndm)
+    na = _select_rows(A, nd, A, nact, La, sela, ratioa, ROW_TOL)
+    s = _fe(ar, ndm)
+    for q in range(na):
+        s[q] = b[sela[q]] - _dot(A[sela[q]], e, nact)
+    _chol_solve(La, na, s)
+    for j in range(nact):
+        du = e[j]
+        for q in range(na):
+            du += A[sela[q], j] * s[q]
+        unew[j] = cb[j] + du
     _release(ar, mark)
 
 
