@@ -601,6 +601,7 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
     npass = max_passes if max_passes > 0 else 2 * nc + 2
     nxt = _bz(ar, nc)
     adj = _fe(ar, max(nact, 1))
+    deferred = _bz(ar, nc)
     # H^-1 of every row the passes use, once (they differ only in the tangent rows they hold)
     Yb = _fe2(ar, Jb.shape[0], n)
     for r in range(nbil):
@@ -635,11 +636,25 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
         # 4.5: the dropped rows must hold at the solution; else find the consistent
         # accelerations closest to the desired ones (eq. 47) and solve again with them
         consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
+        # a held contact that this solution opens loses its rows in the next pass, and the
+        # inconsistency may go with them at no change of the desired accelerations: eq. 47
+        # waits for that pass, once per contact (a contact released and closing again does
+        # not defer it twice: the sets would cycle), not on the last pass the cap allows nor
+        # on the paper's set
+        defer = False
+        if not consistent and not final and passes < npass and nc > 0:
+            fscale = 1e-9 * max(1.0, np.max(fn))
+            wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+            for c in range(nc):
+                if held[c] and fn[c] <= fscale and _dot(Jn[c], a, n) + bn[c] > wscale:
+                    if not deferred[c]:
+                        defer = True
+                    deferred[c] = True
         # eq. 47 linearises on the LCP's active set: where the solve at its accelerations
         # changes that set, once more from the new one (at most ADJUST_ROUNDS)
         adjusted = False
         rounds = 0
-        while not consistent and rounds < ADJUST_ROUNDS:
+        while not consistent and not defer and rounds < ADJUST_ROUNDS:
             rounds += 1
             adjusted = True
             _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active,
