@@ -16,8 +16,9 @@ docs/rigid_inverse.md; in short, with h the timestep, v' = v + h a and Mt = M + 
 and per model, the friction law of each contact:
     noslip   T v' = 0 (eq. 41), MLCP -> LCP on f_n (section 4), Algorithm 1, warm-started PPM
              (Algorithm 2) on N Q N' formed column by column (4.7), consistency check and the
-             least-change QP (4.5, eq. 47), then the least contact forces among the equally
-             valid ones (least_norm, default);
+             least change of the actuated accelerations under which the dropped rows hold at
+             the kept rows' solution (4.5, eq. 47), then the least contact forces among the
+             equally valid ones (least_norm, default);
     coulomb  linearised cone with `nedges` edges (Anitescu & Potra / Stewart & Trinkle, section
              5), Lemke, and Algorithm 3 (minimum change of torques over the enumerated
              solutions) up to `max_bases` candidate bases;
@@ -61,9 +62,10 @@ NFLAGS = 2 * MAXEDGES + 2
 # accelerations alone (up to their small height difference), and the measured slip in -T v / h
 # does not agree with it: at tol = 1e-6 a trotting Go1 got tangential forces 5e5 times its
 # weight. NOSLIP_ROW_TOL = 1e-3 (2 degrees) bounds the amplification of the accelerations to
-# about 30; rows closer to dependence go to the consistency check of section 4.5 and eq. 47.
-# The other Gauss problems (eq. 47, the selections, Coulomb and convex) keep ROW_TOL, where
-# only exact dependence must go. Section 4.5 then asks a dropped row to hold to
+# about 30; rows closer to dependence go to the consistency check of section 4.5 and eq. 47,
+# which changes the actuated accelerations so that they hold at the kept rows' solution.
+# The other selections (eq. 47's rows and conditions, least-norm, Coulomb, convex) keep
+# ROW_TOL, where only exact dependence must go. Section 4.5 then asks a dropped row to hold to
 # CONSISTENCY_TOL, plus what its own independent part allows (sqrt of its pivot ratio),
 # relative to |J_r| |a|.
 ROW_TOL = 1e-6
