@@ -602,8 +602,8 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
     wscale = 0.0
     npass = max_passes if max_passes > 0 else 2 * nc + 2
     nxt = _bz(ar, nc)
-    adj = _fe(ar, max(nact, 1))
-    deferred = _bz(ar, nc)
+    adj = _fe(ar, max(n, nact))
+    closed = _bz(ar, nc)
     # H^-1 of every row the passes use, once (they differ only in the tangent rows they hold)
     Yb = _fe2(ar, Jb.shape[0], n)
     for r in range(nbil):
@@ -638,43 +638,45 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
         # 4.5: the dropped rows must hold at the solution; else find the consistent
         # accelerations closest to the desired ones (eq. 47) and solve again with them
         consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
-        # a held contact that this solution opens loses its rows in the next pass, and the
-        # inconsistency may go with them at no change of the desired accelerations: eq. 47
-        # waits for that pass, once per contact (a contact released and closing again does
-        # not defer it twice: the sets would cycle), not on the last pass the cap allows nor
-        # on the paper's set
-        defer = False
-        if not consistent and not final and passes < npass and nc > 0:
-            fscale = 1e-9 * max(1.0, np.max(fn))
-            wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
-            for c in range(nc):
-                if held[c] and fn[c] <= fscale and _dot(Jn[c], a, n) + bn[c] > wscale:
-                    if not deferred[c]:
-                        defer = True
-                    deferred[c] = True
-        # eq. 47 linearises on the LCP's active set: where the solve at its accelerations
-        # changes that set, once more from the new one (at most ADJUST_ROUNDS)
         adjusted = False
-        rounds = 0
-        while not consistent and not defer and rounds < ADJUST_ROUNDS:
-            rounds += 1
+        if not consistent:
+            # eq. 47, first as the paper's QP over the accelerations (kinematic: it chooses
+            # which contacts stay closed, and suffices for rows exactly dependent on the kept
+            # ones), then, while rows dropped as nearly dependent do not hold at the solution,
+            # over the actuated accelerations at the kept rows' solution (_least_change),
+            # linearised on the contacts the solution keeps closed (w_n = 0: unique, as a is;
+            # the LCP's basic set is not where the forces are indeterminate); where the solve
+            # at its accelerations changes that set, once more from the new one
             adjusted = True
-            _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active,
-                          cb_des, adj)
+            _least_change_kinematic(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active, adj)
             for r in range(nact):
-                cb[r] = adj[r]
+                cb[r] = _dot(Jb[r], adj, n)
             warm[:] = active
             status, piv, ns = _gauss(ar, H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn, a,
                                      lam, sel, ratio, NOSLIP_ROW_TOL, True, Yb, YG)
             pivots2 += piv
             consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
-            if status != SOLVED:
-                break
-            same = True
-            for c in range(nc):
-                same = same and active[c] == warm[c]
-            if same:
-                break
+            rounds = 0
+            while status == SOLVED and not consistent and rounds < ADJUST_ROUNDS:
+                wsc = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+                same = rounds > 0
+                for c in range(nc):
+                    cl = _dot(Jn[c], a, n) + bn[c] <= wsc
+                    if cl != closed[c]:
+                        same = False
+                    closed[c] = cl
+                if same:
+                    break
+                rounds += 1
+                _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, closed,
+                              cb_des, adj)
+                for r in range(nact):
+                    cb[r] = adj[r]
+                warm[:] = active
+                status, piv, ns = _gauss(ar, H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn,
+                                         a, lam, sel, ratio, NOSLIP_ROW_TOL, True, Yb, YG)
+                pivots2 += piv
+                consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
         if status != SOLVED:
             break
         # contacts that open lose their rows, open ones that close (w_n = 0) get them back
@@ -985,11 +987,11 @@ def _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref):
 
 
 @jit
-def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active, cb_des, unew):
+def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, closed, cb_des, unew):
     """Eq. 47, aware of the dynamics: the actuated accelerations u closest to the desired ones,
     min 1/2 |u - u_des|^2, under which the rows Algorithm 1 dropped hold at the solution of the
-    kept rows (sel, ns; the actuator rows carry u), with the normals of the contacts of the
-    LCP's active set held closed (N_A a = -b_n,A):
+    kept rows (sel, ns; the actuator rows carry u), with the normals of the contacts that the
+    current solution keeps closed held closed (N_A a = -b_n,A, A = closed):
         a(u) = argmin 1/2 a'Mt a - k'a  s.t.  R a = c_R(u),  R = [Jb_sel; N_A],
         J_r a(u) = c_r  for every dropped row r.
     a(u) is affine, a(u) = a_u + Mt^-1 R_s' X^-1 E (u - u_cur) (R_s the independent rows of R,
@@ -1006,7 +1008,7 @@ def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active, c
     mark = _mark(ar)
     nr = ns
     for c in range(nc):
-        if active[c]:
+        if closed[c]:
             nr += 1
     nrm = max(nr, 1)
     R = _fe2(ar, nrm, n)
@@ -1020,7 +1022,7 @@ def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active, c
         slot[q] = r if r < nact else -1
     q = ns
     for c in range(nc):
-        if active[c]:
+        if closed[c]:
             for i in range(n):
                 R[q, i] = Jn[c, i]
             cR[q] = -bn[c]
@@ -1088,6 +1090,63 @@ def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, active, c
         for q in range(na):
             du += A[sela[q], j] * s[q]
         unew[j] = cb[j] + du
+    _release(ar, mark)
+
+
+@jit
+def _least_change_kinematic(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm, a):
+    """Eq. 47 as the paper's QP over the accelerations, kinematic: the accelerations closest to
+    the desired ones on the actuated coordinates that satisfy every contact and equality row,
+    min 1/2 |B a - B a_des|^2 + eps/2 |a - apred|^2_Mt  s.t.  J_E a = c_E, T a = c_T (all of
+    them), N a + b_n >= 0. It chooses which contacts stay closed; its B a are consistent with
+    rows exactly dependent on the kept ones, not with nearly dependent ones (their dynamics are
+    not in it): _least_change then finishes. Writes a."""
+    mark = _mark(ar)
+    # H2 = B'B + eps Mt (Mt = L L' from the factor in H), k2 = B'B a_des + eps Mt apred
+    Mt = _fe2(ar, n, n)
+    for i in range(n):
+        for j in range(i + 1):
+            s = 0.0
+            for p in range(j + 1):
+                s += H[i, p] * H[j, p]
+            Mt[i, j] = s
+            Mt[j, i] = s
+    trace_b = 0.0
+    trace_m = 0.0
+    for i in range(n):
+        trace_m += Mt[i, i]
+    for r in range(nact):
+        trace_b += _dot(Jb[r], Jb[r], n)
+    eps = EPS_REG * max(trace_b, 1e-300) / trace_m
+    H2 = _fe2(ar, n, n)
+    k2 = _fe(ar, n)
+    for i in range(n):
+        for j in range(n):
+            s = eps * Mt[i, j]
+            for r in range(nact):
+                s += Jb[r, i] * Jb[r, j]
+            H2[i, j] = s
+        s = 0.0
+        for j in range(n):
+            s += eps * Mt[i, j] * apred[j]
+        for r in range(nact):
+            s += Jb[r, i] * cb[r]
+        k2[i] = s
+    _cholesky(H2, n)
+    nrest = nb - nact
+    Jr = _fe2(ar, max(nrest, 1), n)
+    cr = _fe(ar, max(nrest, 1))
+    for r in range(nrest):
+        for i in range(n):
+            Jr[r, i] = Jb[nact + r, i]
+        cr[r] = cb[nact + r]
+    active = _bz(ar, nc)
+    f = _fz(ar, nc)
+    lam = _fe(ar, max(nrest, 1))
+    sel = _ie(ar, max(nrest, 1))
+    ratio = _fe(ar, max(nrest, 1))
+    _gauss(ar, H2, n, k2, Jr, cr, nrest, Jn, bn, nc, warm, active, f, a, lam, sel, ratio,
+           ROW_TOL, False, _fe2(ar, 0, 0), _fe2(ar, 0, 0))
     _release(ar, mark)
 
 
