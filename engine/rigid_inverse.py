@@ -16,9 +16,10 @@ docs/rigid_inverse.md; in short, with h the timestep, v' = v + h a and Mt = M + 
 and per model, the friction law of each contact:
     noslip   T v' = 0 (eq. 41), MLCP -> LCP on f_n (section 4), Algorithm 1, warm-started PPM
              (Algorithm 2) on N Q N' formed column by column (4.7), consistency check and the
-             least change of the actuated accelerations under which the dropped rows hold at
-             the kept rows' solution (4.5, eq. 47), then the least contact forces among the
-             equally valid ones (least_norm, default);
+             least-change QP (4.5, eq. 47), followed where nearly dependent rows still fail by
+             the least change of the actuated accelerations under which they hold at the kept
+             rows' solution, then the least contact forces among the equally valid ones
+             (least_norm, default);
     coulomb  linearised cone with `nedges` edges (Anitescu & Potra / Stewart & Trinkle, section
              5), Lemke, and Algorithm 3 (minimum change of torques over the enumerated
              solutions) up to `max_bases` candidate bases;
@@ -560,7 +561,10 @@ def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner, Yb, YT):
 def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_norm, max_passes,
             flags_in, flags_out, prev, a, lam, sel, fc, info_i):
     """Section 4: rows held with equality (actuators, equalities, then each contact's tangents),
-    the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47.
+    the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47:
+    the paper's QP over the accelerations (47a, _least_change_kinematic), then, where rows
+    dropped as nearly dependent still fail, the least change of the actuated accelerations
+    under which they hold at the kept rows' solution (47b, _least_change).
 
     No-slip rows are kept only at contacts that stay closed: a contact the LCP opens (w_n > 0,
     f_n = 0: a foot lifting off) cannot hold a tangential force without a normal one, so its
@@ -988,7 +992,7 @@ def _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref):
 
 @jit
 def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, closed, cb_des, unew):
-    """Eq. 47, aware of the dynamics: the actuated accelerations u closest to the desired ones,
+    """Eq. 47b, aware of the dynamics: the actuated accelerations u closest to the desired ones,
     min 1/2 |u - u_des|^2, under which the rows Algorithm 1 dropped hold at the solution of the
     kept rows (sel, ns; the actuator rows carry u), with the normals of the contacts that the
     current solution keeps closed held closed (N_A a = -b_n,A, A = closed):
@@ -1095,7 +1099,7 @@ def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, closed, c
 
 @jit
 def _least_change_kinematic(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm, a):
-    """Eq. 47 as the paper's QP over the accelerations, kinematic: the accelerations closest to
+    """Eq. 47a, the paper's QP over the accelerations, kinematic: the accelerations closest to
     the desired ones on the actuated coordinates that satisfy every contact and equality row,
     min 1/2 |B a - B a_des|^2 + eps/2 |a - apred|^2_Mt  s.t.  J_E a = c_E, T a = c_T (all of
     them), N a + b_n >= 0. It chooses which contacts stay closed; its B a are consistent with
