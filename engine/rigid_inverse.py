@@ -16,8 +16,10 @@ docs/rigid_inverse.md; in short, with h the timestep, v' = v + h a and Mt = M + 
 and per model, the friction law of each contact:
     noslip   T v' = 0 (eq. 41), MLCP -> LCP on f_n (section 4), Algorithm 1, warm-started PPM
              (Algorithm 2) on N Q N' formed column by column (4.7), consistency check and the
-             least-change QP (4.5, eq. 47), then the least contact forces among the equally
-             valid ones (least_norm, default);
+             least-change QP (4.5, eq. 47), followed where nearly dependent rows still fail by
+             the least change of the actuated accelerations under which they hold at the kept
+             rows' solution, then the least contact forces among the equally valid ones
+             (least_norm, default);
     coulomb  linearised cone with `nedges` edges (Anitescu & Potra / Stewart & Trinkle, section
              5), Lemke, and Algorithm 3 (minimum change of torques over the enumerated
              solutions) up to `max_bases` candidate bases;
@@ -61,9 +63,10 @@ NFLAGS = 2 * MAXEDGES + 2
 # accelerations alone (up to their small height difference), and the measured slip in -T v / h
 # does not agree with it: at tol = 1e-6 a trotting Go1 got tangential forces 5e5 times its
 # weight. NOSLIP_ROW_TOL = 1e-3 (2 degrees) bounds the amplification of the accelerations to
-# about 30; rows closer to dependence go to the consistency check of section 4.5 and eq. 47.
-# The other Gauss problems (eq. 47, the selections, Coulomb and convex) keep ROW_TOL, where
-# only exact dependence must go. Section 4.5 then asks a dropped row to hold to
+# about 30; rows closer to dependence go to the consistency check of section 4.5 and eq. 47,
+# which changes the actuated accelerations so that they hold at the kept rows' solution.
+# The other selections (eq. 47's rows and conditions, least-norm, Coulomb, convex) keep
+# ROW_TOL, where only exact dependence must go. Section 4.5 then asks a dropped row to hold to
 # CONSISTENCY_TOL, plus what its own independent part allows (sqrt of its pivot ratio),
 # relative to |J_r| |a|.
 ROW_TOL = 1e-6
@@ -79,6 +82,8 @@ PIVOT_TOL = 1e-9
 # change the optimum of the main term by about this fraction only, large enough to keep the
 # Gauss problems well conditioned (Algorithm 1 runs in the metric of their Hessian).
 EPS_REG = 1e-4
+# Eq. 47 linearises on the LCP's active set: rounds of it when the set changes
+ADJUST_ROUNDS = 3
 
 # info_i slots written by the kernel
 I_STATUS, I_PIVOTS, I_CONSISTENT, I_NCON, I_NLCP, I_ENUM, I_NSOL, I_NSEL, I_PIVOTS2, I_ADJUSTED, \
@@ -556,7 +561,10 @@ def _tangent_rows(n, Jb, cb, nbil, Jt, nc, h, qvel, held, owner, Yb, YT):
 def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, least_norm, max_passes,
             flags_in, flags_out, prev, a, lam, sel, fc, info_i):
     """Section 4: rows held with equality (actuators, equalities, then each contact's tangents),
-    the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47.
+    the LCP on the normal forces, the consistency check of the dropped rows (4.5) and eq. 47:
+    the paper's QP over the accelerations (47a, _least_change_kinematic), then, where rows
+    dropped as nearly dependent still fail, the least change of the actuated accelerations
+    under which they hold at the kept rows' solution (47b, _least_change).
 
     No-slip rows are kept only at contacts that stay closed: a contact the LCP opens (w_n > 0,
     f_n = 0: a foot lifting off) cannot hold a tangential force without a normal one, so its
@@ -598,7 +606,8 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
     wscale = 0.0
     npass = max_passes if max_passes > 0 else 2 * nc + 2
     nxt = _bz(ar, nc)
-    adj = _fe(ar, n)
+    adj = _fe(ar, max(n, nact))
+    closed = _bz(ar, nc)
     # H^-1 of every row the passes use, once (they differ only in the tangent rows they hold)
     Yb = _fe2(ar, Jb.shape[0], n)
     for r in range(nbil):
@@ -633,9 +642,17 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
         # 4.5: the dropped rows must hold at the solution; else find the consistent
         # accelerations closest to the desired ones (eq. 47) and solve again with them
         consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
-        adjusted = not consistent
-        if adjusted:
-            _least_change(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active, adj)
+        adjusted = False
+        if not consistent:
+            # eq. 47, first as the paper's QP over the accelerations (kinematic: it chooses
+            # which contacts stay closed, and suffices for rows exactly dependent on the kept
+            # ones), then, while rows dropped as nearly dependent do not hold at the solution,
+            # over the actuated accelerations at the kept rows' solution (_least_change),
+            # linearised on the contacts the solution keeps closed (w_n = 0: unique, as a is;
+            # the LCP's basic set is not where the forces are indeterminate); where the solve
+            # at its accelerations changes that set, once more from the new one
+            adjusted = True
+            _least_change_kinematic(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, a, active, adj)
             for r in range(nact):
                 cb[r] = _dot(Jb[r], adj, n)
             warm[:] = active
@@ -643,8 +660,38 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
                                      lam, sel, ratio, NOSLIP_ROW_TOL, True, Yb, YG)
             pivots2 += piv
             consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
-            if status != SOLVED:
-                break
+            # a held contact that this solution opens loses its rows in the next pass, which
+            # poses a new problem: eq. 47b waits for it (not on the last pass the cap allows
+            # nor on the paper's set)
+            rounds = 0
+            if status == SOLVED and not consistent and not final and passes < npass:
+                fsc = 1e-9 * max(1.0, np.max(fn))
+                wsc = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+                for c in range(nc):
+                    if held[c] and fn[c] <= fsc and _dot(Jn[c], a, n) + bn[c] > wsc:
+                        rounds = ADJUST_ROUNDS
+            while status == SOLVED and not consistent and rounds < ADJUST_ROUNDS:
+                wsc = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+                same = rounds > 0
+                for c in range(nc):
+                    cl = _dot(Jn[c], a, n) + bn[c] <= wsc
+                    if cl != closed[c]:
+                        same = False
+                    closed[c] = cl
+                if same:
+                    break
+                rounds += 1
+                _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, closed,
+                              cb_des, adj)
+                for r in range(nact):
+                    cb[r] = adj[r]
+                warm[:] = active
+                status, piv, ns = _gauss(ar, H, n, kv, Jb, cb, nb, Jn, bn, nc, warm, active, fn,
+                                         a, lam, sel, ratio, NOSLIP_ROW_TOL, True, Yb, YG)
+                pivots2 += piv
+                consistent = _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref)
+        if status != SOLVED:
+            break
         # contacts that open lose their rows, open ones that close (w_n = 0) get them back
         fscale = 1e-9 * max(1.0, np.max(fn)) if nc > 0 else 0.0
         wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
@@ -953,10 +1000,120 @@ def _dropped_rows_hold(ar, Jb, cb, nb, n, sel, ns, ratio, a, aref):
 
 
 @jit
-def _least_change(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm, a):
-    """Eq. 47: the accelerations closest to the desired ones on the actuated coordinates that
-    satisfy every contact and equality row: min 1/2 |B a - B a_des|^2 + eps/2 |a - apred|^2_Mt
-    s.t. J_E a = c_E, T a = c_T (all of them), N a + b_n >= 0. Writes a."""
+def _least_change(ar, n, H, kv, Jb, cb, nb, nact, sel, ns, Jn, bn, nc, closed, cb_des, unew):
+    """Eq. 47b, aware of the dynamics: the actuated accelerations u closest to the desired ones,
+    min 1/2 |u - u_des|^2, under which the rows Algorithm 1 dropped hold at the solution of the
+    kept rows (sel, ns; the actuator rows carry u), with the normals of the contacts that the
+    current solution keeps closed held closed (N_A a = -b_n,A, A = closed):
+        a(u) = argmin 1/2 a'Mt a - k'a  s.t.  R a = c_R(u),  R = [Jb_sel; N_A],
+        J_r a(u) = c_r  for every dropped row r.
+    a(u) is affine, a(u) = a_u + Mt^-1 R_s' X^-1 E (u - u_cur) (R_s the independent rows of R,
+    X = R_s Mt^-1 R_s', E the actuator slots, u_cur = cb[:nact]), so the dropped rows are the
+    linear conditions A (u - u_cur) = b, A_d = (X^-1 R_s Mt^-1 J_r')_E (minus the unit entry
+    of a dropped actuator row's own value), b_d = c_r - J_r a_u: the least change is
+    u = u_des + A_s'(A_s A_s')^-1 (b_s - A_s (u_des - u_cur)) over A's independent rows A_s.
+    A nearly dependent row is nearly a combination of the kept rows, mostly of the actuator
+    rows, so its row of A is of the size of that combination: the condition is well posed
+    where holding the row by its own multiplier is not (the multiplier's share of it is the
+    row's small independent part). The forces are those of the kept rows only, whose pivot
+    ratios exceed NOSLIP_ROW_TOL: no inconsistency is left for them to amplify. Writes unew
+    (nact)."""
+    mark = _mark(ar)
+    nr = ns
+    for c in range(nc):
+        if closed[c]:
+            nr += 1
+    nrm = max(nr, 1)
+    R = _fe2(ar, nrm, n)
+    cR = _fe(ar, nrm)
+    slot = _ie(ar, nrm)          # the actuator of each row of R, -1 for the others
+    for q in range(ns):
+        r = sel[q]
+        for i in range(n):
+            R[q, i] = Jb[r, i]
+        cR[q] = cb[r]
+        slot[q] = r if r < nact else -1
+    q = ns
+    for c in range(nc):
+        if closed[c]:
+            for i in range(n):
+                R[q, i] = Jn[c, i]
+            cR[q] = -bn[c]
+            slot[q] = -1
+            q += 1
+    Yr = _fe2(ar, nrm, n)
+    for q in range(nr):
+        for i in range(n):
+            Yr[q, i] = R[q, i]
+        _chol_solve(H, n, Yr[q])
+    Lr = _fz2(ar, nrm, nrm)
+    selr = _ie(ar, nrm)
+    ratior = _fe(ar, nrm)
+    nsr = _select_rows(R, nr, Yr, n, Lr, selr, ratior, ROW_TOL)
+    # a_u = Mt^-1 k + Mt^-1 R_s' X^-1 (c_R,s - R_s Mt^-1 k)
+    au = _fe(ar, n)
+    for i in range(n):
+        au[i] = kv[i]
+    _chol_solve(H, n, au)
+    t = _fe(ar, nrm)
+    for q in range(nsr):
+        t[q] = cR[selr[q]] - _dot(R[selr[q]], au, n)
+    _chol_solve(Lr, nsr, t)
+    for q in range(nsr):
+        for i in range(n):
+            au[i] += Yr[selr[q], i] * t[q]
+    # the conditions A (u - u_cur) = b, one per dropped row
+    kept = _bz(ar, max(nb, 1))
+    for q in range(ns):
+        kept[sel[q]] = True
+    nd = nb - ns
+    ndm = max(nd, 1)
+    nam = max(nact, 1)
+    A = _fz2(ar, ndm, nam)
+    b = _fe(ar, ndm)
+    p = 0
+    for r in range(nb):
+        if kept[r]:
+            continue
+        for q in range(nsr):
+            t[q] = _dot(Yr[selr[q]], Jb[r], n)
+        _chol_solve(Lr, nsr, t)
+        for q in range(nsr):
+            j = slot[selr[q]]
+            if j >= 0:
+                A[p, j] = t[q]
+        if r < nact:
+            A[p, r] -= 1.0
+        b[p] = cb[r] - _dot(Jb[r], au, n)
+        p += 1
+    # u - u_cur = e + A_s'(A_s A_s')^-1 (b_s - A_s e),  e = u_des - u_cur
+    e = _fe(ar, nam)
+    for j in range(nact):
+        e[j] = cb_des[j] - cb[j]
+    La = _fz2(ar, ndm, ndm)
+    sela = _ie(ar, ndm)
+    ratioa = _fe(ar, ndm)
+    na = _select_rows(A, nd, A, nact, La, sela, ratioa, ROW_TOL)
+    s = _fe(ar, ndm)
+    for q in range(na):
+        s[q] = b[sela[q]] - _dot(A[sela[q]], e, nact)
+    _chol_solve(La, na, s)
+    for j in range(nact):
+        du = e[j]
+        for q in range(na):
+            du += A[sela[q], j] * s[q]
+        unew[j] = cb[j] + du
+    _release(ar, mark)
+
+
+@jit
+def _least_change_kinematic(ar, n, H, Jb, cb, nb, nact, Jn, bn, nc, apred, warm, a):
+    """Eq. 47a, the paper's QP over the accelerations, kinematic: the accelerations closest to
+    the desired ones on the actuated coordinates that satisfy every contact and equality row,
+    min 1/2 |B a - B a_des|^2 + eps/2 |a - apred|^2_Mt  s.t.  J_E a = c_E, T a = c_T (all of
+    them), N a + b_n >= 0. It chooses which contacts stay closed; its B a are consistent with
+    rows exactly dependent on the kept ones, not with nearly dependent ones (their dynamics are
+    not in it): _least_change then finishes. Writes a."""
     mark = _mark(ar)
     # H2 = B'B + eps Mt (Mt = L L' from the factor in H), k2 = B'B a_des + eps Mt apred
     Mt = _fe2(ar, n, n)
