@@ -1,4 +1,4 @@
-"""The hostile-user campaign of issue 19, seeded and re-runnable: every case in a worker process
+"""A hostile-user campaign, seeded and re-runnable: every case in a worker process
 with a timeout, every outcome classified.
 
     python benchmarks/fuzz_campaign.py [--only mjcf,urdf,runtime,recording,kill,security,soak]
