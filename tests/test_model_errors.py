@@ -155,6 +155,30 @@ def test_polynomial_stiffness_and_damping_refused_unless_zero(tmp_path):
     check(e, path, 4, "joint", "damping", ["polynomial damping", "not supported"])
 
 
+@pytest.mark.parametrize("value", ["1G", "1g", "100M", "-1", "1 G", " 100 ", "abc", "1.5G",
+                                   "", "10000000000000000000000E"])
+def test_size_memory_syntax_as_in_mujoco(value):
+    """<size memory>: -1 or an unsigned integer with an optional suffix; the same values load
+    or fail in both engines, ours naming the attribute."""
+    import mujoco
+    xml = f'<mujoco><size memory="{value}"/><statistic meansize=" "/></mujoco>'
+    try:
+        mujoco.MjModel.from_xml_string(xml)
+        theirs = True
+    except ValueError:
+        theirs = False
+    try:
+        engine.load_model_from_string(xml)
+        ours = True
+    except engine.ModelError as e:
+        assert e.attribute == "memory"
+        ours = False
+    assert ours == theirs
+    with pytest.raises(engine.ModelError) as info:      # a blank size, refused by both
+        engine.load_model_from_string('<mujoco><size nconmax=" "/></mujoco>')
+    assert info.value.attribute == "nconmax"
+
+
 def test_non_numeric_number(tmp_path):
     e, path = load_error(tmp_path, BODY.format('<geom size="0.1x"/>'))
     check(e, path, 4, "geom", "size", ["0.1x"])

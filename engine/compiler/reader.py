@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 from . import schema as S
 from .elements import (EQUALITY_TAGS, ORIENT, Body, Exclude, Frame, HField, Inertial, Joint, Key,
@@ -56,6 +57,19 @@ def read_string(xml, assets=None, path=None, model_dir=None):
 
 
 NUMERIC_KINDS = ("f", "p", "v", "i", "i2")
+MEMORY_SUFFIX = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40, "P": 50, "E": 60}
+
+
+def _memory(node):
+    """<size memory>: -1 or bytes with an optional suffix K, M, G, T, P, E (MuJoCo's
+    syntax, either case), at most 2^63 - 1 bytes; returned as written."""
+    text = node.text("memory")
+    match = re.fullmatch(r"(-1|[0-9]+)([KMGTPE]?)", text, re.IGNORECASE)
+    if match is None or (match.group(1) != "-1" and int(match.group(1))
+                         << MEMORY_SUFFIX[match.group(2).upper()] >= 2 ** 63):
+        raise node.error("expected -1 or an unsigned integer with an optional suffix K, M, G, "
+                         "T, P or E (at most 2^63 - 1 bytes)", "memory")
+    return text
 
 
 def read_attr(node, name, kind):
@@ -223,7 +237,12 @@ class _Reader:
         for n in nodes:
             n.check_attrs(S.SIZE)
             for a in n.attrib:
-                self.spec.size[a] = n.text(a) if a == "memory" else n.int(a)
+                if a == "memory":
+                    self.spec.size[a] = _memory(n)
+                elif not n.has(a):              # MuJoCo refuses blank sizes
+                    raise n.error("expected an integer, got nothing", a)
+                else:
+                    self.spec.size[a] = n.int(a)
 
     def read_visual(self, nodes):
         for n in nodes:
@@ -238,7 +257,8 @@ class _Reader:
         for n in nodes:
             n.check_attrs(S.STATISTIC)
             for a in n.attrib:
-                self.spec.statistic[a] = n.floats(a, 3) if a == "center" else n.float(a)
+                if n.has(a):
+                    self.spec.statistic[a] = n.floats(a, 3) if a == "center" else n.float(a)
 
     def read_custom(self, nodes):
         for n in nodes:

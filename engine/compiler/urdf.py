@@ -138,7 +138,7 @@ class _Reader:
 
     # ---- reading attributes ----------------------------------------------------------------
     def floats(self, node, name, n, default=None, required=False):
-        if name not in node.attrib:
+        if not node.has(name):               # absent, or blank: no value
             if required:
                 raise node.error(f"missing attribute '{name}'", name)
             return None if default is None else np.array(default, float)
