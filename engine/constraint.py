@@ -46,8 +46,8 @@ import numpy as np
 
 from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
 from .jit import jit
-from .math import (MINVAL, add3, cross3, dot3, dot_row, mat9, mulmatvec3, norm3, quat2vel, quat4,
-                   quat_mul, sub3, vec3)
+from .math import (MINVAL, add3, cross3, dot3, dot_row, dot_rows2, mat9, mulmatvec3, norm3,
+                   quat2vel, quat4, quat_mul, sub3, vec3)
 from .smooth import apply_ft, last_dof, solve_m
 
 EQUALITY = int(ConstraintType.EQUALITY)
@@ -605,8 +605,7 @@ def rows_dot(d, i, rows_a, j, rows_b):
     s = 0.0
     for r in range(2):
         c = row_col(d, i, r)
-        for k in range(c, c + d.efc_range[i, 2 * r + 1]):
-            s += rows_a[i, k] * rows_b[j, k]
+        s += dot_rows2(rows_a, i, rows_b, j, c, c + d.efc_range[i, 2 * r + 1])
     return s
 
 

@@ -183,17 +183,23 @@ def _solve_pgs(m, d, f, vhat, vnext, warm):
         vsmooth[:] = vhat
         condense_hard(m, d, vhat, d.dense_M)
     f[:nefc] = 0.0
+    cost = 0.0                            # the dual cost of f, M^-1 J' f in solver_v
+    d.solver_v[:] = 0.0
     if warm:
         solver.load_warmstart(d, f)
-        if not solver.dual_cost(d, f) <= 0.0:
+        warm_cost = solver.dual_cost(d, f)
+        if warm_cost <= 0.0:
+            cost = warm_cost
+        else:
             f[:nefc] = 0.0
-    niter, residual = solver.pgs(m, d, f, m.opt_iterations[0], m.opt_tolerance[0])
+            d.solver_v[:] = 0.0
+    niter, residual = solver.pgs_from(m, d, f, m.opt_iterations[0], m.opt_tolerance[0], cost)
     if m.opt_noslip_iterations[0] > 0:
         niter += _noslip(m, d, f, vhat, vnext)
     else:
-        solver.impulse_velocity(d, f, vnext)
+        # v' = v^ + M^-1 J' f, the impulse velocity that the sweeps kept current
         for k in range(nv):
-            vnext[k] += vhat[k]
+            vnext[k] = vhat[k] + d.solver_w[k]
         if nhard > 0:
             hard_impulses(d, f, vnext, vsmooth, d.dense_M)
     return niter, residual

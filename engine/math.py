@@ -115,6 +115,27 @@ def dot_row(A, i, x, a, b):
 
 
 @jit
+def dot_rows2(A, i, B, j, a, b):
+    """sum_k A[i, k] B[j, k] over a <= k < b, in four partial sums (dot_row)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = a
+    while k + 4 <= b:
+        s0 += A[i, k] * B[j, k]
+        s1 += A[i, k + 1] * B[j, k + 1]
+        s2 += A[i, k + 2] * B[j, k + 2]
+        s3 += A[i, k + 3] * B[j, k + 3]
+        k += 4
+    s = (s0 + s1) + (s2 + s3)
+    while k < b:
+        s += A[i, k] * B[j, k]
+        k += 1
+    return s
+
+
+@jit
 def dot_rows(A, i, j, n):
     """sum_k A[i, k] A[j, k] over k < n, in four partial sums (dot_row)."""
     s0 = 0.0

@@ -220,12 +220,18 @@ def compute_A(m, d):
                 _solve_rows(m, d, X, i, j, rng[i, 2 * r], rng[i, 2 * r + 1],
                             row_col(d, i, r))
         i = j
+    J = d.efc_J
+    MinvJT = d.efc_MinvJT
+    A = d.efc_A
     i = 0
     while i < nefc:
         n = object_size(d, i)
+        # the block is symmetric: its lower triangle, mirrored
         for a in range(n):
-            for b in range(n):
-                d.efc_A[i + a, b] = rows_dot(d, i + a, d.efc_J, i + b, d.efc_MinvJT)
+            for b in range(a + 1):
+                v = rows_dot(d, i + a, J, i + b, MinvJT)
+                A[i + a, b] = v
+                A[i + b, a] = v
         i += n
 
 
@@ -254,12 +260,11 @@ def _solve_rows(m, d, X, i0, i1, adr, num, col):
     for k in range(num):
         for r in range(nb):
             X[k, r] = J[i0 + r, col + k]
-    # x <- L^-T x
+    # x <- L^-T x (X indexed in place: views of its rows cost more than the arithmetic)
     for k in range(num - 1, -1, -1):
-        xk = X[k]
         nonzero = False
         for r in range(nb):
-            if xk[r] != 0.0:
+            if X[k, r] != 0.0:
                 nonzero = True
                 break
         if not nonzero:
@@ -267,34 +272,33 @@ def _solve_rows(m, d, X, i0, i1, adr, num, col):
         a = madr[adr + k] + 1
         p = parent[adr + k]
         while p >= 0:
-            _axpy(-qLD[a], xk, X[p - adr], nb)
+            c = -qLD[a]
+            q = p - adr
+            for r in range(nb):
+                X[q, r] += c * X[k, r]
             a += 1
             p = parent[p]
     # x <- D^-1 x
+    dinv = d.qLDiagInv
     for k in range(num):
-        dinv = d.qLDiagInv[adr + k]
+        c = dinv[adr + k]
         for r in range(nb):
-            X[k, r] *= dinv
+            X[k, r] *= c
     # x <- L^-1 x
     for k in range(num):
-        xk = X[k]
         a = madr[adr + k] + 1
         p = parent[adr + k]
         while p >= 0:
-            _axpy(-qLD[a], X[p - adr], xk, nb)
+            c = -qLD[a]
+            q = p - adr
+            for r in range(nb):
+                X[k, r] += c * X[q, r]
             a += 1
             p = parent[p]
     out = d.efc_MinvJT
     for k in range(num):
         for r in range(nb):
             out[i0 + r, col + k] = X[k, r]
-
-
-@jit
-def _axpy(alpha, x, y, n):
-    """y[:n] += alpha x[:n] (x and y distinct)."""
-    for r in range(n):
-        y[r] += alpha * x[r]
 
 
 @jit
@@ -474,7 +478,16 @@ def dual_cost(d, f):
 # ------------------------------------------------------------------------------------------------
 @jit
 def pgs(m, d, f, iterations, tolerance):
-    """Generalised projected Gauss-Seidel on (11); returns (iterations used, residual).
+    """pgs_from the impulses f: (iterations used, residual); the impulse velocity
+    M^-1 J' f is in solver_w on return."""
+    return pgs_from(m, d, f, iterations, tolerance, dual_cost(d, f))
+
+
+@jit
+def pgs_from(m, d, f, iterations, tolerance, cost):
+    """Generalised projected Gauss-Seidel on (11) from the impulses f, whose dual cost is cost
+    and impulse velocity M^-1 J' f is in solver_v (dual_cost leaves it there); returns
+    (iterations used, residual), and M^-1 J' f of the returned impulses in solver_w.
 
     The gradient of a row, ((A + R) f + b)_i = J_i (M^-1 J' f) + R_i f_i + b_i, is computed
     from w = M^-1 J' f, kept current as impulses change: a sweep costs the nonzeros of J, not
@@ -513,7 +526,6 @@ def pgs(m, d, f, iterations, tolerance):
             L[i, 0] = 0.0                  # not positive definite: no unconstrained steps
         i += n
     w = d.solver_w
-    cost = dual_cost(d, f)
     w[:] = d.solver_v                  # M^-1 J' f, of the cost
     it = 0
     for it in range(1, iterations + 1):
