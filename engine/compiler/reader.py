@@ -61,13 +61,15 @@ MEMORY_SUFFIX = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40, "P": 50, "E": 60}
 
 
 def _memory(node):
-    """<size memory>: -1 or bytes with an optional suffix K, M, G, T, P, E (MuJoCo's
-    syntax, either case), at most 2^63 - 1 bytes; returned as written."""
+    """<size memory>: -1 or a positive number of bytes with an optional suffix K, M, G, T, P,
+    E (MuJoCo's syntax, either case), at most 2^63 - 1 bytes; returned as written."""
     text = node.text("memory")
-    match = re.fullmatch(r"(-1|[0-9]+)([KMGTPE]?)", text, re.IGNORECASE)
-    if match is None or (match.group(1) != "-1" and int(match.group(1))
-                         << MEMORY_SUFFIX[match.group(2).upper()] >= 2 ** 63):
-        raise node.error("expected -1 or an unsigned integer with an optional suffix K, M, G, "
+    if text == "-1":
+        return text
+    match = re.fullmatch(r"([0-9]+)([KMGTPE]?)", text, re.IGNORECASE)
+    if match is None or not 0 < int(match.group(1)) << MEMORY_SUFFIX[match.group(2).upper()] \
+            < 2 ** 63:
+        raise node.error("expected -1 or a positive integer with an optional suffix K, M, G, "
                          "T, P or E (at most 2^63 - 1 bytes)", "memory")
     return text
 
@@ -104,7 +106,7 @@ def overlay(obj, node, table, skip=()):
     """Set the attributes of `node` (read by `table`) on `obj`, over the inherited values: an
     orientation in the element replaces the inherited one, a partial vector ("p") keeps the
     inherited tail. Returns obj."""
-    if hasattr(obj, "axisangle") and any(node.has(a) for a in ORIENT if a in table):
+    if hasattr(obj, "axisangle") and any(node.given(a) for a in ORIENT if a in table):
         for a in ORIENT:
             obj.set_raw(a, [1.0, 0.0, 0.0, 0.0] if a == "quat" else None)
             obj._given.discard(a)
@@ -114,7 +116,7 @@ def overlay(obj, node, table, skip=()):
         kind = table.get(a)
         if kind is None:
             raise node.error(f"unknown attribute '{a}' in <{node.tag}>", a)
-        if kind[0] in NUMERIC_KINDS and not node.has(a):
+        if kind[0] in NUMERIC_KINDS and not node.given(a):
             continue                  # an empty number is no value (MuJoCo's reading)
         v = read_attr(node, a, kind)
         if kind[0] == "p":
@@ -239,7 +241,7 @@ class _Reader:
             for a in n.attrib:
                 if a == "memory":
                     self.spec.size[a] = _memory(n)
-                elif not n.has(a):              # MuJoCo refuses blank sizes
+                elif not n.given(a):            # MuJoCo refuses blank sizes
                     raise n.error("expected an integer, got nothing", a)
                 else:
                     self.spec.size[a] = n.int(a)
@@ -257,7 +259,7 @@ class _Reader:
         for n in nodes:
             n.check_attrs(S.STATISTIC)
             for a in n.attrib:
-                if n.has(a):
+                if n.given(a):
                     self.spec.statistic[a] = n.floats(a, 3) if a == "center" else n.float(a)
 
     def read_custom(self, nodes):
@@ -554,7 +556,7 @@ class _Reader:
                         raise child.error(f"unknown attribute '{a}' in <fixed>", a)
             t = self.element(child, "tendon", None, S.TENDON)
             t.set_raw("kind", child.tag)
-            if child.has("springlength"):        # as written: one number means both ends
+            if child.given("springlength"):        # as written: one number means both ends
                 t.set_raw("springlength", child.floats("springlength", 2, exact=False))
             t.path = [self.read_wrap(w, child.tag) for w in child.children]
             self.spec.tendons.append(t)
@@ -566,7 +568,7 @@ class _Reader:
                 raise w.error(f"unknown element <{w.tag}> in <fixed>")
             w.check_attrs(("joint", "coef"))
             for a in ("joint", "coef"):
-                if not w.has(a):
+                if not w.given(a):
                     raise w.error(f"missing attribute '{a}'", a)
             wrap = Wrap(kind="joint", target=w.text("joint"), coef=w.float("coef"))
         elif w.tag == "site":
@@ -581,7 +583,7 @@ class _Reader:
             wrap = Wrap(kind="geom", target=w.text("geom"), sidesite=w.text("sidesite"))
         elif w.tag == "pulley":
             w.check_attrs(("divisor",))
-            if not w.has("divisor"):
+            if not w.given("divisor"):
                 raise w.error("missing attribute 'divisor'", "divisor")
             wrap = Wrap(kind="pulley", divisor=w.float("divisor"))
         else:
@@ -641,7 +643,8 @@ class _Reader:
                     a.set_raw(t, n.text(t))
         a.shortcut = tag
         prm = {k: read_attr(n, k, table[k]) for k in S.ACT_SPECIFIC[tag]
-               if n.has(k) and tag != "general"}
+               if tag != "general" and (n.given(k) if table[k][0] in NUMERIC_KINDS
+                                        else n.has(k))}
         expand_shortcut(a, tag, prm, n.error)
 
     # ------------------------------------------------------------------------------------------

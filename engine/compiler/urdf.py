@@ -138,7 +138,7 @@ class _Reader:
 
     # ---- reading attributes ----------------------------------------------------------------
     def floats(self, node, name, n, default=None, required=False):
-        if not node.has(name):               # absent, or blank: no value
+        if not node.given(name):             # absent, or blank: no value
             if required:
                 raise node.error(f"missing attribute '{name}'", name)
             return None if default is None else np.array(default, float)
@@ -309,8 +309,8 @@ class _Reader:
         lim = self.child(n, "limit")
         if lim is not None:
             if jtype != "continuous":     # continuous joints have no range
-                j.lower = lim.float("lower") if lim.has("lower") else None
-                j.upper = lim.float("upper") if lim.has("upper") else None
+                j.lower = lim.float("lower") if lim.given("lower") else None
+                j.upper = lim.float("upper") if lim.given("upper") else None
             j.effort = abs(lim.float("effort", 0.0))   # the actuator force range (as MuJoCo)
             lim.float("velocity")         # validated; MuJoCo has no velocity limit
         dyn = self.child(n, "dynamics")

@@ -38,8 +38,11 @@ class Node:
 
     # ---- attribute readers ---------------------------------------------------------------
     def has(self, name):
-        """Whether attribute `name` is given: an empty or blank value counts as absent, as
-        MuJoCo reads numbers (keywords and class names are checked as written)."""
+        return name in self.attrib
+
+    def given(self, name):
+        """Whether attribute `name` holds something: an empty or blank number is no value, as
+        MuJoCo reads numbers (keywords, names and class names are checked as written)."""
         return bool(self.attrib.get(name, "").strip())
 
     def text(self, name, default=None):
@@ -64,7 +67,7 @@ class Node:
 
     def floats(self, name, n=None, exact=True, default=None, minimum=1):
         """Numbers of attribute `name`: exactly n (exact), or between `minimum` and n."""
-        if not self.has(name):
+        if not self.given(name):
             return default
         vals = self._numbers(name, _float, "number")
         if n is not None:
@@ -77,12 +80,12 @@ class Node:
         return vals
 
     def float(self, name, default=None):
-        if not self.has(name):
+        if not self.given(name):
             return default
         return self.floats(name, 1)[0]
 
     def ints(self, name, n=None, default=None):
-        if not self.has(name):
+        if not self.given(name):
             return default
         vals = self._numbers(name, _int, "integer")
         if n is not None and len(vals) != n:
@@ -90,7 +93,7 @@ class Node:
         return vals
 
     def int(self, name, default=None):
-        if not self.has(name):
+        if not self.given(name):
             return default
         return self.ints(name, 1)[0]
 
