@@ -1013,10 +1013,12 @@ def _polygon_point(Q, k, pt, tol):
     boundary edge: one with all the other vertices on one side), FACE and its normal (in the
     plane and inside), else NO_FEATURE."""
     zero = (0.0, 0.0, 0.0)
+    if k > NPOLY - 1:                      # more vertices than Q holds: not classified
+        return NO_FEATURE, zero
     for i in range(k):
         if norm3(sub3(pt, (Q[i, 0], Q[i, 1], Q[i, 2]))) <= tol:
             return VERTEX, zero
-    if k < 2 or k > NPOLY - 1:
+    if k < 2:
         return NO_FEATURE, zero
     flat = False
     nq = zero
@@ -1052,7 +1054,7 @@ def _polygon_point(Q, k, pt, tol):
 
 
 @jit
-def convex_geometry(m, d, c, Gp, Gn, Gd):
+def convex_geometry(m, d, c, Gp, Gn, Gd, poly):
     """contact_geometry of the general convex detector (collision_convex.convex_convex: GJK or
     EPA, and the face clipping of polytope_contacts) between a sphere, capsule, box or mesh
     (geom 1) and a box or mesh (geom 2), as convex hulls of their vertices (a sphere's centre
@@ -1086,8 +1088,8 @@ def convex_geometry(m, d, c, Gp, Gn, Gd):
     x = sub3(p, scl3(n, 0.5 * dist + r1))
     y = add3(p, scl3(n, 0.5 * dist))
     L = dist + r1
-    Q1 = np.empty((NPOLY, 3))
-    Q2 = np.empty((NPOLY, 3))
+    Q1 = poly[0]
+    Q2 = poly[1]
     # the normal's origin: the exact support sets
     k1 = _support_polygon(m, d, g1, n, tol, Q1)
     k2 = _support_polygon(m, d, g2, mn, tol, Q2)
@@ -1114,7 +1116,7 @@ def convex_geometry(m, d, c, Gp, Gn, Gd):
     kind2, u2 = _polygon_point(Q2, k2, y, tol)
     if kind1 == NO_FEATURE and not core:
         k1 = _support_polygon(m, d, g1, n, FACE_TOL * m.geom_rbound[g1], Q1)
-        kind1, u1 = _polygon_point(Q1, k1, x, tol)
+        kind1, u1 = _polygon_point(Q1, k1, x, tol)     # NO_FEATURE beyond NPOLY - 1 vertices
     if kind2 == NO_FEATURE:
         k2 = _support_polygon(m, d, g2, mn, FACE_TOL * m.geom_rbound[g2], Q2)
         kind2, u2 = _polygon_point(Q2, k2, y, tol)
@@ -1255,7 +1257,7 @@ def capsule_box_geometry(m, d, c, Gp, Gn, Gd):
 
 
 @jit
-def contact_geometry(m, d, c, Gp, Gn, Gd):
+def contact_geometry(m, d, c, Gp, Gn, Gd, poly):
     """Gp, Gn (3 x 6), Gd (6): the change of contact c's position, normal and distance per unit
     twist
     (rotation omega, velocity v of the material point at the contact position) of geom 2
@@ -1275,14 +1277,14 @@ def contact_geometry(m, d, c, Gp, Gn, Gd):
     (_ellipsoid_support_change). Box-box: box_box_geometry (face clipping) and
     box_edge_geometry (edge-cross axis); the general convex detector (meshes, and spheres,
     capsules and boxes against them): convex_geometry; plane-cylinder: plane_cylinder_geometry;
-    capsule-box: capsule_box_geometry."""
+    capsule-box: capsule_box_geometry. poly (2 x NPOLY x 3): scratch for the support polygons."""
     g1 = d.contact_geom1[c]
     g2 = d.contact_geom2[c]
     code = COLLISION_FUNC[m.geom_type[g1], m.geom_type[g2]]
     if code == C_BOX_BOX:
         return box_box_geometry(m, d, c, Gp, Gn, Gd)
     if code == C_CONVEX:
-        return convex_geometry(m, d, c, Gp, Gn, Gd)
+        return convex_geometry(m, d, c, Gp, Gn, Gd, poly)
     if code == C_PLANE_CYLINDER:
         return plane_cylinder_geometry(m, d, c, Gp, Gn, Gd)
     if code == C_CAPSULE_BOX:
@@ -1509,7 +1511,7 @@ def contact_derivs(m, d, w, c, f, scale, out):
     Gp = w.Gp
     Gn = w.Gn
     Gd = w.Gd
-    if not contact_geometry(m, d, c, Gp, Gn, Gd):
+    if not contact_geometry(m, d, c, Gp, Gn, Gd, w.poly):
         return False
     b1 = m.geom_bodyid[d.contact_geom1[c]]
     b2 = m.geom_bodyid[d.contact_geom2[c]]
@@ -1868,7 +1870,7 @@ def _outer_row(d, r, u, out, scale):
 # assembly
 # ------------------------------------------------------------------------------------------------
 Work = namedtuple("Work", "dof_end body_end dof_U dof_W dof_alpha body_W body_A body_F body_phi "
-                          "Gp Gn Gd wr in1 in2 vec_nv bad")
+                          "Gp Gn Gd poly wr in1 in2 bad")
 Rows = namedtuple("Rows", "DJv DJw dR Jpos Fq")
 
 
@@ -1883,8 +1885,8 @@ def make_work(m, d):
     return Work(dof_end, body_end, np.empty((nv, 6)), np.empty((nv, 6)), np.empty((nv, 6)),
                 np.empty((nbody, 6)), np.empty((nbody, 6)), np.empty((nbody, 6)),
                 np.empty((nbody, 6)), np.empty((3, 6)), np.empty((3, 6)), np.empty(6),
-                np.empty((10, 6)),
-                np.zeros(nv, np.int64), np.zeros(nv, np.int64), np.empty(nv),
+                np.empty((2, NPOLY, 3)), np.empty((10, 6)),
+                np.zeros(nv, np.int64), np.zeros(nv, np.int64),
                 np.full(1, -1, np.int64))
 
 
