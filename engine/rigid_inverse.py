@@ -665,10 +665,9 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
             # nor on the paper's set)
             rounds = 0
             if status == SOLVED and not consistent and not final and passes < npass:
-                fsc = 1e-9 * max(1.0, np.max(fn))
-                wsc = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+                fsc, wsc = _opening_scales(fn, nc, a, n, aref)
                 for c in range(nc):
-                    if held[c] and fn[c] <= fsc and _dot(Jn[c], a, n) + bn[c] > wsc:
+                    if held[c] and _opening(c, fn, Jn, bn, a, n, fsc, wsc):
                         rounds = ADJUST_ROUNDS
             while status == SOLVED and not consistent and rounds < ADJUST_ROUNDS:
                 wsc = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
@@ -693,14 +692,13 @@ def _noslip(ar, n, H, kv, Jb, cb, Jn, Jt, mu, phi, nc, h, qvel, nact, nbil, leas
         if status != SOLVED:
             break
         # contacts that open lose their rows, open ones that close (w_n = 0) get them back
-        fscale = 1e-9 * max(1.0, np.max(fn)) if nc > 0 else 0.0
-        wscale = OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+        fscale, wscale = _opening_scales(fn, nc, a, n, aref)
         changed = False
         for c in range(nc):
             nxt[c] = held[c]
             if mu[c, 0] == 0.0 and mu[c, 1] == 0.0:
                 continue
-            opening = fn[c] <= fscale and _dot(Jn[c], a, n) + bn[c] > wscale
+            opening = _opening(c, fn, Jn, bn, a, n, fscale, wscale)
             if held[c] == opening:
                 nxt[c] = not opening
                 changed = True
@@ -973,6 +971,22 @@ def _pivoted_rows(P, n, rows, R, done):
             for j in range(n):
                 R[i, j] -= f * R[p, j]
     return k
+
+
+@jit
+def _opening_scales(fn, nc, a, n, aref):
+    """The scales below which a normal force is zero (1e-9 of the largest, at least 1e-9) and
+    above which a contact's normal acceleration opens it (OPEN_TOL of the accelerations)."""
+    fmax = 1.0
+    for c in range(nc):
+        fmax = max(fmax, fn[c])
+    return 1e-9 * fmax, OPEN_TOL * max(aref, math.sqrt(_dot(a, a, n)))
+
+
+@jit
+def _opening(c, fn, Jn, bn, a, n, fscale, wscale):
+    """Contact c opens at the solution: no normal force and a separating acceleration."""
+    return fn[c] <= fscale and _dot(Jn[c], a, n) + bn[c] > wscale
 
 
 @jit
