@@ -311,6 +311,8 @@ def multiple_shooting(m, task, segments=None, aware=None, maxiter=100, U0=None,
     iteration, after `seconds`."""
     aware = task.aware if aware is None else aware
     S = default_segments(task) if segments is None else segments
+    if S < 2:
+        raise ValueError("multiple shooting needs at least 2 pieces (1 is single shooting)")
     lo, hi, scale = _bounds(m)
     T, nu, nv = task.T, m.nu, m.nv
     nx = 2 * nv
@@ -391,10 +393,10 @@ def multiple_shooting(m, task, segments=None, aware=None, maxiter=100, U0=None,
             raise Done
 
     z = np.concatenate([(U / scale).ravel(), (X / sx).ravel()])
-    progress(z)
     lb = np.r_[np.tile(lo / scale, T), np.full(X.size, -np.inf)]
     ub = np.r_[np.tile(hi / scale, T), np.full(X.size, np.inf)]
     try:
+        progress(z)
         if method == "SLSQP":
             res = minimize(loss, z, jac=lambda z: backward(z)["grad"], method="SLSQP",
                            bounds=Bounds(lb, ub), callback=progress,
@@ -442,6 +444,8 @@ def feasibility_driven(m, task, segments=None, aware=None, maxiter=50, U0=None, 
     search along the gradient fails, or, at the next iteration, after `seconds`."""
     aware = task.aware if aware is None else aware
     S = default_segments(task) if segments is None else segments
+    if S < 2:
+        raise ValueError("multiple shooting needs at least 2 pieces (1 is single shooting)")
     lo, hi, scale = _bounds(m)
     T, nu, nv = task.T, m.nu, m.nv
     cuts = np.linspace(0, T, S + 1).round().astype(int)
