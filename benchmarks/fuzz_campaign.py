@@ -6,13 +6,13 @@ with a timeout, every outcome classified.
                                        [--soak-minutes 10]
     python benchmarks/fuzz_campaign.py --replay DIR/failures/ID.json     # one case again
 
-Categories (full scale = the issue's; ``--quick`` takes a small sample of each):
+Categories (full scale by default; ``--quick`` takes a small sample of each):
 
 - ``mjcf``: 3,010 mutants of 31 real MJCF models (dm_control suite and locomotion, gymnasium's
   assets, the envpool copies of Menagerie / Playground / MyoSuite, each when installed; only
   files MuJoCo loads, ones that load in MuJoCo within 0.5 s) plus ``assets/`` and ``tests/data/``,
   and about 200 special cases (a small model with one attribute of each kind set to a hostile
-  value, tests/test_fuzz.py's SPECIAL, the issue's reproducers). Mutations: tests/test_fuzz.py's
+  value, tests/test_fuzz.py's SPECIAL, the reproducers of earlier failures). Mutations: tests/test_fuzz.py's
   (a hostile value for an attribute, an element removed, duplicated or moved), one to three.
   A loaded model is stepped, given a NaN qpos, NaN/inf ctrl and a NaN qfrc_applied (each must be
   counted in d.warning), reset (no warnings, time 0) and stepped again.
@@ -877,7 +877,7 @@ SPECIAL_ATTRS = [
     (".//fixed", "range"), (".//site", "size"),
 ]
 SPECIAL_VALUES = ["nan", "0", "-1", "1e300", "5e-324"]
-ISSUE_SPECIAL = {
+REGRESSION_SPECIAL = {
     "underscore_number": '<mujoco><worldbody><body><joint damping="1_0"/><geom size=".1"/>'
                          '</body></worldbody></mujoco>',
     "arabic_digits": '<mujoco><worldbody><body><joint damping="\u0661\u0660"/><geom size=".1"/>'
@@ -917,7 +917,7 @@ def make_special(out):
     os.makedirs(d, exist_ok=True)
     cases = []
     texts = dict(SPECIAL)
-    texts.update({k: v for k, v in ISSUE_SPECIAL.items() if v is not None})
+    texts.update({k: v for k, v in REGRESSION_SPECIAL.items() if v is not None})
     hum = _package_dir("dm_control")
     if hum is not None:
         texts["replicated_humanoids"] = (
@@ -927,7 +927,6 @@ def make_special(out):
             'pos="0 0 -.3"><joint axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -.4" '
             'size=".06"/></body></body></replicate></worldbody></mujoco>')
     for name, text in texts.items():
-        text = text.replace("special_self_include.xml", "special_self_include.xml")
         path = os.path.join(d, f"special_{name}.xml")
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
@@ -937,7 +936,7 @@ def make_special(out):
     for where, attr in SPECIAL_ATTRS:
         for k, value in enumerate(SPECIAL_VALUES):
             tree = ET.ElementTree(ET.fromstring(SPECIAL_TEMPLATE))
-            e = tree.getroot().find(where) if where.startswith(".") else tree.getroot().find(where)
+            e = tree.getroot().find(where)
             e.set(attr, value)
             tag = where.split("[")[0].strip("./")
             named = re.search(r"@name='(\w+)'", where)

@@ -1,5 +1,5 @@
 """The humanoid lying on the floor: our step against MuJoCo's, PGS and Newton at the same
-iterations with elliptic cones in both engines (issue targets: PGS 10 iterations at most 1.5x).
+iterations with elliptic cones in both engines (target: PGS 10 iterations at most 1.5x).
 
     python benchmarks/humanoid_solvers.py [--iterations 10] [--rounds 20]
 

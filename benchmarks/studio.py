@@ -18,7 +18,7 @@ machine inflates less than the wall time, the real-time factor of the engine alo
 steps replayed from the same state without the studio), the load average of the machine, and
 the start-up: the time from launching ``python -m studio MODEL`` with an empty numba cache to
 its window on the screen with the progress screen (xdotool; the process is stopped once the
-progress shows). The last lines state the issue's targets and whether this run met them.
+progress shows). The last lines state the targets and whether this run met them.
 
 ``--breakdown`` adds, per robot at the auto settings, where a frame's time goes: the GL work is
 finished (glFinish) at every boundary between the frame's stages, so the rasteriser's time is

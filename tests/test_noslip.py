@@ -198,7 +198,7 @@ def creep_mm(xml, engine_name="ours"):
 
 @pytest.mark.parametrize("solver_name", ["PGS", "Newton"])
 def test_box_on_slope_does_not_creep_with_noslip(solver_name):
-    """The issue's target: a box on a 25-degree slope with mu 0.6 and noslip (elliptic cones)
+    """The target: a box on a 25-degree slope with mu 0.6 and noslip (elliptic cones)
     creeps less than 1e-3 mm in a second; without noslip the soft friction creeps about 1 mm.
     The sweeps stop at noslip_tolerance: at MuJoCo's default 1e-6 they leave ~1e-3 mm (MuJoCo
     ~5e-5 mm, its soft solution starting the sweeps closer to their optimum), and each further

@@ -320,7 +320,7 @@ def test_algorithm3_against_enumeration():
 
 
 def test_chatter_warm_vs_cold(standing):
-    """Slowly varying desired accelerations at the standing pose (the issue's chatter
+    """Slowly varying desired accelerations at the standing pose (the chatter
     measurement: sum over calls of |tau_k - tau_k-1|), consistent with the four feet staying
     put (the base's accelerations a sinusoid, the joints' from the feet's Jacobians, MuJoCo's):
     the four normal forces are indeterminate (a four-legged table). The pivoting's vertex

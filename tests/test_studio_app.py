@@ -1070,7 +1070,7 @@ def test_scene_is_drawn_beside_the_open_panel(three_app, scale):
     assert img[:, vx:].std() > 10
 
 
-# -- the issue's points: dragging welded bodies, framing, resizing, small things ----------------
+# -- dragging welded bodies, framing, resizing, small things ----------------
 # a free torso with a head welded to it (no joint of its own), no gravity, and a static post
 WELDED = """<mujoco model="welded">
   <option gravity="0 0 0" timestep="0.002"/>
