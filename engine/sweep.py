@@ -29,6 +29,7 @@ import re
 import socket
 import sys
 import time
+from collections import OrderedDict
 
 import numpy as np
 
@@ -543,22 +544,43 @@ def start_ray(address=None, jobs=None):
     return ray
 
 
+_SHARED: OrderedDict = OrderedDict()    # in a worker: map_tasks' shared arguments, by object ids
+_SHARED_KEEP = 4                         # the shared arguments of this many calls are kept
+
+
+def _with_shared(fn, refs, *args):
+    """fn(*shared, *args) in a Ray worker, the shared arguments fetched from the object store
+    once per worker rather than once per task: a Model takes milliseconds to unpickle (6 ms
+    for the humanoid), a tenth of a short sweep cell."""
+    import ray
+    key = tuple(r.hex() for r in refs)
+    shared = _SHARED.get(key)
+    if shared is None:
+        shared = _SHARED[key] = ray.get(list(refs))
+        while len(_SHARED) > _SHARED_KEEP:
+            _SHARED.popitem(last=False)
+    else:
+        _SHARED.move_to_end(key)
+    return fn(*shared, *args)
+
+
 def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, serial=False,
               error_row=None):
     """fn(*shared, *args) for each (key, args) of calls, as Ray tasks or, with serial, one after
     another in this process; on_result(key, value) as each one finishes (in this process).
 
-    The shared arguments go once into Ray's object store. Twice as many tasks as workers are
-    in flight (on a cluster given by address, at most jobs if given), so a large grid does not
-    flood the scheduler. A task whose worker died gives on_result(key, error_row(key,
-    exception)); an interruption cancels the tasks in flight."""
+    The shared arguments go once into Ray's object store and are unpickled once per worker
+    (_with_shared): fn must not change them. Twice as many tasks as workers are in flight (on
+    a cluster given by address, at most jobs if given), so a large grid does not flood the
+    scheduler. A task whose worker died gives on_result(key, error_row(key, exception)); an
+    interruption cancels the tasks in flight."""
     if serial:
         for key, args in calls:
             on_result(key, fn(*shared, *args))
         return
     ray = start_ray(address, jobs)
-    task = ray.remote(num_cpus=1, max_retries=1)(fn)
-    refs = [ray.put(x) for x in shared]
+    task = ray.remote(num_cpus=1, max_retries=1)(_with_shared)
+    refs = [ray.put(x) for x in shared]          # in a list, the workers receive the refs
     # twice the CPUs: a task waits beside each running one; on a cluster, --jobs bounds them
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     window = jobs if address and jobs else 2 * (min(jobs, cpus) if jobs else cpus)
@@ -568,7 +590,7 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
         while queue or pending:
             while queue and len(pending) < window:
                 key, args = queue.pop()
-                pending[task.remote(*refs, *args)] = key
+                pending[task.remote(fn, refs, *args)] = key
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 key = pending.pop(ref)

@@ -181,6 +181,28 @@ def test_sweep_on_ray_equals_the_cells_run_here(ray_session, box, tmp_path):
     assert (counts > 500).sum() >= 5          # background and the four cells' blocks
 
 
+def _shared_probe(arr, k):
+    """A task of map_tasks: its value, and whether arr is the copy its worker keeps."""
+    from engine import sweep as worker_sweep
+    kept = any(arr is shared[0] for shared in worker_sweep._SHARED.values())
+    return os.getpid(), kept, float(arr[k])
+
+
+def test_shared_arguments_fetched_once_per_worker(ray_session):
+    # the workers cannot import this module: its function travels by value
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        for scale in (1.0, 2.0, 3.0):      # later calls get their own shared object, not a kept one
+            seen = {}
+            sweep.map_tasks(_shared_probe, [(k, (k,)) for k in range(12)], seen.__setitem__,
+                            shared=(scale * np.arange(12.0),))
+            assert {k: v[2] for k, v in seen.items()} == {k: scale * k for k in range(12)}
+            assert all(kept for _, kept, _ in seen.values())
+            assert len({pid for pid, _, _ in seen.values()}) <= 2
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
 def test_resume_runs_only_the_missing_cells(ray_session, box, tmp_path):
     m, sw = small_sweep(box, duration=0.3)
     out = tmp_path / "sw"
