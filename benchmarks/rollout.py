@@ -1,7 +1,7 @@
 """Batch rollouts and sweeps on the dm_control humanoid.
 
     python benchmarks/rollout.py [--batch 64] [--steps 1000] [--cells 64] [--cell-duration 2]
-                                 [--repeat 3] [--skip-sweep]
+                                 [--repeat 3] [--skip-sweep | --skip-rollout]
 
 1. engine.rollout against mujoco.rollout: --batch rollouts of --steps steps from the standing
    pose with small random velocities under random controls, on 1 and on 2 threads, each engine
@@ -189,8 +189,10 @@ def main():
     p.add_argument("--cell-duration", type=float, default=2.0)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--skip-sweep", action="store_true")
+    p.add_argument("--skip-rollout", action="store_true")
     args = p.parse_args()
-    rollouts(args.batch, args.steps, args.repeat)
+    if not args.skip_rollout:
+        rollouts(args.batch, args.steps, args.repeat)
     if not args.skip_sweep:
         sweeps(args.cells, args.cell_duration, args.repeat)
 
