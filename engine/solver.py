@@ -1253,32 +1253,50 @@ def _dphi(d, alpha, y0, jp, a0, a1, z, out):
     return s
 
 
+NEWTON_FLOOR = 1e-14   # Newton stops below this residual (the rounding floor) whatever the tolerance
+LS_TOLERANCE = 1e-10   # the line search's stop: |phi'| or the bracket, relative (line_search)
+LS_ITERATIONS = 50     # the line search's evaluations after bracketing, at most
+
+
 @jit
 def line_search(d, y0, jp, a0, a1, dlo, z, out):
-    """Step length along p minimising the primal cost, from its derivative at 0 (dlo < 0):
-    the root of _dphi bracketed by doubling from 1, then regula falsi kept 1% inside the
-    bracket (Newton's exact line search, dense and sparse layouts)."""
+    """Step length along p minimising the primal cost, from its derivative at 0 (dlo < 0).
+
+    The cost is convex along p, so its derivative phi' (_dphi) increases; its root is
+    bracketed by doubling from 1 (Newton's step, accepted at once where phi'(1) vanishes),
+    then found by the Illinois variant of regula falsi (Dowell and Jarratt 1971: the end kept
+    twice running has its value halved, which makes the method superlinear where plain regula
+    falsi keeps one end and crawls to it). It stops when |phi'| falls to LS_TOLERANCE times
+    |phi'(0)| or the bracket to LS_TOLERANCE times its end (dense and sparse layouts)."""
+    tol = LS_TOLERANCE * -dlo
     lo = 0.0
     hi = 1.0
     dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
+    if abs(dhi) <= tol:
+        return hi
     while dhi < 0.0 and hi < 1e6:
         lo, dlo = hi, dhi
         hi *= 2.0
         dhi = _dphi(d, hi, y0, jp, a0, a1, z, out)
     alpha = hi
-    for _ in range(60):
-        if dhi <= 0.0 or hi - lo <= 1e-14 * hi:
-            break
+    if dhi <= 0.0:
+        return alpha                     # no minimum before 1e6 steps: the farthest tried
+    kept = 0                             # the end moved last: -1 lo, +1 hi
+    for _ in range(LS_ITERATIONS):
         alpha = lo + (hi - lo) * (-dlo) / (dhi - dlo)
-        alpha = min(max(alpha, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
         dmid = _dphi(d, alpha, y0, jp, a0, a1, z, out)
-        if abs(dmid) <= 1e-15 * abs(dlo):
+        if abs(dmid) <= tol or hi - lo <= LS_TOLERANCE * hi:
             break
         if dmid < 0.0:
             lo, dlo = alpha, dmid
+            if kept == -1:
+                dhi *= 0.5
+            kept = -1
         else:
             hi, dhi = alpha, dmid
-        alpha = hi if dhi <= 0.0 else alpha
+            if kept == 1:
+                dlo *= 0.5
+            kept = 1
     return alpha
 
 
@@ -1290,7 +1308,9 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     With hard rows the start is projected on J_E v' = v*_E and every step solves the KKT
     system [H J_E'; J_E 0] [p; lam] = [-g; 0], so the iterates stay on that affine set; the
     residual is then that of the KKT gradient g + J_E' lam. The hard impulses are recovered
-    at the end (hard_impulses). Without hard rows nothing is allocated: the scratch is Data's
+    at the end (hard_impulses). The iterations stop below the tolerance or NEWTON_FLOOR, the
+    rounding floor (a tolerance of 0 does not make them go on where no step can lower the
+    residual; MuJoCo's stop there too, when the line search finds no improvement). Without hard rows nothing is allocated: the scratch is Data's
     (newton_*, solver_vec, solver_mat)."""
     nv = vnext.shape[0]
     nefc = d.nefc[0]
@@ -1336,7 +1356,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         if not finite:
             residual = math.nan            # NaN input: report it, do not iterate on it
             break
-        if nh == 0 and residual < tolerance:
+        if nh == 0 and residual < max(tolerance, NEWTON_FLOOR):
             break
         # y0 = J v' serves the Hessian here and the line search below
         for r in range(nefc):
@@ -1374,10 +1394,10 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
             for a in range(nv):
                 gmax = max(gmax, abs(grad[a] + gofs[a]))
             residual = gmax / scale
-            if residual < tolerance:
+            if residual < max(tolerance, NEWTON_FLOOR):
                 break
         # exact line search: the cost is convex along p, so find the zero of its derivative
-        # phi'(alpha) = p' (M (v' + alpha p - v^) - J' f*(J (v' + alpha p))) by regula falsi
+        # phi'(alpha) = p' (M (v' + alpha p - v^) - J' f*(J (v' + alpha p)))
         dlo = 0.0
         for a in range(nv):
             dlo += p[a] * (grad[a] + gofs[a])

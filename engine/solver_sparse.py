@@ -24,8 +24,8 @@ from .constraint import (CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TEND
 from .jit import jit
 from .math import MINVAL
 from .smooth import mul_m
-from .solver import (_cholesky_small, _cholesky_solve, _cone_hessian, line_search, object_size,
-                     project_object)
+from .solver import (NEWTON_FLOOR, _cholesky_small, _cholesky_solve, _cone_hessian, line_search,
+                     object_size, project_object)
 
 
 @jit
@@ -252,7 +252,7 @@ def newton(m, d, vnext, vhat, f, iterations, tolerance, damping):
         if not finite:
             residual = math.nan
             break
-        if residual < tolerance:
+        if residual < max(tolerance, NEWTON_FLOOR):
             break
         for r in range(nefc):
             y0[r] = row_dot(d, r, d.efc_J, vnext)
