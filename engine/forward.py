@@ -809,19 +809,32 @@ def kernels(m: Model):
     with more in them, or the general ones), else the general ones: a process that steps many
     models compiles the general kernels once rather than a lean variant for each."""
     key = _lean_key(m)[0]
-    found = []
-    for name, general in (("forward_kernel", forward_kernel), ("step_kernel", step_kernel)):
-        ready = [calls[name] for k, calls in _KERNELS.items()
-                 if k[:2] == key[:2] and set(k[2]) <= set(key[2]) and _compiled(calls[name])]
-        if _compiled(general):
-            ready.append(general)
-        if ready:
-            found.append(ready[0])
-        elif key in _KERNELS or not _KERNELS:
-            found.append(lean_calls(m)[name])
-        else:
-            found.append(general)
-    return tuple(found)
+    return tuple(_choose(m, key, name, general)
+                 for name, general in (("forward_kernel", forward_kernel),
+                                       ("step_kernel", step_kernel)))
+
+
+def _choose(m, key, name, general):
+    """kernels(): the kernel called name for the lean key of m."""
+    chosen = _CHOSEN.get((key, name))
+    if chosen is not None:
+        return chosen
+    ready = [calls[name] for k, calls in _KERNELS.items()
+             if k[:2] == key[:2] and set(k[2]) <= set(key[2]) and _compiled(calls[name])]
+    if _compiled(general):
+        ready.append(general)
+    if ready:
+        chosen = ready[0]
+    elif key in _KERNELS or not _KERNELS:
+        chosen = lean_calls(m)[name]
+    else:
+        chosen = general
+    if _compiled(chosen):
+        _CHOSEN[(key, name)] = chosen     # a compiled choice serves from then on
+    return chosen
+
+
+_CHOSEN = {}    # kernels(): (lean key, kernel name) -> the compiled kernel chosen
 
 
 def _compiled(kernel):
@@ -830,8 +843,14 @@ def _compiled(kernel):
 
 def _lean_key(m):
     """(integrator, newton, names of the kernels bound to stubs) and the stubs for m."""
-    stubs = collision_driver.unused_narrowphase(m)
-    stubs.update(sensor.unused_sensors(m))
+    stubs = m.__dict__.get("_type_stubs")
+    if stubs is None:
+        # from the geom and sensor types, fixed once a model is compiled: found once per model
+        # (neither copied nor pickled with it)
+        stubs = collision_driver.unused_narrowphase(m)
+        stubs.update(sensor.unused_sensors(m))
+        object.__setattr__(m, "_type_stubs", stubs)
+    stubs = dict(stubs)
     if not m.opt_noslip_iterations[0] > 0:
         stubs["_noslip"] = _without_noslip
     if not any(m.eq_hard):

@@ -80,10 +80,29 @@ def test_lean_step_equals_the_general_step():
         np.testing.assert_array_equal(getattr(d1, name), getattr(d2, name), err_msg=name)
 
 
+def test_a_changed_option_takes_effect_at_the_next_step():
+    """engine.step keeps the kernels it chose for a model's options (choosing costs more than a
+    small step) and chooses again when an option changes: stepped through it, PGS, then Newton,
+    then PGS again, the state equals the general kernel's, which branches on the options."""
+    m = engine.load_model_from_string(BALLS)
+    d1, d2 = engine.make_data(m), engine.make_data(m)
+    for d in (d1, d2):
+        d.qvel[:] = np.linspace(-0.3, 0.3, m.nv)
+    for solver in (Solver.PGS, Solver.NEWTON, Solver.PGS):
+        m.opt.solver = solver
+        for _ in range(20):
+            engine.step(m, d1)
+            assert forward.step_kernel(m._struct, d2._struct, 1) == 1
+        np.testing.assert_array_equal(d1.qvel, d2.qvel)
+        np.testing.assert_array_equal(d1.efc_force, d2.efc_force)
+    assert d1.ncon > 0
+
+
 def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
     """In a fresh process (nothing compiled yet): the first model's lean kernels, then the
     general ones for a model that needs more."""
     monkeypatch.setattr(forward, "_KERNELS", {})
+    monkeypatch.setattr(forward, "_CHOSEN", {})
     monkeypatch.setattr(forward, "_compiled", lambda kernel: False)
     first = compiler.load_model_from_string(BALLS)
     other = compiler.load_model_from_string(BALLS.replace('<gyro site="s"/>',
