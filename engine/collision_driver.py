@@ -47,7 +47,7 @@ from .collision_primitive import (box_box, box_box_clean,
                                   plane_cylinder, plane_sphere, sphere_box, sphere_capsule,
                                   sphere_cylinder, sphere_sphere)
 from .enums import DisableBit, GeomType
-from .jit import jit
+from .jit import inlined, jit
 from .math import MINVAL, cross3, dot3, mat9, vec3
 
 NGEOMTYPE = 8
@@ -326,7 +326,7 @@ def collide_geoms(m, d, g1, g2, ipair):
 # ------------------------------------------------------------------------------------------------
 # filtering
 # ------------------------------------------------------------------------------------------------
-@jit
+@inlined
 def _body_filtered(m, b1, b2, filterparent):
     """MuJoCo's weld-body rules: same weld body, both weld bodies without dofs (static or mocap:
     no force can act), or weld parent/child (both not the world)."""
@@ -362,9 +362,11 @@ def _in_pair(m, g1, g2):
     return False
 
 
-@jit
+@inlined
 def dynamic_filtered(m, g1, g2, filterparent):
-    """True when the broadphase pair g1, g2 must not be tested (MuJoCo's filters)."""
+    """True when the broadphase pair g1, g2 must not be tested (MuJoCo's filters). Compiled
+    into the broadphase's loops with _body_filtered: a call per candidate pair, with the Model
+    passed, costs more than the tests (about 100 ns)."""
     if not ((m.geom_contype[g1] & m.geom_conaffinity[g2])
             or (m.geom_contype[g2] & m.geom_conaffinity[g1])):
         return True
@@ -508,21 +510,24 @@ def _insertion_sort(order, aabb, axis, start, stop):
         order[j + 1] = gi
 
 
-@jit
-def _bp_pair(m, d, gi, gj, axis, filterparent, npairs, narrow):
-    """Test the broadphase candidate gi, gj (overlapping along axis): the other two axes and
-    the filters; record it and run the narrowphase. The new count of pairs, or -1 when the
-    constraint rows overflowed."""
-    aabb = d.geom_aabb_world
+@inlined
+def _bp_candidate(m, aabb, gi, gj, axis, filterparent):
+    """True when the broadphase candidate gi, gj (overlapping along axis) overlaps along the
+    other two axes and passes the filters (compiled into the sweep's loops, as they are)."""
     a1 = (axis + 1) % 3
     a2 = (axis + 2) % 3
     if (aabb[gj, a1] > aabb[gi, 3 + a1] or aabb[gi, a1] > aabb[gj, 3 + a1]
             or aabb[gj, a2] > aabb[gi, 3 + a2] or aabb[gi, a2] > aabb[gj, 3 + a2]):
-        return npairs
+        return False
     if m.geom_bodyid[gi] == m.geom_bodyid[gj]:
-        return npairs
-    if dynamic_filtered(m, gi, gj, filterparent):
-        return npairs
+        return False
+    return not dynamic_filtered(m, gi, gj, filterparent)
+
+
+@jit
+def _bp_pair(m, d, gi, gj, npairs, narrow):
+    """Record the broadphase pair gi, gj (it passed _bp_candidate) and run the narrowphase.
+    The new count of pairs, or -1 when the constraint rows overflowed."""
     g1 = gi if gi < gj else gj
     g2 = gj if gi < gj else gi
     if npairs < d.bp_pairs.shape[0]:
@@ -561,9 +566,10 @@ def broadphase(m, d, narrow):
             gj = order[j]
             if aabb[gj, axis] > hi:
                 break
-            npairs = _bp_pair(m, d, gi, gj, axis, filterparent, npairs, narrow)
-            if npairs < 0:
-                return
+            if _bp_candidate(m, aabb, gi, gj, axis, filterparent):
+                npairs = _bp_pair(m, d, gi, gj, npairs, narrow)
+                if npairs < 0:
+                    return
     # moving against static: merge the two sorted lists; the one with the lower bound first
     # scans the other from its current position
     i = 0
@@ -577,9 +583,10 @@ def broadphase(m, d, narrow):
                 g = order[kk]
                 if aabb[g, axis] > hi:
                     break
-                npairs = _bp_pair(m, d, gd, g, axis, filterparent, npairs, narrow)
-                if npairs < 0:
-                    return
+                if _bp_candidate(m, aabb, gd, g, axis, filterparent):
+                    npairs = _bp_pair(m, d, gd, g, npairs, narrow)
+                    if npairs < 0:
+                        return
             i += 1
         else:
             hi = aabb[gs, 3 + axis]
@@ -587,9 +594,10 @@ def broadphase(m, d, narrow):
                 g = order[ii]
                 if aabb[g, axis] > hi:
                     break
-                npairs = _bp_pair(m, d, g, gs, axis, filterparent, npairs, narrow)
-                if npairs < 0:
-                    return
+                if _bp_candidate(m, aabb, g, gs, axis, filterparent):
+                    npairs = _bp_pair(m, d, g, gs, npairs, narrow)
+                    if npairs < 0:
+                        return
             k += 1
     d.bp_npairs[0] = npairs
 
