@@ -572,8 +572,8 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     The shared arguments go once into Ray's object store and are unpickled once per worker
     (_with_shared): fn must not change them. Twice as many tasks as workers are in flight (on
     a cluster given by address, at most jobs if given), so a large grid does not flood the
-    scheduler. A task whose worker died gives on_result(key, error_row(key, exception)); an
-    interruption cancels the tasks in flight."""
+    scheduler. A task whose worker died gives on_result(key, error_row(key, exception)) (or
+    raises without error_row); an interruption cancels the tasks in flight."""
     if serial:
         for key, args in calls:
             on_result(key, fn(*shared, *args))
@@ -597,6 +597,8 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
                 try:
                     value = ray.get(ref)
                 except Exception as e:               # the worker died (crash, out of memory)
+                    if error_row is None:
+                        raise
                     value = error_row(key, e)
                 on_result(key, value)
     finally:

@@ -184,7 +184,7 @@ def test_sweep_on_ray_equals_the_cells_run_here(ray_session, box, tmp_path):
 def _shared_probe(arr, k):
     """A task of map_tasks: its value, and whether arr is the copy its worker keeps."""
     from engine import sweep as worker_sweep
-    kept = any(arr is shared[0] for shared in worker_sweep._SHARED.values())
+    kept = any(shared and arr is shared[0] for shared in worker_sweep._SHARED.values())
     return os.getpid(), kept, float(arr[k])
 
 
