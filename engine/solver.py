@@ -39,7 +39,7 @@ import numpy as np
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_col, row_dot,
                          rows_dot)
-from .jit import jit
+from .jit import inlined, jit
 from .math import MINVAL, dot_row, dot_rows, first_bad
 
 
@@ -476,6 +476,12 @@ def dual_cost(d, f):
 # ------------------------------------------------------------------------------------------------
 # projected Gauss-Seidel
 # ------------------------------------------------------------------------------------------------
+# the row products of the sweeps compiled into them, as the contacts' split and block steps:
+# a call per row or contact, with the Data passed, costs about as much as the work
+_row_dot = inlined(getattr(row_dot, "py_func", row_dot))
+_row_axpy = inlined(getattr(row_axpy, "py_func", row_axpy))
+
+
 @jit
 def pgs(m, d, f, iterations, tolerance):
     """pgs_from the impulses f: (iterations used, residual); the impulse velocity
@@ -540,20 +546,20 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 continue
             if t != CONTACT_ELLIPTIC:
                 # a scalar row: exact minimisation along it, then projection
-                gi = efc_b[i] + efc_R[i] * f[i] + row_dot(d, i, efc_J, w)
+                gi = efc_b[i] + efc_R[i] * f[i] + _row_dot(d, i, efc_J, w)
                 h = max(efc_A[i, 0] + efc_R[i], MINVAL)
                 fi = project_scalar(t, efc_frictionloss[i], f[i] - gi / h)
                 delta = fi - f[i]
                 if delta != 0.0:
                     f[i] = fi
-                    row_axpy(d, i, efc_MinvJT, delta, w)
+                    _row_axpy(d, i, efc_MinvJT, delta, w)
                     improvement -= delta * (gi + 0.5 * h * delta)
                 i += 1
                 continue
             n = d.contact_dim[d.efc_id[i]]
             # gradient of the block: (A + R) f + b
             for k in range(n):
-                g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + row_dot(d, i + k, efc_J, w)
+                g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + _row_dot(d, i + k, efc_J, w)
                 gold[k] = g[k]
                 old[k] = f[i + k]
             if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
@@ -569,7 +575,7 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             for k in range(n):
                 delta = f[i + k] - old[k]
                 if delta != 0.0:
-                    row_axpy(d, i + k, efc_MinvJT, delta, w)
+                    _row_axpy(d, i + k, efc_MinvJT, delta, w)
                     hd = efc_R[i + k] * delta
                     for j in range(n):
                         hd += efc_A[i + k, j] * (f[i + j] - old[j])
@@ -588,7 +594,7 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             continue
         n = object_size(d, i)
         for k in range(n):
-            g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + row_dot(d, i + k, efc_J, w)
+            g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + _row_dot(d, i + k, efc_J, w)
             fmax = max(fmax, abs(f[i + k]))
         emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
         i += n
@@ -619,7 +625,7 @@ def natural_residual(d, i, n, f, g, z, out, wt):
     return e
 
 
-@jit
+@inlined
 def _cone_split(d, i, n, f, g, z, xf, c, H):
     """A contact visited in two parts, as MuJoCo's PGS does: the best multiple of the current
     impulse (or the normal impulse alone when it is zero), then the friction impulses alone
@@ -673,7 +679,7 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
             f[i + 1 + a] = xf[a]
 
 
-@jit
+@inlined
 def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
     """xf = argmin 1/2 x' H x + c' x over sum (x_j / mu_j)^2 <= fn^2: the m friction impulses of
     the elliptic contact at row i with its normal impulse fn fixed. H = (A + R) over the friction
@@ -732,7 +738,7 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
                 xf[a] *= fn / q
 
 
-@jit
+@inlined
 def _friction_ellipse2(d, i, c, fn, with_r, xf):
     """_friction_ellipse for the two sliding rows of a condim-3 contact: the same Newton steps on
     the secular equation, with (H + lam D)^-1 in closed form (the inverse of a 2 x 2)."""
@@ -794,7 +800,7 @@ def _friction_ellipse2(d, i, c, fn, with_r, xf):
 SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
 
 
-@jit
+@inlined
 def _free_block_step(d, i, n, f, g, L, z):
     """The block's unconstrained minimum x - H^-1 g (H = L L'), taken if it lies in the cone:
     it is then the block's constrained minimum too. False, f unchanged, otherwise (the
