@@ -513,7 +513,7 @@ def _insertion_sort(order, aabb, axis, start, stop):
 @inlined
 def _bp_candidate(m, aabb, gi, gj, axis, filterparent):
     """True when the broadphase candidate gi, gj (overlapping along axis) overlaps along the
-    other two axes and passes the filters (compiled into the sweep's loops, as they are)."""
+    other two axes and passes the filters; compiled into the sweep's loops, as the filters."""
     a1 = (axis + 1) % 3
     a2 = (axis + 2) % 3
     if (aabb[gj, a1] > aabb[gi, 3 + a1] or aabb[gi, a1] > aabb[gj, 3 + a1]
