@@ -137,23 +137,8 @@ def dot_rows2(A, i, B, j, a, b):
 
 @jit
 def dot_rows(A, i, j, n):
-    """sum_k A[i, k] A[j, k] over k < n, in four partial sums (dot_row)."""
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    k = 0
-    while k + 4 <= n:
-        s0 += A[i, k] * A[j, k]
-        s1 += A[i, k + 1] * A[j, k + 1]
-        s2 += A[i, k + 2] * A[j, k + 2]
-        s3 += A[i, k + 3] * A[j, k + 3]
-        k += 4
-    s = (s0 + s1) + (s2 + s3)
-    while k < n:
-        s += A[i, k] * A[j, k]
-        k += 1
-    return s
+    """sum_k A[i, k] A[j, k] over k < n (dot_rows2 of A with itself)."""
+    return dot_rows2(A, i, A, j, 0, n)
 
 
 @jit
