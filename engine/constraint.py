@@ -45,8 +45,10 @@ soft rows, by a pseudo-inverse when A is singular; v* then uses the full matrice
 import numpy as np
 
 from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
-from .jit import jit
-from .math import (MINVAL, add3, cross3, dot3, dot_row, dot_rows2, mat9, mulmatvec3, norm3,
+from numba import uint64
+
+from .jit import inlined, jit
+from .math import (MINVAL, add3, axpy_seg, cross3, dot3, dot_seg, mat9, mulmatvec3, norm3,
                    quat2vel, quat4, quat_mul, sub3, vec3)
 from .smooth import apply_ft, last_dof, solve_m
 
@@ -528,14 +530,14 @@ def make_constraint(m, d):
 # dofs at columns 0..num0-1, then range 1's; Data's rows then cost njmax x (the most dofs a row
 # can touch) instead of njmax x nv. MuJoCo's compressed rows (efc_J_rownnz, rowadr, colind)
 # with the column indices implied by the two ranges: sparse_rows gives them.
-@jit
+@inlined
 def dense_rows(d):
     """True when the rows (efc_J, efc_MinvJT) hold the dense layout (one column per dof);
     the sparse layout has the scratch rows efc_Jrow."""
     return d.efc_Jrow.shape[0] == 0
 
 
-@jit
+@inlined
 def row_col(d, i, r):
     """The column of rows[i] that holds the first dof of range r of row i."""
     if dense_rows(d):
@@ -568,34 +570,53 @@ def row_end(d, i, slot):
             c += 1
 
 
-@jit
+@inlined
 def row_dot(d, i, rows, x):
     """rows[i] . x over the row's nonzero dofs (efc_range)."""
-    if dense_rows(d):   # four partial sums over each range (dot_row)
-        a = d.efc_range[i, 0]
-        s = dot_row(rows, i, x, a, a + d.efc_range[i, 1])
-        n = d.efc_range[i, 3]
-        if n > 0:
-            a = d.efc_range[i, 2]
-            s += dot_row(rows, i, x, a, a + n)
+    return range_dot(d.efc_range, dense_rows(d), i, rows, x)
+
+
+@inlined
+def row_axpy(d, i, rows, scale, y):
+    """y += scale * rows[i] over the row's nonzero dofs."""
+    range_axpy(d.efc_range, dense_rows(d), i, rows, scale, y)
+
+
+@inlined
+def range_dot(rng, dense, i, rows, x):
+    """row_dot with efc_range and dense_rows(d) read by the caller (once for many rows: a loop
+    that writes to arrays must otherwise read them from d again for every row)."""
+    row = rows[i]
+    if dense:   # four partial sums over each range (dot_seg)
+        a = rng[i, 0]
+        s = dot_seg(row, a, x, a, rng[i, 1])
+        if rng[i, 3] > 0:
+            a = rng[i, 2]
+            s += dot_seg(row, a, x, a, rng[i, 3])
         return s
+    # the packed row: range 0's dofs, then range 1's, in one chain of additions
     s = 0.0
+    c = uint64(0)
     for r in range(2):
-        a = d.efc_range[i, 2 * r]
-        c = row_col(d, i, r) - a
-        for k in range(a, a + d.efc_range[i, 2 * r + 1]):
-            s += rows[i, k + c] * x[k]
+        k = uint64(rng[i, 2 * r])
+        end = k + uint64(rng[i, 2 * r + 1])
+        while k < end:
+            s += row[c] * x[k]
+            c += uint64(1)
+            k += uint64(1)
     return s
 
 
-@jit
-def row_axpy(d, i, rows, scale, y):
-    """y += scale * rows[i] over the row's nonzero dofs."""
+@inlined
+def range_axpy(rng, dense, i, rows, scale, y):
+    """row_axpy with efc_range and dense_rows(d) read by the caller (range_dot)."""
+    row = rows[i]
+    c = 0
     for r in range(2):
-        a = d.efc_range[i, 2 * r]
-        c = row_col(d, i, r) - a
-        for k in range(a, a + d.efc_range[i, 2 * r + 1]):
-            y[k] += scale * rows[i, k + c]
+        a = rng[i, 2 * r]
+        n = rng[i, 2 * r + 1]
+        axpy_seg(y, a, scale, row, a if dense else c, n)
+        c += n
 
 
 @jit
@@ -605,7 +626,7 @@ def rows_dot(d, i, rows_a, j, rows_b):
     s = 0.0
     for r in range(2):
         c = row_col(d, i, r)
-        s += dot_rows2(rows_a, i, rows_b, j, c, c + d.efc_range[i, 2 * r + 1])
+        s += dot_seg(rows_a[i], c, rows_b[j], c, d.efc_range[i, 2 * r + 1])
     return s
 
 

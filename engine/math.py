@@ -7,7 +7,9 @@ Spatial vectors are (rot, lin), MuJoCo's convention.
 import math
 
 from .constants import MAXVAL, MINVAL  # noqa: F401 (re-exported: kernels import it from here)
-from .jit import jit
+from numba import uint64
+
+from .jit import inlined, jit
 
 
 @jit
@@ -92,50 +94,64 @@ def dot3(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@jit
-def dot_row(A, i, x, a, b):
-    """sum_k A[i, k] x[k] over a <= k < b, in four partial sums as MuJoCo's mju_dot: four
+# Dot products and axpys over rows, compiled into their callers (a call with arrays passed costs
+# about what a short row does). The indices are unsigned: numba then leaves out the wraparound of
+# negative indices, which kept the compiler from vectorising the axpys and cost as much as the
+# arithmetic of the dot products.
+@inlined
+def dot_seg(u, j, x, k, n):
+    """sum_t u[j + t] x[k + t] over 0 <= t < n, in four partial sums as MuJoCo's mju_dot: four
     independent chains of additions instead of one (the compiler may not reorder them)."""
+    if n <= 0:
+        return 0.0
+    ju = uint64(j)
+    ku = uint64(k)
+    nu = uint64(n)
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
     s3 = 0.0
-    k = a
-    while k + 4 <= b:
-        s0 += A[i, k] * x[k]
-        s1 += A[i, k + 1] * x[k + 1]
-        s2 += A[i, k + 2] * x[k + 2]
-        s3 += A[i, k + 3] * x[k + 3]
-        k += 4
+    t = uint64(0)
+    while t + uint64(4) <= nu:
+        s0 += u[ju + t] * x[ku + t]
+        s1 += u[ju + t + uint64(1)] * x[ku + t + uint64(1)]
+        s2 += u[ju + t + uint64(2)] * x[ku + t + uint64(2)]
+        s3 += u[ju + t + uint64(3)] * x[ku + t + uint64(3)]
+        t += uint64(4)
     s = (s0 + s1) + (s2 + s3)
-    while k < b:
-        s += A[i, k] * x[k]
-        k += 1
+    while t < nu:
+        s += u[ju + t] * x[ku + t]
+        t += uint64(1)
     return s
 
 
-@jit
+@inlined
+def axpy_seg(y, k, scale, u, j, n):
+    """y[k + t] += scale * u[j + t] over 0 <= t < n."""
+    if n <= 0:
+        return
+    ju = uint64(j)
+    ku = uint64(k)
+    nu = uint64(n)
+    t = uint64(0)
+    while t < nu:
+        y[ku + t] += scale * u[ju + t]
+        t += uint64(1)
+
+
+@inlined
+def dot_row(A, i, x, a, b):
+    """sum_k A[i, k] x[k] over a <= k < b (dot_seg)."""
+    return dot_seg(A[i], a, x, a, b - a)
+
+
+@inlined
 def dot_rows2(A, i, B, j, a, b):
-    """sum_k A[i, k] B[j, k] over a <= k < b, in four partial sums (dot_row)."""
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    k = a
-    while k + 4 <= b:
-        s0 += A[i, k] * B[j, k]
-        s1 += A[i, k + 1] * B[j, k + 1]
-        s2 += A[i, k + 2] * B[j, k + 2]
-        s3 += A[i, k + 3] * B[j, k + 3]
-        k += 4
-    s = (s0 + s1) + (s2 + s3)
-    while k < b:
-        s += A[i, k] * B[j, k]
-        k += 1
-    return s
+    """sum_k A[i, k] B[j, k] over a <= k < b (dot_seg)."""
+    return dot_seg(A[i], a, B[j], a, b - a)
 
 
-@jit
+@inlined
 def dot_rows(A, i, j, n):
     """sum_k A[i, k] A[j, k] over k < n (dot_rows2 of A with itself)."""
     return dot_rows2(A, i, A, j, 0, n)

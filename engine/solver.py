@@ -37,8 +37,8 @@ import math
 import numpy as np
 
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
-                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy, row_col, row_dot,
-                         rows_dot)
+                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, dense_rows, range_axpy,
+                         range_dot, row_axpy, row_col, row_dot, rows_dot)
 from .jit import inlined, jit
 from .math import MINVAL, dot_row, dot_rows, first_bad
 
@@ -476,10 +476,10 @@ def dual_cost(d, f):
 # ------------------------------------------------------------------------------------------------
 # projected Gauss-Seidel
 # ------------------------------------------------------------------------------------------------
-# the row products of the sweeps compiled into them, as the contacts' split and block steps:
-# a call per row or contact, with the Data passed, costs about as much as the work
-_row_dot = inlined(getattr(row_dot, "py_func", row_dot))
-_row_axpy = inlined(getattr(row_axpy, "py_func", row_axpy))
+# The row products and the contacts' split and block steps are compiled into the sweeps (a call
+# per row or contact, with the Data passed, costs about as much as the work), and the arrays they
+# read are taken from the Data once per sweep or contact: compiled code reads an array of d
+# again after every write to any array, as it cannot tell that they do not overlap.
 
 
 @jit
@@ -511,6 +511,8 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     efc_type = d.efc_type
     efc_hard = d.efc_hard
     efc_frictionloss = d.efc_frictionloss
+    rng = d.efc_range
+    dense = dense_rows(d)
     # scratch of the contact blocks (at most 6 rows)
     vec = d.solver_vec
     z, out, wt, g, gold = vec[0, :6], vec[1, :6], vec[2, :6], vec[3, :6], vec[4, :6]
@@ -546,20 +548,21 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 continue
             if t != CONTACT_ELLIPTIC:
                 # a scalar row: exact minimisation along it, then projection
-                gi = efc_b[i] + efc_R[i] * f[i] + _row_dot(d, i, efc_J, w)
+                gi = efc_b[i] + efc_R[i] * f[i] + range_dot(rng, dense, i, efc_J, w)
                 h = max(efc_A[i, 0] + efc_R[i], MINVAL)
                 fi = project_scalar(t, efc_frictionloss[i], f[i] - gi / h)
                 delta = fi - f[i]
                 if delta != 0.0:
                     f[i] = fi
-                    _row_axpy(d, i, efc_MinvJT, delta, w)
+                    range_axpy(rng, dense, i, efc_MinvJT, delta, w)
                     improvement -= delta * (gi + 0.5 * h * delta)
                 i += 1
                 continue
             n = d.contact_dim[d.efc_id[i]]
             # gradient of the block: (A + R) f + b
             for k in range(n):
-                g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + _row_dot(d, i + k, efc_J, w)
+                g[k] = (efc_b[i + k] + efc_R[i + k] * f[i + k]
+                        + range_dot(rng, dense, i + k, efc_J, w))
                 gold[k] = g[k]
                 old[k] = f[i + k]
             if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
@@ -575,7 +578,7 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             for k in range(n):
                 delta = f[i + k] - old[k]
                 if delta != 0.0:
-                    _row_axpy(d, i + k, efc_MinvJT, delta, w)
+                    range_axpy(rng, dense, i + k, efc_MinvJT, delta, w)
                     hd = efc_R[i + k] * delta
                     for j in range(n):
                         hd += efc_A[i + k, j] * (f[i + j] - old[j])
@@ -594,7 +597,7 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             continue
         n = object_size(d, i)
         for k in range(n):
-            g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + _row_dot(d, i + k, efc_J, w)
+            g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + range_dot(rng, dense, i + k, efc_J, w)
             fmax = max(fmax, abs(f[i + k]))
         emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
         i += n
@@ -634,9 +637,11 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
     stay bounded by the normal one (an exact block solve may first raise the normal impulse
     to afford more friction, which makes the first sweeps overshoot).
     z, xf, c (6) and H (6 x 7) are scratch."""
+    efc_A = d.efc_A
+    efc_R = d.efc_R
     if f[i] <= MINVAL:
         # normal update with the friction cleared
-        h = d.efc_A[i, 0] + d.efc_R[i]
+        h = efc_A[i, 0] + efc_R[i]
         for a in range(n):
             z[a] = -f[i + a]
         z[0] += max(f[i] - g[0] / h, 0.0)
@@ -646,9 +651,9 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
         den = 0.0
         for a in range(n):
             num += f[i + a] * g[a]
-            hv = d.efc_R[i + a] * f[i + a]
+            hv = efc_R[i + a] * f[i + a]
             for b in range(n):
-                hv += d.efc_A[i + a, b] * f[i + b]
+                hv += efc_A[i + a, b] * f[i + b]
             den += f[i + a] * hv
         x = -num / den if den > MINVAL else 0.0
         x = max(x, -1.0)
@@ -658,7 +663,7 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
         delta = z[a]
         if delta != 0.0:
             for j in range(n):
-                g[j] += (d.efc_A[i + j, a] + (d.efc_R[i + a] if j == a else 0.0)) * delta
+                g[j] += (efc_A[i + j, a] + (efc_R[i + a] if j == a else 0.0)) * delta
             f[i + a] += delta
     fn = f[i]
     # friction: min 1/2 x' H x + c' x over sum (x_j / mu_j)^2 <= fn^2, H = (A + R) friction
@@ -666,7 +671,7 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
     for a in range(m):
         hx = 0.0
         for b in range(m):
-            hab = d.efc_A[i + 1 + a, 1 + b] + (d.efc_R[i + 1 + a] if a == b else 0.0)
+            hab = efc_A[i + 1 + a, 1 + b] + (efc_R[i + 1 + a] if a == b else 0.0)
             hx += hab * f[i + 1 + b]
         c[a] = g[1 + a] - hx
     _friction_ellipse(d, i, m, c, fn, True, H, xf, z)
@@ -674,8 +679,8 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
         delta = xf[a] - f[i + 1 + a]
         if delta != 0.0:
             for j in range(n):
-                g[j] += (d.efc_A[i + j, 1 + a]
-                         + (d.efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
+                g[j] += (efc_A[i + j, 1 + a]
+                         + (efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
             f[i + 1 + a] = xf[a]
 
 
@@ -685,6 +690,9 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
     the elliptic contact at row i with its normal impulse fn fixed. H = (A + R) over the friction
     rows, or with_r False (noslip) A alone, its diagonal kept >= NOSLIP_MINDIAG (MuJoCo's).
     H (6 x 7), z (6) are scratch."""
+    efc_A = d.efc_A
+    efc_R = d.efc_R
+    efc_mu = d.efc_mu
     # x(lam) = -(H + lam D)^-1 c, D = diag(1 / mu_j^2), with the multiplier lam >= 0 of the
     # ellipse: Newton on psi(lam) = q^-1/2 - 1/fn, q = x' D x (More and Sorensen's form of the
     # secular equation, nearly linear in lam: a few steps even for the flat ellipses of
@@ -695,11 +703,11 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
     lam = 0.0
     for _ in range(30):
         for a in range(m):
-            mu2 = d.efc_mu[i + 1 + a] ** 2
+            mu2 = efc_mu[i + 1 + a] ** 2
             for b in range(m):
-                H[a, b] = d.efc_A[i + 1 + a, 1 + b]
+                H[a, b] = efc_A[i + 1 + a, 1 + b]
             if with_r:
-                H[a, a] += d.efc_R[i + 1 + a] + lam / mu2
+                H[a, a] += efc_R[i + 1 + a] + lam / mu2
             else:
                 H[a, a] = max(H[a, a], NOSLIP_MINDIAG) + lam / mu2
             xf[a] = -c[a]
@@ -708,7 +716,7 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
         _cholesky_solve(H, m, xf)
         q = 0.0
         for a in range(m):
-            q += (xf[a] / d.efc_mu[i + 1 + a]) ** 2
+            q += (xf[a] / efc_mu[i + 1 + a]) ** 2
         if fn == 0.0 or (lam == 0.0 and q <= fn * fn):
             break                      # no friction possible, or the unconstrained optimum
         sq = math.sqrt(q)
@@ -716,11 +724,11 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
             break
         # dq/dlam = -2 (D x)' (H + lam D)^-1 (D x)
         for a in range(m):
-            z[a] = xf[a] / d.efc_mu[i + 1 + a] ** 2
+            z[a] = xf[a] / efc_mu[i + 1 + a] ** 2
         _cholesky_solve(H, m, z)
         dq = 0.0
         for a in range(m):
-            dq -= 2.0 * xf[a] / d.efc_mu[i + 1 + a] ** 2 * z[a]
+            dq -= 2.0 * xf[a] / efc_mu[i + 1 + a] ** 2 * z[a]
         if dq >= 0.0:
             break
         lam = max(lam + 2.0 * q * (1.0 - sq / fn) / dq, 0.5 * lam)
@@ -731,7 +739,7 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
         # guard against an unconverged multiplier: scale into the ellipse
         q = 0.0
         for a in range(m):
-            q += (xf[a] / d.efc_mu[i + 1 + a]) ** 2
+            q += (xf[a] / efc_mu[i + 1 + a]) ** 2
         q = math.sqrt(q)
         if q > fn:
             for a in range(m):
@@ -742,16 +750,19 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
 def _friction_ellipse2(d, i, c, fn, with_r, xf):
     """_friction_ellipse for the two sliding rows of a condim-3 contact: the same Newton steps on
     the secular equation, with (H + lam D)^-1 in closed form (the inverse of a 2 x 2)."""
-    mu1 = d.efc_mu[i + 1]
-    mu2 = d.efc_mu[i + 2]
+    efc_A = d.efc_A
+    efc_R = d.efc_R
+    efc_mu = d.efc_mu
+    mu1 = efc_mu[i + 1]
+    mu2 = efc_mu[i + 2]
     d1 = 1.0 / (mu1 * mu1)
     d2 = 1.0 / (mu2 * mu2)
-    h11 = d.efc_A[i + 1, 1]
-    h12 = d.efc_A[i + 1, 2]
-    h22 = d.efc_A[i + 2, 2]
+    h11 = efc_A[i + 1, 1]
+    h12 = efc_A[i + 1, 2]
+    h22 = efc_A[i + 2, 2]
     if with_r:
-        h11 += d.efc_R[i + 1]
-        h22 += d.efc_R[i + 2]
+        h11 += efc_R[i + 1]
+        h22 += efc_R[i + 2]
     else:
         h11 = max(h11, NOSLIP_MINDIAG)
         h22 = max(h22, NOSLIP_MINDIAG)
@@ -805,6 +816,7 @@ def _free_block_step(d, i, n, f, g, L, z):
     """The block's unconstrained minimum x - H^-1 g (H = L L'), taken if it lies in the cone:
     it is then the block's constrained minimum too. False, f unchanged, otherwise (the
     contacts that slide or separate), or when the block has no factor."""
+    efc_mu = d.efc_mu
     if L[i, 0] <= 0.0:
         return False
     for a in range(n):
@@ -815,7 +827,7 @@ def _free_block_step(d, i, n, f, g, L, z):
         return False
     q = 0.0
     for a in range(1, n):
-        q += ((f[i + a] + z[a]) / d.efc_mu[i + a]) ** 2
+        q += ((f[i + a] + z[a]) / efc_mu[i + a]) ** 2
     if q > fn * fn:
         return False
     for a in range(n):
