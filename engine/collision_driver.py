@@ -387,24 +387,30 @@ def dynamic_filtered(m, g1, g2, filterparent):
 @jit
 def geom_aabb_world(m, d):
     """geom_aabb_world: world boxes (lo, hi) of the geoms, inflated by margin + gap."""
-    for g in range(m.geom_type.shape[0]):
-        if m.geom_type[g] == PLANE:
+    # the arrays as locals: compiled code would read them from m and d again after every write
+    geom_type = m.geom_type
+    geom_aabb = m.geom_aabb
+    geom_margin = m.geom_margin
+    geom_gap = m.geom_gap
+    xpos = d.geom_xpos
+    xmat = d.geom_xmat
+    out = d.geom_aabb_world
+    for g in range(geom_type.shape[0]):
+        if geom_type[g] == PLANE:
             for k in range(3):
-                d.geom_aabb_world[g, k] = -INF
-                d.geom_aabb_world[g, 3 + k] = INF
+                out[g, k] = -INF
+                out[g, 3 + k] = INF
             continue
-        r = mat9(d.geom_xmat, g)
-        c = (m.geom_aabb[g, 0], m.geom_aabb[g, 1], m.geom_aabb[g, 2])
-        h = (m.geom_aabb[g, 3], m.geom_aabb[g, 4], m.geom_aabb[g, 5])
-        mg = m.geom_margin[g] + m.geom_gap[g]
+        c0, c1, c2 = geom_aabb[g, 0], geom_aabb[g, 1], geom_aabb[g, 2]
+        h0, h1, h2 = geom_aabb[g, 3], geom_aabb[g, 4], geom_aabb[g, 5]
+        mg = geom_margin[g] + geom_gap[g]
         for k in range(3):
             # centre: xpos + R c; half extent: |R| h + margin + gap
-            ck = (d.geom_xpos[g, k] + r[3 * k] * c[0] + r[3 * k + 1] * c[1]
-                  + r[3 * k + 2] * c[2])
-            hk = (abs(r[3 * k]) * h[0] + abs(r[3 * k + 1]) * h[1] + abs(r[3 * k + 2]) * h[2]
-                  + mg)
-            d.geom_aabb_world[g, k] = ck - hk
-            d.geom_aabb_world[g, 3 + k] = ck + hk
+            r0, r1, r2 = xmat[g, 3 * k], xmat[g, 3 * k + 1], xmat[g, 3 * k + 2]
+            ck = xpos[g, k] + r0 * c0 + r1 * c1 + r2 * c2
+            hk = abs(r0) * h0 + abs(r1) * h1 + abs(r2) * h2 + mg
+            out[g, k] = ck - hk
+            out[g, 3 + k] = ck + hk
 
 
 @jit
@@ -441,14 +447,14 @@ def _sweep_axis(m, d):
     return best
 
 
-@jit
+@inlined
 def _collidable(m, g):
     """True when geom g can collide with some geom (MuJoCo's bit masks: contype or
     conaffinity not zero); explicit pairs do not go through the broadphase."""
     return m.geom_contype[g] != 0 or m.geom_conaffinity[g] != 0
 
 
-@jit
+@inlined
 def _static(m, g):
     """True when geom g belongs to a weld body without dofs (static or mocap): it never
     collides with another such geom (MuJoCo's filter), only with moving ones."""
