@@ -809,9 +809,8 @@ def kernels(m: Model):
     with more in them, or the general ones), else the general ones: a process that steps many
     models compiles the general kernels once rather than a lean variant for each."""
     key = _lean_key(m)[0]
-    return tuple(_choose(m, key, name, general)
-                 for name, general in (("forward_kernel", forward_kernel),
-                                       ("step_kernel", step_kernel)))
+    return (_choose(m, key, "forward_kernel", forward_kernel),
+            _choose(m, key, "step_kernel", step_kernel))
 
 
 def _choose(m, key, name, general):
@@ -842,23 +841,30 @@ def _compiled(kernel):
 
 
 def _lean_key(m):
-    """(integrator, newton, names of the kernels bound to stubs) and the stubs for m."""
-    stubs = m.__dict__.get("_type_stubs")
-    if stubs is None:
-        # from the geom and sensor types, fixed once a model is compiled: found once per model
-        # (neither copied nor pickled with it)
+    """(integrator, newton, names of the kernels bound to stubs) and the stubs for m. Found
+    once per model and combination of the options it depends on (a step from Python asks for
+    it every time: building it cost a third of a small model's step)."""
+    eq_hard = m.eq_hard
+    options = (int(m.opt_integrator[0]), int(m.opt_solver[0]),
+               bool(m.opt_noslip_iterations[0] > 0), len(eq_hard) > 0 and bool(np.any(eq_hard)))
+    found = m.__dict__.get("_lean_keys")
+    if found is None:
+        # kept with the model (neither copied nor pickled with it)
+        found = {}
+        object.__setattr__(m, "_lean_keys", found)
+    if options not in found:
+        integrator, solver_, noslip, hard = options
+        # from the geom and sensor types, fixed once a model is compiled
         stubs = collision_driver.unused_narrowphase(m)
         stubs.update(sensor.unused_sensors(m))
-        object.__setattr__(m, "_type_stubs", stubs)
-    stubs = dict(stubs)
-    if not m.opt_noslip_iterations[0] > 0:
-        stubs["_noslip"] = _without_noslip
-    if not any(m.eq_hard):
-        # hard rows come only from hard equalities: PGS's elimination of them left out (its
-        # dense solves and pseudo-inverse are a tenth of a cold start's compile time)
-        stubs.update(condense_hard=_no_condense_hard, hard_impulses=_no_hard_impulses)
-    return (int(m.opt_integrator[0]), int(m.opt_solver[0]) == Solver.NEWTON,
-            tuple(sorted(stubs))), stubs
+        if not noslip:
+            stubs["_noslip"] = _without_noslip
+        if not hard:
+            # hard rows come only from hard equalities: PGS's elimination of them left out (its
+            # dense solves and pseudo-inverse are a tenth of a cold start's compile time)
+            stubs.update(condense_hard=_no_condense_hard, hard_impulses=_no_hard_impulses)
+        found[options] = ((integrator, solver_ == Solver.NEWTON, tuple(sorted(stubs))), stubs)
+    return found[options]          # (the stubs are shared: copied by whoever changes them)
 
 
 def lean_calls(m) -> dict:
@@ -932,10 +938,10 @@ def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
     check_data(m, d)
     warmup.join(m)
-    if m.opt_solver[0] == Solver.LCP:
+    if int(m.opt_solver[0]) == Solver.LCP:      # (int: numpy compares with an enum slowly)
         from . import hard_contact          # hard contact: a Python-level driver of the stages
         return hard_contact.forward(m, d)
-    kernel = kernels(m)[0]
+    kernel = _choose(m, _lean_key(m)[0], "forward_kernel", forward_kernel)
     kernel(m._struct, d._struct)
     while d.nefc_overflow[0]:
         _grow(m, d)
@@ -949,10 +955,10 @@ def step(m: Model, d: Data, nstep: int = 1) -> None:
     check_data(m, d)
     n = positive_int(nstep, "nstep")
     warmup.join(m)
-    if m.opt_solver[0] == Solver.LCP:
+    if int(m.opt_solver[0]) == Solver.LCP:
         from . import hard_contact
         return hard_contact.step(m, d, n)
-    kernel = kernels(m)[1]
+    kernel = _choose(m, _lean_key(m)[0], "step_kernel", step_kernel)
     done = 0
     while done < n:
         done += kernel(m._struct, d._struct, n - done)
