@@ -477,14 +477,24 @@ def _contact_jac(m, d, c, i, dim, body, p, scale):
     tangents rotate (frame rows 0, 1, 2). One walk up the body's chain serves all the rows
     (the columns of apply_ft); row k is built in row_begin's slot k (row_end packs it)."""
     offset = sub3(p, vec3(d.subtree_com, m.body_rootid[body]))
+    # the arrays as locals, read once (compiled code reads them from m and d again after every
+    # write otherwise); row_begin(d, i + k, k) is rows[first + k]
+    frame = d.contact_frame
+    cdof = d.cdof
+    parent = m.dof_parentid
+    dense = dense_rows(d)
+    rows = d.efc_J if dense else d.efc_Jrow
+    first = i if dense else 0
     j = last_dof(m, body)
     while j >= 0:
-        rot = (d.cdof[j, 0], d.cdof[j, 1], d.cdof[j, 2])
-        jp = add3((d.cdof[j, 3], d.cdof[j, 4], d.cdof[j, 5]), cross3(rot, offset))
+        rot = (cdof[j, 0], cdof[j, 1], cdof[j, 2])
+        jp = add3((cdof[j, 3], cdof[j, 4], cdof[j, 5]), cross3(rot, offset))
         for k in range(dim):
-            axis = _frame_axis(d, c, k)
-            row_begin(d, i + k, k)[j] += scale * dot3(rot if k >= 3 else jp, axis)
-        j = m.dof_parentid[j]
+            a = 3 * (k % 3)
+            u = rot if k >= 3 else jp
+            rows[first + k, j] += scale * (u[0] * frame[c, a] + u[1] * frame[c, a + 1]
+                                           + u[2] * frame[c, a + 2])
+        j = parent[j]
 
 
 @jit
