@@ -11,7 +11,7 @@ import math
 from .constraint import row_axpy
 from .enums import BiasType, ConstraintType, DisableBit, DynType, GainType, TrnType, Warning
 from .jit import jit
-from .math import MINVAL, is_bad, mat9, mulmatvec3, vec3, warn
+from .math import MINVAL, axpy_seg, is_bad, mat9, mulmatvec3, vec3, warn
 from .smooth import apply_ft
 
 
@@ -229,6 +229,8 @@ def fwd_actuation(m, d):
             warn(d, Warning.BADCTRL, i)
             bad = True
             break
+    qfrc = d.qfrc_actuator          # read once: qfrc_actuator += moment' force in the loop
+    moment = d.actuator_moment
     for i in range(nu):
         ctrl = 0.0 if bad else clamped_ctrl(m, d, i, clamp)
         adr = m.actuator_actadr[i]
@@ -268,8 +270,7 @@ def fwd_actuation(m, d):
         if m.actuator_forcelimited[i]:
             force = min(max(force, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
         d.actuator_force[i] = force
-        for k in range(nv):
-            d.qfrc_actuator[k] += d.actuator_moment[i, k] * force
+        axpy_seg(qfrc, 0, force, moment[i], 0, nv)
     # the total actuator force on a joint is clamped to the joint's actuatorfrcrange
     for j in range(m.jnt_type.shape[0]):
         if m.jnt_actfrclimited[j]:

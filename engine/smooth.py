@@ -8,9 +8,9 @@ Spatial vectors are (rot, lin) about the centre of mass of each kinematic tree
 from .enums import CamLight, JointType, SameFrame, Warning, WrapType
 from .jit import jit
 from .wrap import wrap
-from .math import (MINVAL, add3, add6, axis_angle2quat, cross3, cross_force, cross_motion, dot3,
-                   dot6, is_bad, mat9, mul_inert_vec, mulmattvec3, mulmatvec3, norm3,
-                   quat2mat, quat4, quat_mul, quat_normalize, quat_rotate, row6, row10, scl3,
+from .math import (MINVAL, add3, add6, axis_angle2quat, axpy_seg, cross3, cross_force,
+                   cross_motion, dot3, dot6, is_bad, mat9, mul_inert_vec, mulmattvec3, mulmatvec3,
+                   norm3, quat2mat, quat4, quat_mul, quat_normalize, quat_rotate, row6, row10, scl3,
                    set3, set4, set9, sub3, vec3, warn)
 
 FREE = int(JointType.FREE)
@@ -489,8 +489,7 @@ def factor_m(m, qLD, qLDiagInv):
             # stored one after the other, so row i's length is the distance to row i + 1's
             adr_ij = madr[i]
             end = madr[i + 1] if i + 1 < nv else nM
-            for cnt in range(end - adr_ij):
-                qLD[adr_ij + cnt] -= tmp * qLD[adr_ki + cnt]
+            axpy_seg(qLD, adr_ij, -tmp, qLD, adr_ki, end - adr_ij)
             qLD[adr_ki] = tmp
             i = parent[i]
             adr_ki += 1
