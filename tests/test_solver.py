@@ -304,3 +304,50 @@ def test_a_step_with_contacts_allocates_nothing(which):
             nrt.memsys_disable_stats()
     assert d.solver_niter > 0
     assert allocated == 0
+
+
+def test_row_products_match_numpy_and_mujocos_summation_order():
+    """engine.math.dot_seg / axpy_seg (compiled into the solvers with unsigned indices) against
+    numpy over offsets and lengths 0-13, and dot_seg bit for bit against the four partial sums
+    of MuJoCo's mju_dot written out in Python; a non-positive length is an empty sum."""
+    from numba import njit
+
+    from engine.math import axpy_seg, dot_seg
+
+    @njit
+    def dot(u, j, x, k, n):
+        return dot_seg(u, j, x, k, n)
+
+    @njit
+    def axpy(y, k, s, u, j, n):
+        axpy_seg(y, k, s, u, j, n)
+
+    def four_sums(u, x):
+        s = [0.0, 0.0, 0.0, 0.0]
+        t = 0
+        while t + 4 <= len(u):
+            for r in range(4):
+                s[r] += u[t + r] * x[t + r]
+            t += 4
+        total = (s[0] + s[1]) + (s[2] + s[3])
+        for r in range(t, len(u)):
+            total += u[r] * x[r]
+        return total
+
+    rng = np.random.default_rng(5)
+    u, x = rng.normal(size=20), rng.normal(size=20)
+    for j in range(3):
+        for k in range(3):
+            for n in range(14):
+                got = dot(u, j, x, k, n)
+                assert got == four_sums(u[j:j + n], x[k:k + n])
+                assert abs(got - u[j:j + n] @ x[k:k + n]) <= 1e-13
+                y = rng.normal(size=20)
+                want = y.copy()
+                want[k:k + n] += 0.7 * u[j:j + n]
+                axpy(y, k, 0.7, u, j, n)
+                assert np.array_equal(y, want)
+    assert dot(u, 0, x, 0, -3) == 0.0
+    y = x.copy()
+    axpy(y, 0, 2.0, u, 0, -1)
+    assert np.array_equal(y, x)
