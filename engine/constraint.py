@@ -43,10 +43,9 @@ soft rows, by a pseudo-inverse when A is singular; v* then uses the full matrice
 """
 
 import numpy as np
-
-from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
 from numba import uint64
 
+from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
 from .jit import inlined, jit
 from .math import (MINVAL, add3, axpy_seg, cross3, dot3, dot_seg, mat9, mulmatvec3, norm3,
                    quat2vel, quat4, quat_mul, sub3, vec3)

@@ -6,9 +6,9 @@ Spatial vectors are (rot, lin), MuJoCo's convention.
 """
 import math
 
-from .constants import MAXVAL, MINVAL  # noqa: F401 (re-exported: kernels import it from here)
 from numba import uint64
 
+from .constants import MAXVAL, MINVAL  # noqa: F401 (re-exported: kernels import it from here)
 from .jit import inlined, jit
 
 
