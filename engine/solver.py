@@ -46,7 +46,7 @@ from .math import MINVAL, dot_row, dot_rows, first_bad
 # ------------------------------------------------------------------------------------------------
 # cone projection
 # ------------------------------------------------------------------------------------------------
-@jit
+@inlined
 def cone_project(y, r, mu, n, x):
     """x = argmin_{x in C} sum_k r_k (x_k - y_k)^2, C = {x_0 >= ||(x_j / mu_j)||}, n = 1 + d.
 
@@ -80,7 +80,7 @@ def cone_project(y, r, mu, n, x):
         x[j] = scale * y[j]                   # r_j^-1/2 * scale * r_j^1/2 y_j
 
 
-@jit
+@inlined
 def object_size(d, i):
     """Number of rows of the object starting at row i."""
     if d.efc_type[i] == CONTACT_ELLIPTIC:
@@ -88,7 +88,7 @@ def object_size(d, i):
     return 1
 
 
-@jit
+@inlined
 def project_object(d, i, n, z, out, w):
     """Impulse of the object at rows i..i+n-1 nearest to z in the metric diag(w) (Theorem 4):
     equality rows unconstrained, friction loss an interval, limits, frictionless contacts and
@@ -100,7 +100,7 @@ def project_object(d, i, n, z, out, w):
         out[0] = project_scalar(t, d.efc_frictionloss[i], z[0])
 
 
-@jit
+@inlined
 def project_scalar(t, eta, z):
     """The impulse of a scalar row of type t nearest to z: equality rows unconstrained,
     friction loss within [-eta, eta], and f >= 0 for limits, frictionless contacts and
@@ -604,7 +604,7 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     return it, emax / max(fmax, MINVAL)
 
 
-@jit
+@inlined
 def natural_residual(d, i, n, f, g, z, out, wt):
     """max_k |e_k| of e = f - Proj^W(f - W^-1 g) for the object at rows i..i+n-1, g its
     gradient: the step of a projected gradient in the metric W, zero exactly at the object's
