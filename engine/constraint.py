@@ -47,7 +47,7 @@ from numba import uint64
 
 from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
 from .jit import inlined, jit
-from .math import (MINVAL, add3, axpy_seg, cross3, dot3, dot_seg, mat9, mulmatvec3, norm3,
+from .math import (MINVAL, add3, axpy_seg, cross3, dot_seg, mat9, mulmatvec3, norm3,
                    quat2vel, quat4, quat_mul, sub3, vec3)
 from .smooth import apply_ft, last_dof, solve_m
 
