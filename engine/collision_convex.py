@@ -21,10 +21,13 @@ Scratch (no allocation in a step) lives in Data: ``gjk_simplex`` and the ``epa_*
 """
 import math
 
+from numba import float64, uint64
+
 from .collision_primitive import normalize3, put
 from .enums import GeomType
-from .jit import jit
-from .math import MINVAL, add3, cross3, dot3, mat9, mulmattvec3, mulmatvec3, scl3, sub3, vec3
+from .jit import inlined, jit
+from .math import (MINVAL, add3, cross3, dot3, mat9, mulmattvec3, mulmatvec3, norm3, scl3, sub3,
+                   vec3)
 
 SPHERE = int(GeomType.SPHERE)
 CAPSULE = int(GeomType.CAPSULE)
@@ -211,72 +214,128 @@ def plane_convex(m, d, g1, g2, margin):
     put(cd, cp, cf, 0, dist, add3(s, scl3(n, -0.5 * dist)), n)
     if m.geom_type[g2] != MESH:
         return 1
-    count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 1, 0)
-    if count == 2:
-        count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 2, 1)
-    if count == 3:
-        count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 3, 2)
-    if count == 3:
-        count = _plane_mesh_pick(m, d, g2, n, pos1, margin, 3, 3)
-    return count
+    return _plane_mesh_patch(m, d, g2, n, pos1, s, margin)
+
+
+@inlined
+def _dist2(P, k, u, v):
+    """Squared distance in the plane from candidate k of P to the point (u, v)."""
+    du = P[k, 0] - u
+    dv = P[k, 1] - v
+    return du * du + dv * dv
 
 
 @jit
-def _plane_mesh_pick(m, d, g2, n, pos1, margin, count, mode):
-    """Add contact `count` at the best vertex of mesh g2 below the margin and distinct from
-    the contacts already in d.col_* (TOLPLANEMESH * rbound apart in the plane); returns the
-    new count (unchanged when no vertex qualifies). The best vertex, by mode: 0 farthest from
-    contact 0; 1 largest triangle with contacts 0 and 1; 2 largest triangle outside an edge
-    of triangle 0, 1, 2; 3 farthest from all the contacts."""
-    cp = d.col_pos
+def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
+    """Contacts 1-3 of plane : mesh g2 (see plane_convex), contact 0 being at its deepest hull
+    point s; returns the number of contacts.
+
+    One pass over the hull keeps the vertices below the margin (d.col_hullid) with their
+    coordinates in the plane (d.col_hullpt, relative to contact 0 along two tangents of the
+    normal, in the geom frame: distances and areas in the plane do not change under the
+    geom's rotation); the picks then only compare these 2D points. A candidate counts when
+    it is TOLPLANEMESH * rbound away, in the plane, from every contact so far. Twice the area
+    of the triangle a, b, q is the 2D cross product (b - a) x (q - a)."""
+    P = d.col_hullpt
+    ids = d.col_hullid
     r2 = mat9(d.geom_xmat, g2)
     p2 = vec3(d.geom_xpos, g2)
-    tol = TOLPLANEMESH * m.geom_rbound[g2]
-    c0 = (cp[0, 0], cp[0, 1], cp[0, 2])
-    c1 = (cp[1, 0], cp[1, 1], cp[1, 2])
-    c2 = (cp[2, 0], cp[2, 1], cp[2, 2])
-    # orientation of triangle 0, 1, 2 about n (mode 2: outward areas are positive)
-    orient = 1.0 if dot3(cross3(sub3(c1, c0), sub3(c2, c0)), n) > 0 else -1.0
-    best = 1e-12 * m.geom_rbound[g2] ** 2      # below: the same point or a straight line
-    bpos = (0.0, 0.0, 0.0)
-    bdist = 0.0
-    found = False
-    # depth of a hull vertex x (geom frame): n . (R x + p2 - pos1) = (R' n) . x + n . (p2 - pos1)
+    rbound = m.geom_rbound[g2]
+    tol2 = (TOLPLANEMESH * rbound) ** 2
+    floor = 1e-12 * rbound * rbound         # below: the same point or a straight line
+    # geom frame: the normal nl, tangents t1 and t2, depth of x = nl . x + off
     nl = mulmattvec3(r2, n)
+    ax = (1.0, 0.0, 0.0) if abs(nl[0]) < 0.6 else (0.0, 1.0, 0.0)
+    t1 = cross3(nl, ax)
+    t1 = scl3(t1, 1.0 / norm3(t1))
+    t2 = cross3(nl, t1)
     off = dot3(n, sub3(p2, pos1))
+    x0 = mulmattvec3(r2, sub3(s, p2))
+    u0 = dot3(t1, x0)
+    v0 = dot3(t2, x0)
+    # the candidates, and the one farthest from contact 0 (at the origin)
+    # (the hull's vertex i is mesh_vert[vertadr + vert_globalid[i]], as hull_vertex; the arrays
+    # are read once and indexed unsigned, which keeps this loop free of reloads and checks)
+    vert = m.mesh_vert
+    graph = m.mesh_graph
+    mesh = m.geom_dataid[g2]
+    base = uint64(m.mesh_vertadr[mesh])
+    adr = m.mesh_graphadr[mesh]
+    hull = adr >= 0
+    globalid = uint64(adr + 2 + graph[adr]) if hull else uint64(0)
+    nc = 0
+    k1 = -1
+    best = floor
     for i in range(hull_size(m, g2)):
-        x = hull_vertex(m, g2, i)
-        vd = dot3(nl, x) + off
-        if vd > margin:
+        iu = uint64(i)
+        a = base + (uint64(graph[globalid + iu]) if hull else iu)
+        x = (float64(vert[a, 0]), float64(vert[a, 1]), float64(vert[a, 2]))
+        if dot3(nl, x) + off > margin:
             continue
-        v = add3(mulmatvec3(r2, x), p2)
-        q = add3(v, scl3(n, -0.5 * vd))
-        # squared distance in the plane to the nearest contact so far
-        near = 1e300
-        for j in range(count):
-            dq = sub3(q, (cp[j, 0], cp[j, 1], cp[j, 2]))
-            near = min(near, dot3(dq, dq) - dot3(dq, n) ** 2)
-        if near < tol * tol:
+        u = dot3(t1, x) - u0
+        v = dot3(t2, x) - v0
+        ku = uint64(nc)
+        P[ku, 0] = u
+        P[ku, 1] = v
+        ids[ku] = i
+        r = u * u + v * v
+        if r >= tol2 and r > best:
+            best = r
+            k1 = nc
+        nc += 1
+    if k1 < 0:
+        return 1
+    _plane_mesh_put(m, d, g2, n, pos1, ids[k1], 1)
+    u1, v1 = P[k1, 0], P[k1, 1]
+    # the largest triangle with contacts 0 and 1
+    k2 = -1
+    best = floor
+    for k in range(nc):
+        if min(_dist2(P, k, 0.0, 0.0), _dist2(P, k, u1, v1)) < tol2:
             continue
-        if mode == 0 or mode == 3:
-            score = near
-        elif mode == 1:
-            # twice the triangle area |(c1 - c0) x (q - c0) . n|
-            score = abs(dot3(cross3(sub3(c1, c0), sub3(q, c0)), n))
-        else:
-            # outside edge (a, b): orient * ((b - a) x (q - a)) . n < 0
-            score = -min(orient * dot3(cross3(sub3(c1, c0), sub3(q, c0)), n),
-                         orient * dot3(cross3(sub3(c2, c1), sub3(q, c1)), n),
-                         orient * dot3(cross3(sub3(c0, c2), sub3(q, c2)), n))
-        if score > best:
-            best = score
-            bpos = q
-            bdist = vd
-            found = True
-    if not found:
-        return count
-    put(d.col_dist, cp, d.col_frame, count, bdist, bpos, n)
-    return count + 1
+        area = abs(u1 * P[k, 1] - v1 * P[k, 0])
+        if area > best:
+            best = area
+            k2 = k
+    if k2 < 0:
+        return 2
+    _plane_mesh_put(m, d, g2, n, pos1, ids[k2], 2)
+    u2, v2 = P[k2, 0], P[k2, 1]
+    # the farthest outside an edge of triangle 0, 1, 2 (outward areas positive) ...
+    orient = 1.0 if u1 * v2 - v1 * u2 > 0 else -1.0
+    k3 = -1
+    best = floor
+    for k in range(nc):
+        if min(_dist2(P, k, 0.0, 0.0), _dist2(P, k, u1, v1), _dist2(P, k, u2, v2)) < tol2:
+            continue
+        u, v = P[k, 0], P[k, 1]
+        out = -min(orient * (u1 * v - v1 * u),
+                   orient * ((u2 - u1) * (v - v1) - (v2 - v1) * (u - u1)),
+                   orient * (v2 * (u - u2) - u2 * (v - v2)))
+        if out > best:
+            best = out
+            k3 = k
+    if k3 < 0:
+        # ... or, with none outside, the farthest from the three
+        best = floor
+        for k in range(nc):
+            r = min(_dist2(P, k, 0.0, 0.0), _dist2(P, k, u1, v1), _dist2(P, k, u2, v2))
+            if r >= tol2 and r > best:
+                best = r
+                k3 = k
+    if k3 < 0:
+        return 3
+    _plane_mesh_put(m, d, g2, n, pos1, ids[k3], 3)
+    return 4
+
+
+@jit
+def _plane_mesh_put(m, d, g2, n, pos1, i, count):
+    """Contact `count` of plane : mesh at hull vertex i of g2: midway between the vertex and
+    the plane, at the vertex's depth, along the plane's normal."""
+    v = add3(mulmatvec3(mat9(d.geom_xmat, g2), hull_vertex(m, g2, i)), vec3(d.geom_xpos, g2))
+    depth = dot3(n, sub3(v, pos1))
+    put(d.col_dist, d.col_pos, d.col_frame, count, depth, add3(v, scl3(n, -0.5 * depth)), n)
 
 
 # ------------------------------------------------------------------------------------------------

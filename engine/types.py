@@ -437,6 +437,8 @@ epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
 hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
 geom_meshwarm       i ngeom      # hull vertex of a mesh geom's last support point (-1: none)
+col_hullpt          f nhullmax 2 # plane-mesh: in-plane coordinates of the hull vertices below the margin
+col_hullid          i nhullmax   # plane-mesh: their hull vertex indices
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data
@@ -983,6 +985,13 @@ class Model(_ArrayHolder):
         """Capacity of the tendon path buffers (two points per wrap object at most)."""
         return 2 * self.nwrap
 
+    @property
+    def nhullmax(self):
+        """Capacity of the plane-mesh candidate buffers: the most vertices of one mesh's convex
+        hull (all its vertices when it has no hull graph)."""
+        return max((int(self.mesh_graph[a]) if a >= 0 else int(n)
+                    for a, n in zip(self.mesh_graphadr, self.mesh_vertnum)), default=0)
+
     # named access, MuJoCo's m.body("name"), m.jnt / m.joint(...), ... (engine.views)
     body = accessor("body")
     joint = jnt = accessor("joint")
@@ -1050,7 +1059,8 @@ def data_sizes(m, nconmax, njmax, sparse=None) -> dict:
     sparse_jacobian(m)): njcol columns of efc_J, nvdense x nvdense for the dense Newton's
     matrices and njrow scratch rows (0 x 0 and 6 in the sparse layout, nv x nv and 0 dense)."""
     sparse = sparse_jacobian(m) if sparse is None else sparse
-    return dict(m._sizes, nwrap2=m.nwrap2, nconmax=nconmax, npairmax=max(64, 8 * m.ngeom),
+    return dict(m._sizes, nwrap2=m.nwrap2, nhullmax=m.nhullmax, nconmax=nconmax,
+                npairmax=max(64, 8 * m.ngeom),
                 njmax=njmax, njcol=jacobian_columns(m, sparse), nvdense=0 if sparse else m.nv,
                 njrow=6 if sparse else 0)
 

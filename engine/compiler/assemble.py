@@ -158,7 +158,9 @@ def check_model_memory(c, sizes):
     jac = c.opt["jacobian"]
     sparse = jac == Jacobian.SPARSE or (jac == Jacobian.AUTO and sizes["nv"] >= SPARSE_NV)
     nv = sizes["nv"]
-    data = spec_nbytes(DATA_SPEC, dict(sizes, nwrap2=2 * sizes["nwrap"], nconmax=1, njmax=1,
+    nhullmax = max((len(m.info.vert) for m in c.meshes), default=0)    # at least the hulls'
+    data = spec_nbytes(DATA_SPEC, dict(sizes, nwrap2=2 * sizes["nwrap"], nhullmax=nhullmax,
+                                       nconmax=1, njmax=1,
                                        npairmax=max(64, 8 * sizes["ngeom"]), njcol=nv,
                                        nvdense=0 if sparse else nv, njrow=3 if sparse else 0))
     model += 8 * sizes["nkey"]          # the list of key names (<size nkey> reserves keys)
