@@ -39,6 +39,7 @@ remaining ones are dropped; ``ensure_capacity(m, d)`` grows Data and runs collis
 import math
 
 import numpy as np
+from numba import uint64
 
 from .collision_convex import plane_convex, convex_convex
 from .collision_hfield import hfield_convex
@@ -326,22 +327,6 @@ def collide_geoms(m, d, g1, g2, ipair):
 # ------------------------------------------------------------------------------------------------
 # filtering
 # ------------------------------------------------------------------------------------------------
-@inlined
-def _body_filtered(m, b1, b2, filterparent):
-    """MuJoCo's weld-body rules: same weld body, both weld bodies without dofs (static or mocap:
-    no force can act), or weld parent/child (both not the world)."""
-    w1 = m.body_weldid[b1]
-    w2 = m.body_weldid[b2]
-    if w1 == w2:
-        return True
-    if m.body_dofnum[w1] == 0 and m.body_dofnum[w2] == 0:
-        return True
-    if filterparent and w1 != 0 and w2 != 0:
-        if w1 == m.body_weldid[m.body_parentid[w2]] or w2 == m.body_weldid[m.body_parentid[w1]]:
-            return True
-    return False
-
-
 @jit
 def _excluded(m, b1, b2):
     if b1 > b2:
@@ -359,25 +344,6 @@ def _in_pair(m, g1, g2):
         b = m.pair_geom2[k]
         if (a == g1 and b == g2) or (a == g2 and b == g1):
             return True
-    return False
-
-
-@inlined
-def dynamic_filtered(m, g1, g2, filterparent):
-    """True when the broadphase pair g1, g2 must not be tested (MuJoCo's filters). Compiled
-    into the broadphase's loops with _body_filtered: a call per candidate pair, with the Model
-    passed, costs more than the tests (about 100 ns)."""
-    if not ((m.geom_contype[g1] & m.geom_conaffinity[g2])
-            or (m.geom_contype[g2] & m.geom_conaffinity[g1])):
-        return True
-    b1 = m.geom_bodyid[g1]
-    b2 = m.geom_bodyid[g2]
-    if _body_filtered(m, b1, b2, filterparent):
-        return True
-    if m.exclude_body1.shape[0] > 0 and _excluded(m, b1, b2):
-        return True
-    if m.pair_geom1.shape[0] > 0 and _in_pair(m, g1, g2):
-        return True
     return False
 
 
@@ -516,35 +482,54 @@ def _insertion_sort(order, aabb, axis, start, stop):
         order[j + 1] = gi
 
 
-@inlined
-def _bp_candidate(m, aabb, gi, gj, axis, filterparent):
-    """True when the broadphase candidate gi, gj (overlapping along axis) overlaps along the
-    other two axes and passes the filters; compiled into the sweep's loops, as the filters."""
-    a1 = (axis + 1) % 3
-    a2 = (axis + 2) % 3
-    if (aabb[gj, a1] > aabb[gi, 3 + a1] or aabb[gi, a1] > aabb[gj, 3 + a1]
-            or aabb[gj, a2] > aabb[gi, 3 + a2] or aabb[gi, a2] > aabb[gj, 3 + a2]):
-        return False
-    if m.geom_bodyid[gi] == m.geom_bodyid[gj]:
-        return False
-    return not dynamic_filtered(m, gi, gj, filterparent)
-
-
 @jit
-def _bp_pair(m, d, gi, gj, npairs, narrow):
-    """Record the broadphase pair gi, gj (it passed _bp_candidate) and run the narrowphase.
-    The new count of pairs, or -1 when the constraint rows overflowed."""
-    g1 = gi if gi < gj else gj
-    g2 = gj if gi < gj else gi
-    if npairs < d.bp_pairs.shape[0]:
-        d.bp_pairs[npairs, 0] = g1
-        d.bp_pairs[npairs, 1] = g2
-    npairs += 1
-    if narrow:
-        collide_geoms(m, d, g1, g2, -1)
-        if d.nefc_overflow[0]:
-            d.bp_npairs[0] = npairs
-            return -1
+def _bp_flush(m, d, nc, npairs, narrow):
+    """The first nc pairs of bp_cand through MuJoCo's filters: the bit masks (contype of one
+    and conaffinity of the other share a bit); the weld-body rules (not the same weld body,
+    not both weld bodies without dofs, which no force moves, and not weld parent and child
+    unless both are the world's or filterparent is disabled); <exclude>; and pairs that an
+    explicit <pair> collides already. Those that pass are recorded in bp_pairs (up to its
+    capacity) and, when narrow, go to the narrowphase. The new count of pairs, or -1 when
+    the constraint rows overflowed. (The arrays as locals: a filter compiled in with the
+    Model passed cost more than its tests.)"""
+    filterparent = not (m.opt_disableflags[0] & FILTERPARENT)
+    cand = d.bp_cand
+    pairs = d.bp_pairs
+    contype = m.geom_contype
+    conaffinity = m.geom_conaffinity
+    gbody = m.geom_bodyid
+    weld = m.body_weldid
+    dofnum = m.body_dofnum
+    parent = m.body_parentid
+    excludes = m.exclude_body1.shape[0] > 0
+    explicit = m.pair_geom1.shape[0] > 0
+    for k in range(nc):
+        gi = cand[k, 0]
+        gj = cand[k, 1]
+        if not (contype[gi] & conaffinity[gj] or contype[gj] & conaffinity[gi]):
+            continue
+        w1 = weld[gbody[gi]]
+        w2 = weld[gbody[gj]]
+        if w1 == w2 or (dofnum[w1] == 0 and dofnum[w2] == 0):
+            continue
+        if filterparent and w1 != 0 and w2 != 0 and (w1 == weld[parent[w2]]
+                                                     or w2 == weld[parent[w1]]):
+            continue
+        if excludes and _excluded(m, gbody[gi], gbody[gj]):
+            continue
+        if explicit and _in_pair(m, gi, gj):
+            continue
+        g1 = min(gi, gj)
+        g2 = max(gi, gj)
+        if npairs < pairs.shape[0]:
+            pairs[npairs, 0] = g1
+            pairs[npairs, 1] = g2
+        npairs += 1
+        if narrow:
+            collide_geoms(m, d, g1, g2, -1)
+            if d.nefc_overflow[0]:
+                d.bp_npairs[0] = npairs
+                return -1
     return npairs
 
 
@@ -553,59 +538,76 @@ def broadphase(m, d, narrow):
     """Sweep and prune of the collidable geoms along one axis: the moving geoms among
     themselves, then the moving against the static ones (two sorted lists swept together, so
     that static geoms, which never collide with each other, cost nothing among themselves:
-    ten thousand world geoms in one place stay linear). The pairs that pass the filters go to
-    bp_pairs (up to its capacity) and, when narrow, straight to the narrowphase; bp_npairs
-    counts them."""
+    ten thousand world geoms in one place stay linear).
+
+    Each scan takes a geom g and a run order[start:stop] sorted by the lower bound along the
+    axis, up to the first geom that starts beyond g's box. Pairs whose boxes overlap along
+    the three axes, on two bodies, gather in bp_cand; when it might not hold the next scan,
+    and at the end, they go through the filters (_bp_flush): those that pass go to bp_pairs
+    (up to its capacity) and, when narrow, straight to the narrowphase, in the order of the
+    sweep; bp_npairs counts them. The scan is written once, in this loop, with its arrays as
+    locals and unsigned indices: a helper called per scan or compiled in per pair cost more
+    than the comparisons."""
     order = d.bp_order
     aabb = d.geom_aabb_world
+    body = m.geom_bodyid
+    cand = d.bp_cand
+    cap = cand.shape[0]
     nd, n = _sweep_geoms(m, d)
     axis = _sweep_axis(m, d)
     _insertion_sort(order, aabb, axis, 0, nd)
     _insertion_sort(order, aabb, axis, nd, n)
-    filterparent = not (m.opt_disableflags[0] & FILTERPARENT)
+    a0 = uint64(axis)
+    a1 = uint64((axis + 1) % 3)
+    a2 = uint64((axis + 2) % 3)
     npairs = 0
-    # moving against moving
-    for i in range(nd):
-        gi = order[i]
-        hi = aabb[gi, 3 + axis]
-        for j in range(i + 1, nd):
-            gj = order[j]
-            if aabb[gj, axis] > hi:
-                break
-            if _bp_candidate(m, aabb, gi, gj, axis, filterparent):
-                npairs = _bp_pair(m, d, gi, gj, npairs, narrow)
-                if npairs < 0:
-                    return
-    # moving against static: merge the two sorted lists; the one with the lower bound first
-    # scans the other from its current position
-    i = 0
-    k = nd
-    while i < nd and k < n:
-        gd = order[i]
-        gs = order[k]
-        if aabb[gd, axis] <= aabb[gs, axis]:
-            hi = aabb[gd, 3 + axis]
-            for kk in range(k, n):
-                g = order[kk]
-                if aabb[g, axis] > hi:
-                    break
-                if _bp_candidate(m, aabb, gd, g, axis, filterparent):
-                    npairs = _bp_pair(m, d, gd, g, npairs, narrow)
-                    if npairs < 0:
-                        return
+    nc = 0
+    i = 0           # moving geoms: order[:nd]
+    k = nd          # static geoms: order[nd:n]
+    merging = False
+    while True:
+        if not merging:
+            # moving against moving: each with those after it
+            if i == nd:
+                merging = True
+                i = 0
+                continue
+            g, start, stop = order[i], i + 1, nd
             i += 1
         else:
-            hi = aabb[gs, 3 + axis]
-            for ii in range(i, nd):
-                g = order[ii]
-                if aabb[g, axis] > hi:
-                    break
-                if _bp_candidate(m, aabb, g, gs, axis, filterparent):
-                    npairs = _bp_pair(m, d, g, gs, npairs, narrow)
-                    if npairs < 0:
-                        return
-            k += 1
-    d.bp_npairs[0] = npairs
+            # moving against static: the one with the lower bound scans the other list from
+            # its current position
+            if i >= nd or k >= n:
+                break
+            if aabb[order[i], axis] <= aabb[order[k], axis]:
+                g, start, stop = order[i], k, n
+                i += 1
+            else:
+                g, start, stop = order[k], i, nd
+                k += 1
+        if nc + stop - start > cap:
+            npairs = _bp_flush(m, d, nc, npairs, narrow)
+            if npairs < 0:
+                return
+            nc = 0
+        gu = uint64(g)
+        hi = aabb[gu, a0 + 3]
+        lo1, hi1 = aabb[gu, a1], aabb[gu, a1 + 3]
+        lo2, hi2 = aabb[gu, a2], aabb[gu, a2 + 3]
+        b = body[gu]
+        for j in range(start, stop):
+            h = uint64(order[j])
+            if aabb[h, a0] > hi:
+                break
+            if (aabb[h, a1] > hi1 or lo1 > aabb[h, a1 + 3] or aabb[h, a2] > hi2
+                    or lo2 > aabb[h, a2 + 3] or body[h] == b):
+                continue
+            cand[nc, 0] = g
+            cand[nc, 1] = h
+            nc += 1
+    npairs = _bp_flush(m, d, nc, npairs, narrow)
+    if npairs >= 0:
+        d.bp_npairs[0] = npairs
 
 
 @jit

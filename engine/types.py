@@ -422,6 +422,7 @@ sensor_criterion    f nconmax    # scratch of a contact sensor: sort key of the 
 geom_aabb_world     f ngeom 6    # world axis-aligned box of each geom inflated by its margin: lo, hi
 bp_order            i ngeom      # geoms sorted along the sweep axis
 bp_pairs            i npairmax 2 # candidate geom pairs from the broadphase
+bp_cand             i npairmax 2 # pairs whose boxes overlap, waiting for the filters
 bp_npairs           i 1          # number of candidate pairs
 bp_axis             i 1          # sweep axis of the broadphase (kept between steps)
 # collision scratch (narrowphase)
