@@ -4,6 +4,7 @@
                                       [--worst 5] [--csv FILE]
     python benchmarks/corpus_speed.py --best 300 [--filter TEXT]  # best single steps instead
     python benchmarks/corpus_speed.py --profile TEXT     # the stage profile of matching models
+    python benchmarks/corpus_speed.py --settle 1 --same-solver   # see below
 
 The corpus is benchmarks/corpus.py's (every distinct model MuJoCo loads under the installed
 dm_control, gymnasium and envpool asset packages). For each model that our compiler loads, both
@@ -17,6 +18,13 @@ ones, which a loaded machine disturbs least. Printed: every model's ratio, the m
 90th percentile and the worst five, and for the --worst slowest models the time per stage of
 both engines side by side (ours from engine.profile.stage_times, MuJoCo's from its own stage
 timers, mjData.timer, fed by a clock compiled with numba) at the state where the run ended.
+
+The chunks cover the first few hundred steps, where many models still settle (objects dropped
+onto a table, feet finding the floor); --settle S first runs both engines S simulated seconds
+from the start, untimed, to measure the steps that follow instead. A model file that names no
+solver gets MuJoCo's default there (Newton, pyramidal cones) and ours here (the paper's PGS,
+elliptic cones: engine.Solver); --same-solver gives MuJoCo our solver and cone, so that both
+solve the same problem the same way.
 """
 import argparse
 import ctypes
@@ -88,18 +96,25 @@ def mujoco_stage_times(mm, md, nstep):
 class Run:
     """Both engines on one model, from the first keyframe (or the default state)."""
 
-    def __init__(self, path):
+    def __init__(self, path, settle=0.0, same_solver=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.mm = mujoco.MjModel.from_xml_path(str(path))
         self.name = short_name(path)
         self.m = engine.load_model(str(path))
+        if same_solver and self.m.opt.solver in (engine.Solver.PGS, engine.Solver.NEWTON):
+            self.mm.opt.solver = int(self.m.opt.solver)      # the same numbers as mjtSolver
+            self.mm.opt.cone = int(self.m.opt.cone)          # ... and mjtCone
         self.md, self.d = mujoco.MjData(self.mm), engine.make_data(self.m)
         if self.mm.nkey:
             mujoco.mj_resetDataKeyframe(self.mm, self.md, 0)
             engine.reset_keyframe(self.m, self.d, 0)
         engine.step(self.m, self.d)            # any compilation outside the timing
         mujoco.mj_step(self.mm, self.md)
+        if settle > 0:
+            n = int(round(settle / self.mm.opt.timestep))
+            mujoco.mj_step(self.mm, self.md, nstep=n)
+            engine.step(self.m, self.d, n)
 
     def ratio(self, chunk, rounds):
         """(median of ours / MuJoCo's time per step over the rounds, MuJoCo's and our time per
@@ -178,17 +193,23 @@ def main():
     parser.add_argument("--profile", metavar="TEXT",
                         help="only the stage profile of the models whose path contains TEXT")
     parser.add_argument("--csv", help="also write name, nv, ratio, MuJoCo us, ours us")
+    parser.add_argument("--settle", type=float, default=0.0, metavar="S",
+                        help="simulated seconds run untimed by both engines before the chunks")
+    parser.add_argument("--same-solver", action="store_true",
+                        help="MuJoCo runs with our solver and cone instead of its defaults")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     print("corpus:", ", ".join(label for label, _ in corpus_roots()) or "none installed")
     print(load_line(), f"({numba.config.NUMBA_NUM_THREADS} cores)")
+    print(f"settle {args.settle} s untimed; MuJoCo's solver and cone: "
+          + ("ours" if args.same_solver else "the file's (its defaults where it names none)"))
     paths, _ = corpus(args.profile or args.filter)
     rows, runs, refused = [], {}, 0
     for k, path in enumerate(paths):
         print(f"\r[{k + 1}/{len(paths)}] {short_name(path)[:100]:<100}", end="", flush=True,
               file=sys.stderr)
         try:
-            run = Run(path)
+            run = Run(path, args.settle, args.same_solver)
         except engine.ModelError:
             refused += 1
             continue
@@ -225,7 +246,7 @@ def main():
         for ratio, name, nv, t_mj, t_ours in rows[:5]:
             print(f"  {ratio:7.2f}  {name}")
     for ratio, name, *_ in rows[:args.worst]:
-        run = Run(runs[name])
+        run = Run(runs[name], args.settle, args.same_solver)
         run.ratio(args.chunk, 1)
         ours, mj = run.profile()
         print_profile(f"{name} ({ratio:.2f}x)", ours, mj, run.d.ncon, run.d.nefc,
