@@ -68,6 +68,26 @@ def hull_vertex(m, g, i):
     return (m.mesh_vert[a, 0], m.mesh_vert[a, 1], m.mesh_vert[a, 2])
 
 
+@inlined
+def hull_layout(m, g):
+    """(base, globalid, graph) of mesh geom g for hull_row: its first row of mesh_vert, the
+    address of its hull's vert_globalid in mesh_graph, and whether it has a hull graph. For
+    loops over a hull that read mesh_vert and mesh_graph as locals, with unsigned indices."""
+    k = m.geom_dataid[g]
+    adr = m.mesh_graphadr[k]
+    graph = adr >= 0
+    return (uint64(m.mesh_vertadr[k]), uint64(adr + 2 + m.mesh_graph[adr]) if graph
+            else uint64(0), graph)
+
+
+@inlined
+def hull_row(G, base, globalid, graph, i):
+    """Row of mesh_vert of hull vertex i (hull_vertex), G being mesh_graph and the rest from
+    hull_layout."""
+    iu = uint64(i)
+    return base + (uint64(G[globalid + iu]) if graph else iu)
+
+
 @jit
 def _grid(x):
     """Index 0, 1, 2 of the grid coordinate -1, 0, 1 nearest to the direction component x."""
@@ -254,22 +274,16 @@ def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
     u0 = dot3(t1, x0)
     v0 = dot3(t2, x0)
     # the candidates, and the one farthest from contact 0 (at the origin)
-    # (the hull's vertex i is mesh_vert[vertadr + vert_globalid[i]], as hull_vertex; the arrays
-    # are read once and indexed unsigned, which keeps this loop free of reloads and checks)
-    vert = m.mesh_vert
-    graph = m.mesh_graph
-    mesh = m.geom_dataid[g2]
-    base = uint64(m.mesh_vertadr[mesh])
-    adr = m.mesh_graphadr[mesh]
-    hull = adr >= 0
-    globalid = uint64(adr + 2 + graph[adr]) if hull else uint64(0)
+    # (the arrays read once and indexed unsigned: no reloads or checks in the loop)
+    V = m.mesh_vert
+    G = m.mesh_graph
+    base, globalid, graph = hull_layout(m, g2)
     nc = 0
     k1 = -1
     best = floor
     for i in range(hull_size(m, g2)):
-        iu = uint64(i)
-        a = base + (uint64(graph[globalid + iu]) if hull else iu)
-        x = (float64(vert[a, 0]), float64(vert[a, 1]), float64(vert[a, 2]))
+        a = hull_row(G, base, globalid, graph, i)
+        x = (float64(V[a, 0]), float64(V[a, 1]), float64(V[a, 2]))
         if dot3(nl, x) + off > margin:
             continue
         u = dot3(t1, x) - u0
@@ -1007,28 +1021,51 @@ def _vertex(m, g, i):
     return hull_vertex(m, g, i)
 
 
+@inlined
+def _face_vertex(w, row, k, x, t1, t2, u):
+    """Row row + k of w = the world point x as (t1, t2, height along u); returns k + 1."""
+    w[row + k, 0] = dot3(x, t1)
+    w[row + k, 1] = dot3(x, t2)
+    w[row + k, 2] = dot3(x, u)
+    return k + 1
+
+
 @jit
 def _face_polygon(m, d, g, u, t1, t2, w, row):
     """Vertices of geom g whose height along u is within FACE_TOL * rbound of the maximum,
     as (t1, t2, height along u) rows of w sorted by angle; returns their number."""
     r = mat9(d.geom_xmat, g)
     p = vec3(d.geom_xpos, g)
-    nvert = _nvertex(m, g)
     # heights in the geom frame: u . (R x + p) = (R' u) . x + u . p
     ul = mulmattvec3(r, u)
-    hmax = -1e300
-    for i in range(nvert):
-        hmax = max(hmax, dot3(ul, _vertex(m, g, i)))
     tol = FACE_TOL * m.geom_rbound[g]
     k = 0
-    for i in range(nvert):
-        xl = _vertex(m, g, i)
-        if dot3(ul, xl) >= hmax - tol and k < _NPOLY:
-            x = add3(mulmatvec3(r, xl), p)
-            w[row + k, 0] = dot3(x, t1)
-            w[row + k, 1] = dot3(x, t2)
-            w[row + k, 2] = dot3(x, u)
-            k += 1
+    if m.geom_type[g] == BOX:
+        hmax = -1e300
+        for i in range(8):
+            hmax = max(hmax, dot3(ul, _vertex(m, g, i)))
+        for i in range(8):
+            xl = _vertex(m, g, i)
+            if dot3(ul, xl) >= hmax - tol and k < _NPOLY:
+                k = _face_vertex(w, row, k, add3(mulmatvec3(r, xl), p), t1, t2, u)
+    else:
+        # a mesh: its hull's heights kept from the first pass (d.col_hullpt column 0), the
+        # arrays read once and indexed unsigned
+        V = m.mesh_vert
+        G = m.mesh_graph
+        H = d.col_hullpt
+        base, globalid, graph = hull_layout(m, g)
+        nvert = hull_size(m, g)
+        hmax = -1e300
+        for i in range(nvert):
+            a = hull_row(G, base, globalid, graph, i)
+            h = dot3(ul, (float64(V[a, 0]), float64(V[a, 1]), float64(V[a, 2])))
+            H[i, 0] = h
+            hmax = max(hmax, h)
+        for i in range(nvert):
+            if H[i, 0] >= hmax - tol and k < _NPOLY:
+                k = _face_vertex(w, row, k, add3(mulmatvec3(r, hull_vertex(m, g, i)), p),
+                                 t1, t2, u)
     # sort counter-clockwise about the centroid (insertion sort on the angle)
     cu = 0.0
     cv = 0.0
