@@ -94,7 +94,7 @@ def _grid(x):
     return 2 if x > 0.4 else (0 if x < -0.4 else 1)
 
 
-@jit
+@inlined
 def mesh_support(m, d, g, ld):
     """Support point of mesh geom g along ld (geom frame).
 
@@ -148,7 +148,7 @@ def mesh_support(m, d, g, ld):
     return (V[j, 0], V[j, 1], V[j, 2])
 
 
-@jit
+@inlined
 def support_local(m, d, g, ld):
     """Support point of geom g in its own frame along the (not necessarily unit) ld."""
     t = m.geom_type[g]
