@@ -278,6 +278,41 @@ def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed):
         assert lam <= 1e-8 * np.abs(gF).max() / max(np.abs(Dx).max(), 1e-300)
 
 
+def test_split_update_of_a_condim3_contact_sticks_and_slides():
+    """The split update of a condim-3 contact (the closed-form 2 x 2 ellipse, with the
+    unconstrained optimum tried first): the friction impulses satisfy the ellipse's KKT
+    conditions at the new normal impulse, on random problems that stick (the optimum strictly
+    inside, lam = 0) and slide (on the ellipse, lam > 0); both occur."""
+    rng = np.random.default_rng(7)
+    outcomes = set()
+    for trial in range(40):
+        m, d, vhat = random_problem(rng, ["c3"])
+        d.efc_b[1:3] *= 10.0 ** rng.uniform(-3, 1)     # weak to strong tangential pull
+        d.efc_b[0] = -3.0 * np.abs(d.efc_b[:3]).max()   # approaching: the normal impulse > 0
+        solver.compute_A(m._struct, d._struct)
+        mu = d.efc_mu[1:3].copy()
+        H = d.efc_A[:3, :3] + np.diag(d.efc_R[:3])
+        f = np.zeros(3)
+        f[0] = abs(rng.standard_normal())
+        g = H @ f + d.efc_b[:3]
+        scratch = [np.empty(6) for _ in range(3)] + [np.empty((6, 7))]
+        solver._cone_split(d._struct, 0, 3, f, g, *scratch)
+        np.testing.assert_allclose(g, H @ f + d.efc_b[:3], rtol=0, atol=1e-10 * np.abs(g).max())
+        x, gF, Dx = f[1:], g[1:], f[1:] / mu ** 2
+        q = np.sqrt(np.sum((x / mu) ** 2))
+        assert f[0] > 0 and q <= f[0] * (1 + 1e-9)
+        lam = max(-(gF @ Dx) / (Dx @ Dx), 0.0) if q > 0 else 0.0
+        scale = np.abs(H[1:, 1:]) @ np.abs(x) + np.abs(gF - H[1:, 1:] @ x) + lam * np.abs(Dx)
+        assert np.all(np.abs(gF + lam * Dx) <= 1e-8 * scale + 1e-300), trial
+        if q < f[0] * (1 - 1e-9):
+            assert np.abs(gF).max() <= 1e-8 * scale.max(), trial      # stationary: sticks
+            outcomes.add("stick")
+        else:
+            assert lam > 0, trial
+            outcomes.add("slide")
+    assert outcomes == {"stick", "slide"}
+
+
 @pytest.mark.parametrize("which", ["NEWTON", "PGS"])
 def test_a_step_with_contacts_allocates_nothing(which):
     """The solvers' scratch lives in Data: a step of the lying humanoid (contacts, a joint
