@@ -486,9 +486,9 @@ def _insertion_sort(order, aabb, axis, start, stop):
 def _bp_flush(m, d, nc, npairs, narrow):
     """The first nc pairs of bp_cand through MuJoCo's filters: the bit masks (contype of one
     and conaffinity of the other share a bit); the weld-body rules (not the same weld body,
-    not both weld bodies without dofs, which no force moves, and not weld parent and child
-    unless both are the world's or filterparent is disabled); <exclude>; and pairs that an
-    explicit <pair> collides already. Those that pass are recorded in bp_pairs (up to its
+    not both weld bodies without dofs, which no force moves, and, unless filterparent is
+    disabled, not weld parent and child when neither is the world); <exclude>; and pairs that
+    an explicit <pair> collides already. Those that pass are recorded in bp_pairs (up to its
     capacity) and, when narrow, go to the narrowphase. The new count of pairs, or -1 when
     the constraint rows overflowed. (The arrays as locals: a filter compiled in with the
     Model passed cost more than its tests.)"""
