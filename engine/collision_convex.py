@@ -17,7 +17,9 @@ point would let the geoms rock: the faces of both geoms nearly orthogonal to the
 (the deepest and the ones farthest from it), each with its own depth along the normal, none
 deeper than the EPA depth (which stays the deepest contact when no clipped point reaches it).
 
-Scratch (no allocation in a step) lives in Data: ``gjk_simplex`` and the ``epa_*`` arrays.
+Scratch (no allocation in a step) lives in Data: ``gjk_simplex``, the ``epa_*`` arrays, ``col_work``
+(face polygons and their clipping) and ``col_hullpt``/``col_hullid`` (a hull's vertices below a
+plane, or its heights along a face normal).
 """
 import math
 
