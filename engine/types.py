@@ -438,8 +438,8 @@ epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
 hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
 geom_meshwarm       i ngeom      # hull vertex of a mesh geom's last support point (-1: none)
-col_hullpt          f nhullmax 2 # plane-mesh: in-plane coordinates of the hull vertices below the margin
-col_hullid          i nhullmax   # plane-mesh: their hull vertex indices
+col_hullpt          f nhullmax 2 # a mesh hull's vertices: in-plane coordinates (plane-mesh) or heights (face polygons)
+col_hullid          i nhullmax   # plane-mesh: hull indices of the vertices in col_hullpt
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data
@@ -988,8 +988,8 @@ class Model(_ArrayHolder):
 
     @property
     def nhullmax(self):
-        """Capacity of the plane-mesh candidate buffers: the most vertices of one mesh's convex
-        hull (all its vertices when it has no hull graph)."""
+        """Capacity of the hull scratch (col_hullpt, col_hullid): the most vertices of one
+        mesh's convex hull (all its vertices when it has no hull graph)."""
         return max((int(self.mesh_graph[a]) if a >= 0 else int(n)
                     for a, n in zip(self.mesh_graphadr, self.mesh_vertnum)), default=0)
 
