@@ -125,6 +125,49 @@ def dot_seg(u, j, x, k, n):
     return s
 
 
+
+@inlined
+def dot3_seg(u0, u1, u2, j, x, k, n):
+    """dot_seg of three rows u0, u1, u2 with x over the same n entries: one pass over x, each
+    sum in dot_seg's four partial sums (the same results, bit for bit)."""
+    if n <= 0:
+        return 0.0, 0.0, 0.0
+    ju = uint64(j)
+    ku = uint64(k)
+    nu = uint64(n)
+    a0 = a1 = a2 = a3 = 0.0
+    b0 = b1 = b2 = b3 = 0.0
+    c0 = c1 = c2 = c3 = 0.0
+    t = uint64(0)
+    while t + uint64(4) <= nu:
+        x0 = x[ku + t]
+        x1 = x[ku + t + uint64(1)]
+        x2 = x[ku + t + uint64(2)]
+        x3 = x[ku + t + uint64(3)]
+        a0 += u0[ju + t] * x0
+        a1 += u0[ju + t + uint64(1)] * x1
+        a2 += u0[ju + t + uint64(2)] * x2
+        a3 += u0[ju + t + uint64(3)] * x3
+        b0 += u1[ju + t] * x0
+        b1 += u1[ju + t + uint64(1)] * x1
+        b2 += u1[ju + t + uint64(2)] * x2
+        b3 += u1[ju + t + uint64(3)] * x3
+        c0 += u2[ju + t] * x0
+        c1 += u2[ju + t + uint64(1)] * x1
+        c2 += u2[ju + t + uint64(2)] * x2
+        c3 += u2[ju + t + uint64(3)] * x3
+        t += uint64(4)
+    sa = (a0 + a1) + (a2 + a3)
+    sb = (b0 + b1) + (b2 + b3)
+    sc = (c0 + c1) + (c2 + c3)
+    while t < nu:
+        xt = x[ku + t]
+        sa += u0[ju + t] * xt
+        sb += u1[ju + t] * xt
+        sc += u2[ju + t] * xt
+        t += uint64(1)
+    return sa, sb, sc
+
 @inlined
 def axpy_seg(y, k, scale, u, j, n):
     """y[k + t] += scale * u[j + t] over 0 <= t < n."""
@@ -136,6 +179,21 @@ def axpy_seg(y, k, scale, u, j, n):
     t = uint64(0)
     while t < nu:
         y[ku + t] += scale * u[ju + t]
+        t += uint64(1)
+
+
+@inlined
+def axpy3_seg(y, k, s0, u0, s1, u1, s2, u2, j, n):
+    """y[k + t] += s0 u0[j + t], then s1 u1[j + t], then s2 u2[j + t] over 0 <= t < n: three
+    axpy_seg in one pass over y (the same results, bit for bit)."""
+    if n <= 0:
+        return
+    ju = uint64(j)
+    ku = uint64(k)
+    nu = uint64(n)
+    t = uint64(0)
+    while t < nu:
+        y[ku + t] = ((y[ku + t] + s0 * u0[ju + t]) + s1 * u1[ju + t]) + s2 * u2[ju + t]
         t += uint64(1)
 
 

@@ -38,7 +38,8 @@ import numpy as np
 
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, contact_nrows, dense_rows, range_axpy,
-                         range_dot, row_axpy, row_col, row_dot, rows_dot)
+                         range_axpy3, range_dot, range_dot3, row_axpy, row_col, row_dot,
+                         rows_dot)
 from .jit import inlined, jit
 from .math import MINVAL, dot_row, dot_rows, first_bad
 
@@ -560,9 +561,9 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 continue
             n = d.contact_dim[d.efc_id[i]]
             # gradient of the block: (A + R) f + b
+            _rows_dot(rng, dense, i, n, efc_J, w, g)
             for k in range(n):
-                g[k] = (efc_b[i + k] + efc_R[i + k] * f[i + k]
-                        + range_dot(rng, dense, i + k, efc_J, w))
+                g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
                 gold[k] = g[k]
                 old[k] = f[i + k]
             if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
@@ -574,15 +575,8 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 # once when zero is the block's optimum)
                 if not _free_block_step(d, i, n, f, g, L, z):
                     _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
-            # cost decrease of the object: -(g' delta + 1/2 delta' H delta), H = (A + R)_block
-            for k in range(n):
-                delta = f[i + k] - old[k]
-                if delta != 0.0:
-                    range_axpy(rng, dense, i + k, efc_MinvJT, delta, w)
-                    hd = efc_R[i + k] * delta
-                    for j in range(n):
-                        hd += efc_A[i + k, j] * (f[i + j] - old[j])
-                    improvement -= delta * (gold[k] + 0.5 * hd)
+            improvement = _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old,
+                                        gold, w, improvement)
             i += n
         cost -= improvement
         if tolerance > 0.0 and improvement < tolerance * max(abs(cost), MINVAL):
@@ -596,12 +590,58 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             i += 1
             continue
         n = object_size(d, i)
+        _rows_dot(rng, dense, i, n, efc_J, w, g)
         for k in range(n):
-            g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + range_dot(rng, dense, i + k, efc_J, w)
+            g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
             fmax = max(fmax, abs(f[i + k]))
         emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
         i += n
     return it, emax / max(fmax, MINVAL)
+
+
+@inlined
+def _rows_dot(rng, dense, i, n, rows, x, out):
+    """out[k] = rows[i + k] . x for k < n, the n rows of an object (range_dot; a condim-3
+    contact's in one pass, range_dot3)."""
+    if n == 3:
+        out[0], out[1], out[2] = range_dot3(rng, dense, i, rows, x)
+        return
+    for k in range(n):
+        out[k] = range_dot(rng, dense, i + k, rows, x)
+
+
+@inlined
+def _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old, gold, w, improvement):
+    """After the contact at rows i..i+n-1 moved from the impulses old (gradient gold) to f:
+    w += M^-1 J' (f - old) over its rows, and improvement plus its cost decrease
+    -(gold' e + 1/2 e' H e), e = f - old, H = (A + R)_block, returned.
+    A condim-3 contact keeps its block in scalars (registers: the compiler must assume that
+    every store to an array changes the others, so the general loop reloads them), with the
+    same sums in the same order."""
+    if n == 3:
+        e0 = f[i] - old[0]
+        e1 = f[i + 1] - old[1]
+        e2 = f[i + 2] - old[2]
+        hd0 = efc_R[i] * e0 + efc_A[i, 0] * e0 + efc_A[i, 1] * e1 + efc_A[i, 2] * e2
+        hd1 = (efc_R[i + 1] * e1 + efc_A[i + 1, 0] * e0 + efc_A[i + 1, 1] * e1
+               + efc_A[i + 1, 2] * e2)
+        hd2 = (efc_R[i + 2] * e2 + efc_A[i + 2, 0] * e0 + efc_A[i + 2, 1] * e1
+               + efc_A[i + 2, 2] * e2)
+        improvement -= e0 * (gold[0] + 0.5 * hd0)
+        improvement -= e1 * (gold[1] + 0.5 * hd1)
+        improvement -= e2 * (gold[2] + 0.5 * hd2)
+        if e0 != 0.0 or e1 != 0.0 or e2 != 0.0:
+            range_axpy3(rng, dense, i, efc_MinvJT, e0, e1, e2, w)
+        return improvement
+    for k in range(n):
+        delta = f[i + k] - old[k]
+        if delta != 0.0:
+            range_axpy(rng, dense, i + k, efc_MinvJT, delta, w)
+            hd = efc_R[i + k] * delta
+            for j in range(n):
+                hd += efc_A[i + k, j] * (f[i + j] - old[j])
+            improvement -= delta * (gold[k] + 0.5 * hd)
+    return improvement
 
 
 @inlined
@@ -636,9 +676,13 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
     Each part is minimised exactly, so the cost decreases, and the impulses of early sweeps
     stay bounded by the normal one (an exact block solve may first raise the normal impulse
     to afford more friction, which makes the first sweeps overshoot).
-    z, xf, c (6) and H (6 x 7) are scratch."""
+    g is the block's gradient on entry (scratch on return); z, xf, c (6) and H (6 x 7) are
+    scratch."""
     efc_A = d.efc_A
     efc_R = d.efc_R
+    if n == 3:
+        _contact3_split(efc_A, efc_R, d.efc_mu, i, f, g)
+        return
     if f[i] <= MINVAL:
         # normal update with the friction cleared
         h = efc_A[i, 0] + efc_R[i]
@@ -676,12 +720,63 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
         c[a] = g[1 + a] - hx
     _friction_ellipse(d, i, m, c, fn, True, H, xf, z)
     for a in range(m):
-        delta = xf[a] - f[i + 1 + a]
-        if delta != 0.0:
-            for j in range(n):
-                g[j] += (efc_A[i + j, 1 + a]
-                         + (efc_R[i + 1 + a] if j == 1 + a else 0.0)) * delta
-            f[i + 1 + a] = xf[a]
+        f[i + 1 + a] = xf[a]
+
+
+@inlined
+def _contact3_split(efc_A, efc_R, efc_mu, i, f, g):
+    """_cone_split of a condim-3 contact, its block in scalars (registers: the compiler must
+    assume that a store to any array changes the others, so the general code reloads them):
+    the same sums in the same order."""
+    a00 = efc_A[i, 0]
+    a01 = efc_A[i, 1]
+    a02 = efc_A[i, 2]
+    a10 = efc_A[i + 1, 0]
+    a11 = efc_A[i + 1, 1]
+    a12 = efc_A[i + 1, 2]
+    a20 = efc_A[i + 2, 0]
+    a21 = efc_A[i + 2, 1]
+    a22 = efc_A[i + 2, 2]
+    r0 = efc_R[i]
+    r1 = efc_R[i + 1]
+    r2 = efc_R[i + 2]
+    f0 = f[i]
+    f1 = f[i + 1]
+    f2 = f[i + 2]
+    if f0 <= MINVAL:
+        # normal update with the friction cleared
+        z0 = -f0 + max(f0 - g[0] / (a00 + r0), 0.0)
+        z1 = -f1
+        z2 = -f2
+    else:
+        # ray update: the best multiple of the current impulse, normal kept >= 0
+        num = f0 * g[0] + f1 * g[1] + f2 * g[2]
+        den = (f0 * (r0 * f0 + a00 * f0 + a01 * f1 + a02 * f2)
+               + f1 * (r1 * f1 + a10 * f0 + a11 * f1 + a12 * f2)
+               + f2 * (r2 * f2 + a20 * f0 + a21 * f1 + a22 * f2))
+        x = max(-num / den if den > MINVAL else 0.0, -1.0)
+        z0 = x * f0
+        z1 = x * f1
+        z2 = x * f2
+    # the friction rows' gradient after the step z, then c = g - H f over them
+    g1 = g[1] + a10 * z0
+    g1 += (a11 + r1) * z1
+    g1 += a12 * z2
+    g2 = g[2] + a20 * z0
+    g2 += a21 * z1
+    g2 += (a22 + r2) * z2
+    f0 += z0
+    f1 += z1
+    f2 += z2
+    h11 = a11 + r1
+    h22 = a22 + r2
+    mu1 = efc_mu[i + 1]
+    mu2 = efc_mu[i + 2]
+    x1, x2 = _ellipse2(h11, a12, h22, 1.0 / (mu1 * mu1), 1.0 / (mu2 * mu2),
+                       g1 - (h11 * f1 + a12 * f2), g2 - (a21 * f1 + h22 * f2), f0)
+    f[i] = f0
+    f[i + 1] = x1
+    f[i + 2] = x2
 
 
 @inlined
@@ -748,17 +843,12 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
 
 @inlined
 def _friction_ellipse2(d, i, c, fn, with_r, xf):
-    """_friction_ellipse for the two sliding rows of a condim-3 contact: the same Newton steps on
-    the secular equation, with (H + lam D)^-1 in closed form (the inverse of a 2 x 2)."""
+    """_friction_ellipse for the two sliding rows of a condim-3 contact (_ellipse2)."""
     efc_A = d.efc_A
     efc_R = d.efc_R
-    efc_mu = d.efc_mu
-    mu1 = efc_mu[i + 1]
-    mu2 = efc_mu[i + 2]
-    d1 = 1.0 / (mu1 * mu1)
-    d2 = 1.0 / (mu2 * mu2)
+    mu1 = d.efc_mu[i + 1]
+    mu2 = d.efc_mu[i + 2]
     h11 = efc_A[i + 1, 1]
-    h12 = efc_A[i + 1, 2]
     h22 = efc_A[i + 2, 2]
     if with_r:
         h11 += efc_R[i + 1]
@@ -766,8 +856,15 @@ def _friction_ellipse2(d, i, c, fn, with_r, xf):
     else:
         h11 = max(h11, NOSLIP_MINDIAG)
         h22 = max(h22, NOSLIP_MINDIAG)
-    c1 = c[0]
-    c2 = c[1]
+    xf[0], xf[1] = _ellipse2(h11, efc_A[i + 1, 2], h22, 1.0 / (mu1 * mu1), 1.0 / (mu2 * mu2),
+                             c[0], c[1], fn)
+
+
+@inlined
+def _ellipse2(h11, h12, h22, d1, d2, c1, c2, fn):
+    """argmin 1/2 x' H x + c' x over d1 x1^2 + d2 x2^2 <= fn^2 for H = [[h11, h12], [h12, h22]]:
+    the Newton steps of _friction_ellipse on the secular equation, with (H + lam D)^-1 in
+    closed form (the inverse of a 2 x 2). Returns (x1, x2)."""
     # lam = 0 first, as the loop's first pass: a sticking contact's friction is the
     # unconstrained optimum, inside the ellipse, and the loop is then not entered (taking this
     # case out of the loop made PGS's split sweeps a fifth cheaper; the same arithmetic)
@@ -779,9 +876,7 @@ def _friction_ellipse2(d, i, c, fn, with_r, xf):
         x1 = (h12 * c2 - a22 * c1) * inv
         x2 = (h12 * c1 - a11 * c2) * inv
         if x1 * x1 * d1 + x2 * x2 * d2 <= fn * fn:
-            xf[0] = x1
-            xf[1] = x2
-            return
+            return x1, x2
     x1 = -c1
     x2 = -c2
     lam = 0.0
@@ -810,16 +905,12 @@ def _friction_ellipse2(d, i, c, fn, with_r, xf):
             break
         lam = max(lam + 2.0 * q * (1.0 - sq / fn) / dq, 0.5 * lam)
     if fn == 0.0:
-        x1 = 0.0
-        x2 = 0.0
-    else:
-        # guard against an unconverged multiplier: scale into the ellipse
-        q = math.sqrt(x1 * x1 * d1 + x2 * x2 * d2)
-        if q > fn:
-            x1 *= fn / q
-            x2 *= fn / q
-    xf[0] = x1
-    xf[1] = x2
+        return 0.0, 0.0
+    # guard against an unconverged multiplier: scale into the ellipse
+    q = math.sqrt(x1 * x1 * d1 + x2 * x2 * d2)
+    if q > fn:
+        return x1 * (fn / q), x2 * (fn / q)
+    return x1, x2
 
 
 SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
@@ -833,6 +924,8 @@ def _free_block_step(d, i, n, f, g, L, z):
     efc_mu = d.efc_mu
     if L[i, 0] <= 0.0:
         return False
+    if n == 3:
+        return _free_block_step3(efc_mu, i, f, g, L)
     for a in range(n):
         z[a] = -g[a]
     _cholesky_solve(L[i:i + n], n, z)
@@ -846,6 +939,35 @@ def _free_block_step(d, i, n, f, g, L, z):
         return False
     for a in range(n):
         f[i + a] += z[a]
+    return True
+
+
+@inlined
+def _free_block_step3(efc_mu, i, f, g, L):
+    """_free_block_step of a condim-3 contact, in scalars (_contact3_split): the same
+    substitutions as _cholesky_solve."""
+    l00 = L[i, 0]
+    l10 = L[i + 1, 0]
+    l11 = L[i + 1, 1]
+    l20 = L[i + 2, 0]
+    l21 = L[i + 2, 1]
+    l22 = L[i + 2, 2]
+    y0 = -g[0] / l00
+    y1 = (-g[1] - l10 * y0) / l11
+    y2 = (-g[2] - (l20 * y0 + l21 * y1)) / l22
+    z2 = y2 / l22
+    z1 = (y1 - l21 * z2) / l11
+    z0 = (y0 - l10 * z1 - l20 * z2) / l00
+    fn = f[i] + z0
+    if fn < 0.0:
+        return False
+    q = ((f[i + 1] + z1) / efc_mu[i + 1]) ** 2
+    q += ((f[i + 2] + z2) / efc_mu[i + 2]) ** 2
+    if q > fn * fn:
+        return False
+    f[i] = fn
+    f[i + 1] += z1
+    f[i + 2] += z2
     return True
 
 

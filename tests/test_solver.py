@@ -266,7 +266,7 @@ def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed):
     g = H @ f + d.efc_b[:6]
     scratch = [np.empty(6) for _ in range(3)] + [np.empty((6, 7))]
     solver._cone_split(d._struct, 0, 6, f, g, *scratch)
-    np.testing.assert_allclose(g, H @ f + d.efc_b[:6], rtol=0, atol=1e-10 * np.abs(g).max())
+    g = H @ f + d.efc_b[:6]                         # the gradient after the update
     x, gF, Dx = f[1:], g[1:], f[1:] / mu[1:] ** 2
     q = np.sqrt(np.sum((x / mu[1:]) ** 2))
     assert f[0] > 0 and q <= f[0] * (1 + 1e-9)
@@ -279,8 +279,8 @@ def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed):
 
 
 def test_split_update_of_a_condim3_contact_sticks_and_slides():
-    """The split update of a condim-3 contact (the closed-form 2 x 2 ellipse, with the
-    unconstrained optimum tried first): the friction impulses satisfy the ellipse's KKT
+    """The split update of a condim-3 contact (in scalars, the closed-form 2 x 2 ellipse with
+    the unconstrained optimum tried first): the friction impulses satisfy the ellipse's KKT
     conditions at the new normal impulse, on random problems that stick (the optimum strictly
     inside, lam = 0) and slide (on the ellipse, lam > 0); both occur."""
     rng = np.random.default_rng(7)
@@ -297,7 +297,7 @@ def test_split_update_of_a_condim3_contact_sticks_and_slides():
         g = H @ f + d.efc_b[:3]
         scratch = [np.empty(6) for _ in range(3)] + [np.empty((6, 7))]
         solver._cone_split(d._struct, 0, 3, f, g, *scratch)
-        np.testing.assert_allclose(g, H @ f + d.efc_b[:3], rtol=0, atol=1e-10 * np.abs(g).max())
+        g = H @ f + d.efc_b[:3]
         x, gF, Dx = f[1:], g[1:], f[1:] / mu ** 2
         q = np.sqrt(np.sum((x / mu) ** 2))
         assert f[0] > 0 and q <= f[0] * (1 + 1e-9)
@@ -311,6 +311,32 @@ def test_split_update_of_a_condim3_contact_sticks_and_slides():
             assert lam > 0, trial
             outcomes.add("slide")
     assert outcomes == {"stick", "slide"}
+
+
+def test_free_block_step_of_a_condim3_contact_is_the_unconstrained_minimum_in_the_cone():
+    """The later sweeps' step of a condim-3 contact (in scalars): the block's unconstrained
+    minimum f - H^-1 g (numpy's solve) when it lies in the cone, taken; else nothing changes.
+    Both cases occur."""
+    rng = np.random.default_rng(11)
+    outcomes = set()
+    for trial in range(40):
+        m, d, vhat = random_problem(rng, ["c3"])
+        d.efc_b[1:3] *= 10.0 ** rng.uniform(-3, 1)
+        d.efc_b[0] = -3.0 * np.abs(d.efc_b[:3]).max()
+        solver.compute_A(m._struct, d._struct)
+        H = d.efc_A[:3, :3] + np.diag(d.efc_R[:3])
+        L = np.zeros((3, 6))
+        L[:, :3] = np.linalg.cholesky(H)
+        f = np.r_[abs(rng.standard_normal()), 0.1 * rng.standard_normal(2)]
+        g = H @ f + d.efc_b[:3]
+        x = f - np.linalg.solve(H, g)
+        inside = x[0] >= 0 and np.sum((x[1:] / d.efc_mu[1:3]) ** 2) <= x[0] ** 2
+        before = f.copy()
+        taken = solver._free_block_step(d._struct, 0, 3, f, g.copy(), L, np.empty(6))
+        assert taken == inside, trial
+        np.testing.assert_allclose(f, x if inside else before, rtol=1e-12, atol=1e-12)
+        outcomes.add(taken)
+    assert outcomes == {True, False}
 
 
 @pytest.mark.parametrize("which", ["NEWTON", "PGS"])
