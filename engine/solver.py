@@ -509,6 +509,7 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     efc_A = d.efc_A
     efc_J = d.efc_J
     efc_MinvJT = d.efc_MinvJT
+    efc_mu = d.efc_mu
     efc_type = d.efc_type
     efc_hard = d.efc_hard
     efc_frictionloss = d.efc_frictionloss
@@ -560,6 +561,37 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 i += 1
                 continue
             n = d.contact_dim[d.efc_id[i]]
+            if n == 3:
+                # a condim-3 contact (nearly all of them) with its block, gradient and impulses
+                # in scalars: the same steps, sums and order as the general code below, which
+                # it takes over when the block needs _cone_block. (Scratch arrays cost more
+                # than the arithmetic: the compiler must assume that a store to any array
+                # changes the others, and reloads them. So does a helper with early returns
+                # that takes these arrays: this code is written out here.)
+                f0 = f[i]
+                f1 = f[i + 1]
+                f2 = f[i + 2]
+                g0, g1, g2 = range_dot3(rng, dense, i, efc_J, w)
+                g0 = efc_b[i] + efc_R[i] * f0 + g0
+                g1 = efc_b[i + 1] + efc_R[i + 1] * f1 + g1
+                g2 = efc_b[i + 2] + efc_R[i + 2] * f2 + g2
+                if it <= SPLIT_SWEEPS and (f0 > MINVAL or g0 < 0.0):
+                    taken = True
+                    n0, n1, n2 = _contact3_split(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2)
+                else:
+                    taken, n0, n1, n2 = _free_block_step3(efc_mu, L, i, f0, f1, f2, g0, g1, g2)
+                if taken:
+                    e0 = n0 - f0
+                    e1 = n1 - f1
+                    e2 = n2 - f2
+                    if e0 != 0.0 or e1 != 0.0 or e2 != 0.0:
+                        f[i] = n0
+                        f[i + 1] = n1
+                        f[i + 2] = n2
+                        improvement -= _decrease3(efc_A, efc_R, i, e0, e1, e2, g0, g1, g2)
+                        range_axpy3(rng, dense, i, efc_MinvJT, e0, e1, e2, w)
+                    i += 3
+                    continue
             # gradient of the block: (A + R) f + b
             _rows_dot(rng, dense, i, n, efc_J, w, g)
             for k in range(n):
@@ -614,25 +646,7 @@ def _rows_dot(rng, dense, i, n, rows, x, out):
 def _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old, gold, w, improvement):
     """After the contact at rows i..i+n-1 moved from the impulses old (gradient gold) to f:
     w += M^-1 J' (f - old) over its rows, and improvement plus its cost decrease
-    -(gold' e + 1/2 e' H e), e = f - old, H = (A + R)_block, returned.
-    A condim-3 contact keeps its block in scalars (registers: the compiler must assume that
-    every store to an array changes the others, so the general loop reloads them), with the
-    same sums in the same order."""
-    if n == 3:
-        e0 = f[i] - old[0]
-        e1 = f[i + 1] - old[1]
-        e2 = f[i + 2] - old[2]
-        hd0 = efc_R[i] * e0 + efc_A[i, 0] * e0 + efc_A[i, 1] * e1 + efc_A[i, 2] * e2
-        hd1 = (efc_R[i + 1] * e1 + efc_A[i + 1, 0] * e0 + efc_A[i + 1, 1] * e1
-               + efc_A[i + 1, 2] * e2)
-        hd2 = (efc_R[i + 2] * e2 + efc_A[i + 2, 0] * e0 + efc_A[i + 2, 1] * e1
-               + efc_A[i + 2, 2] * e2)
-        improvement -= e0 * (gold[0] + 0.5 * hd0)
-        improvement -= e1 * (gold[1] + 0.5 * hd1)
-        improvement -= e2 * (gold[2] + 0.5 * hd2)
-        if e0 != 0.0 or e1 != 0.0 or e2 != 0.0:
-            range_axpy3(rng, dense, i, efc_MinvJT, e0, e1, e2, w)
-        return improvement
+    -(gold' e + 1/2 e' H e), e = f - old, H = (A + R)_block, returned."""
     for k in range(n):
         delta = f[i + k] - old[k]
         if delta != 0.0:
@@ -642,6 +656,16 @@ def _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old, gold, w, i
                 hd += efc_A[i + k, j] * (f[i + j] - old[j])
             improvement -= delta * (gold[k] + 0.5 * hd)
     return improvement
+
+
+@inlined
+def _decrease3(efc_A, efc_R, i, e0, e1, e2, g0, g1, g2):
+    """The cost decrease -(g' e + 1/2 e' H e) of the step e of a condim-3 contact from where its
+    gradient is g, H = (A + R)_block (the terms of _commit_block)."""
+    hd0 = efc_R[i] * e0 + efc_A[i, 0] * e0 + efc_A[i, 1] * e1 + efc_A[i, 2] * e2
+    hd1 = efc_R[i + 1] * e1 + efc_A[i + 1, 0] * e0 + efc_A[i + 1, 1] * e1 + efc_A[i + 1, 2] * e2
+    hd2 = efc_R[i + 2] * e2 + efc_A[i + 2, 0] * e0 + efc_A[i + 2, 1] * e1 + efc_A[i + 2, 2] * e2
+    return (e0 * (g0 + 0.5 * hd0) + e1 * (g1 + 0.5 * hd1)) + e2 * (g2 + 0.5 * hd2)
 
 
 @inlined
@@ -677,12 +701,9 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
     stay bounded by the normal one (an exact block solve may first raise the normal impulse
     to afford more friction, which makes the first sweeps overshoot).
     g is the block's gradient on entry (scratch on return); z, xf, c (6) and H (6 x 7) are
-    scratch."""
+    scratch. (A condim-3 contact: _contact3_split.)"""
     efc_A = d.efc_A
     efc_R = d.efc_R
-    if n == 3:
-        _contact3_split(efc_A, efc_R, d.efc_mu, i, f, g)
-        return
     if f[i] <= MINVAL:
         # normal update with the friction cleared
         h = efc_A[i, 0] + efc_R[i]
@@ -724,10 +745,9 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
 
 
 @inlined
-def _contact3_split(efc_A, efc_R, efc_mu, i, f, g):
-    """_cone_split of a condim-3 contact, its block in scalars (registers: the compiler must
-    assume that a store to any array changes the others, so the general code reloads them):
-    the same sums in the same order."""
+def _contact3_split(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
+    """_cone_split of a condim-3 contact in scalars (_contact3_visit): its impulses f and
+    gradient g in, its new impulses out."""
     a00 = efc_A[i, 0]
     a01 = efc_A[i, 1]
     a02 = efc_A[i, 2]
@@ -740,17 +760,14 @@ def _contact3_split(efc_A, efc_R, efc_mu, i, f, g):
     r0 = efc_R[i]
     r1 = efc_R[i + 1]
     r2 = efc_R[i + 2]
-    f0 = f[i]
-    f1 = f[i + 1]
-    f2 = f[i + 2]
     if f0 <= MINVAL:
         # normal update with the friction cleared
-        z0 = -f0 + max(f0 - g[0] / (a00 + r0), 0.0)
+        z0 = -f0 + max(f0 - g0 / (a00 + r0), 0.0)
         z1 = -f1
         z2 = -f2
     else:
         # ray update: the best multiple of the current impulse, normal kept >= 0
-        num = f0 * g[0] + f1 * g[1] + f2 * g[2]
+        num = f0 * g0 + f1 * g1 + f2 * g2
         den = (f0 * (r0 * f0 + a00 * f0 + a01 * f1 + a02 * f2)
                + f1 * (r1 * f1 + a10 * f0 + a11 * f1 + a12 * f2)
                + f2 * (r2 * f2 + a20 * f0 + a21 * f1 + a22 * f2))
@@ -759,10 +776,10 @@ def _contact3_split(efc_A, efc_R, efc_mu, i, f, g):
         z1 = x * f1
         z2 = x * f2
     # the friction rows' gradient after the step z, then c = g - H f over them
-    g1 = g[1] + a10 * z0
+    g1 += a10 * z0
     g1 += (a11 + r1) * z1
     g1 += a12 * z2
-    g2 = g[2] + a20 * z0
+    g2 += a20 * z0
     g2 += a21 * z1
     g2 += (a22 + r2) * z2
     f0 += z0
@@ -774,9 +791,7 @@ def _contact3_split(efc_A, efc_R, efc_mu, i, f, g):
     mu2 = efc_mu[i + 2]
     x1, x2 = _ellipse2(h11, a12, h22, 1.0 / (mu1 * mu1), 1.0 / (mu2 * mu2),
                        g1 - (h11 * f1 + a12 * f2), g2 - (a21 * f1 + h22 * f2), f0)
-    f[i] = f0
-    f[i + 1] = x1
-    f[i + 2] = x2
+    return f0, x1, x2
 
 
 @inlined
@@ -920,12 +935,11 @@ SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact bloc
 def _free_block_step(d, i, n, f, g, L, z):
     """The block's unconstrained minimum x - H^-1 g (H = L L'), taken if it lies in the cone:
     it is then the block's constrained minimum too. False, f unchanged, otherwise (the
-    contacts that slide or separate), or when the block has no factor."""
+    contacts that slide or separate), or when the block has no factor. (A condim-3 contact:
+    _free_block_step3.)"""
     efc_mu = d.efc_mu
     if L[i, 0] <= 0.0:
         return False
-    if n == 3:
-        return _free_block_step3(efc_mu, i, f, g, L)
     for a in range(n):
         z[a] = -g[a]
     _cholesky_solve(L[i:i + n], n, z)
@@ -943,32 +957,32 @@ def _free_block_step(d, i, n, f, g, L, z):
 
 
 @inlined
-def _free_block_step3(efc_mu, i, f, g, L):
-    """_free_block_step of a condim-3 contact, in scalars (_contact3_split): the same
-    substitutions as _cholesky_solve."""
+def _free_block_step3(efc_mu, L, i, f0, f1, f2, g0, g1, g2):
+    """_free_block_step of a condim-3 contact in scalars (_contact3_visit), the same
+    substitutions as _cholesky_solve: (taken, new impulses), the impulses f unchanged when
+    not taken."""
     l00 = L[i, 0]
+    if l00 <= 0.0:
+        return False, f0, f1, f2
     l10 = L[i + 1, 0]
     l11 = L[i + 1, 1]
     l20 = L[i + 2, 0]
     l21 = L[i + 2, 1]
     l22 = L[i + 2, 2]
-    y0 = -g[0] / l00
-    y1 = (-g[1] - l10 * y0) / l11
-    y2 = (-g[2] - (l20 * y0 + l21 * y1)) / l22
+    y0 = -g0 / l00
+    y1 = (-g1 - l10 * y0) / l11
+    y2 = (-g2 - (l20 * y0 + l21 * y1)) / l22
     z2 = y2 / l22
     z1 = (y1 - l21 * z2) / l11
     z0 = (y0 - l10 * z1 - l20 * z2) / l00
-    fn = f[i] + z0
+    fn = f0 + z0
     if fn < 0.0:
-        return False
-    q = ((f[i + 1] + z1) / efc_mu[i + 1]) ** 2
-    q += ((f[i + 2] + z2) / efc_mu[i + 2]) ** 2
+        return False, f0, f1, f2
+    q = ((f1 + z1) / efc_mu[i + 1]) ** 2
+    q += ((f2 + z2) / efc_mu[i + 2]) ** 2
     if q > fn * fn:
-        return False
-    f[i] = fn
-    f[i + 1] += z1
-    f[i + 2] += z2
-    return True
+        return False, f0, f1, f2
+    return True, fn, f1 + z1, f2 + z2
 
 
 @jit

@@ -295,8 +295,7 @@ def test_split_update_of_a_condim3_contact_sticks_and_slides():
         f = np.zeros(3)
         f[0] = abs(rng.standard_normal())
         g = H @ f + d.efc_b[:3]
-        scratch = [np.empty(6) for _ in range(3)] + [np.empty((6, 7))]
-        solver._cone_split(d._struct, 0, 3, f, g, *scratch)
+        f[:] = solver._contact3_split(d.efc_A, d.efc_R, d.efc_mu, 0, *f, *g)
         g = H @ f + d.efc_b[:3]
         x, gF, Dx = f[1:], g[1:], f[1:] / mu ** 2
         q = np.sqrt(np.sum((x / mu) ** 2))
@@ -331,10 +330,9 @@ def test_free_block_step_of_a_condim3_contact_is_the_unconstrained_minimum_in_th
         g = H @ f + d.efc_b[:3]
         x = f - np.linalg.solve(H, g)
         inside = x[0] >= 0 and np.sum((x[1:] / d.efc_mu[1:3]) ** 2) <= x[0] ** 2
-        before = f.copy()
-        taken = solver._free_block_step(d._struct, 0, 3, f, g.copy(), L, np.empty(6))
+        taken, *new = solver._free_block_step3(d.efc_mu, L, 0, *f, *g)
         assert taken == inside, trial
-        np.testing.assert_allclose(f, x if inside else before, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(new, x if inside else f, rtol=1e-12, atol=1e-12)
         outcomes.add(taken)
     assert outcomes == {True, False}
 
