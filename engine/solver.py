@@ -563,11 +563,10 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             n = d.contact_dim[d.efc_id[i]]
             if n == 3:
                 # a condim-3 contact (nearly all of them) with its block, gradient and impulses
-                # in scalars: the same steps, sums and order as the general code below, which
-                # it takes over when the block needs _cone_block. (Scratch arrays cost more
-                # than the arithmetic: the compiler must assume that a store to any array
-                # changes the others, and reloads them. So does a helper with early returns
-                # that takes these arrays: this code is written out here.)
+                # in scalars: the same steps, sums and order as the general code below.
+                # (Scratch arrays cost more than the arithmetic: the compiler must assume that
+                # a store to any array changes the others, and reloads them. So does a helper
+                # with early returns that takes these arrays: this code is written out here.)
                 f0 = f[i]
                 f1 = f[i + 1]
                 f2 = f[i + 2]
@@ -592,20 +591,28 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                         range_axpy3(rng, dense, i, efc_MinvJT, e0, e1, e2, w)
                     i += 3
                     continue
-            # gradient of the block: (A + R) f + b
-            _rows_dot(rng, dense, i, n, efc_J, w, g)
-            for k in range(n):
-                g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
-                gold[k] = g[k]
-                old[k] = f[i + k]
-            if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
-                _cone_split(d, i, n, f, g, z, x, c, S)
+                # a contact that slides or separates: _cone_block from this gradient
+                g[0] = gold[0] = g0
+                g[1] = gold[1] = g1
+                g[2] = gold[2] = g2
+                old[0] = f0
+                old[1] = f1
+                old[2] = f2
+                _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
             else:
-                # later sweeps; and a contact without normal impulse that the normal alone would
-                # not push (g_0 >= 0), which the split update would leave at zero although
-                # friction may make pushing pay: the exact block step decides (it returns at
-                # once when zero is the block's optimum)
-                if not _free_block_step(d, i, n, f, g, L, z):
+                # gradient of the block: (A + R) f + b
+                _rows_dot(rng, dense, i, n, efc_J, w, g)
+                for k in range(n):
+                    g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
+                    gold[k] = g[k]
+                    old[k] = f[i + k]
+                if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
+                    _cone_split(d, i, n, f, g, z, x, c, S)
+                elif not _free_block_step(d, i, n, f, g, L, z):
+                    # later sweeps; and a contact without normal impulse that the normal alone
+                    # would not push (g_0 >= 0), which the split update would leave at zero
+                    # although friction may make pushing pay: the exact block step decides (it
+                    # returns at once when zero is the block's optimum)
                     _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
             improvement = _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old,
                                         gold, w, improvement)
