@@ -753,7 +753,7 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
 
 @inlined
 def _contact3_split(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
-    """_cone_split of a condim-3 contact in scalars (_contact3_visit): its impulses f and
+    """_cone_split of a condim-3 contact in scalars (as pgs_from visits it): its impulses f and
     gradient g in, its new impulses out."""
     a00 = efc_A[i, 0]
     a01 = efc_A[i, 1]
@@ -965,7 +965,7 @@ def _free_block_step(d, i, n, f, g, L, z):
 
 @inlined
 def _free_block_step3(efc_mu, L, i, f0, f1, f2, g0, g1, g2):
-    """_free_block_step of a condim-3 contact in scalars (_contact3_visit), the same
+    """_free_block_step of a condim-3 contact in scalars (as pgs_from visits it), the same
     substitutions as _cholesky_solve: (taken, new impulses), the impulses f unchanged when
     not taken."""
     l00 = L[i, 0]
