@@ -482,6 +482,7 @@ qacc_warmstart      f nv         # qacc of the previous step, to warm-start the 
 solver_w            f nv         # scratch: M^-1 J' f, the velocity change of the impulses
 solver_v            f nv         # scratch: M^-1 J' f of the cost (solver.dual_cost)
 solver_L            f njmax 6    # scratch: Cholesky factors of the contact blocks (PGS)
+solver_lam          f njmax      # scratch: a contact's ellipse multiplier in PGS's last sweep
 solver_X            f njmax njcol  # scratch: rows of M^-1 J' being solved, dof by dof (compute_A)
 solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
 solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)

@@ -244,12 +244,13 @@ def test_pgs_residual_measures_the_distance_to_the_optimum():
     assert it2 > it1 and res2 < 1e-2 * res1 and err2 < 1e-2 * err1
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed):
+@pytest.mark.parametrize("seed,warm", [(s, w) for s in range(6) for w in (0.0, 1e-6, 1e6)])
+def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed, warm):
     """The first sweeps' update of a contact: after it the friction impulses are optimal for
     the ellipse sum (x_j / mu_j)^2 <= f_0^2 at the new normal impulse (KKT: the friction gradient
     is -lam D x with lam >= 0, D = diag(1 / mu^2), x inside the ellipse and lam = 0 strictly
-    inside), with the mu of condim 6 (sliding, torsional and rolling) orders of magnitude apart."""
+    inside), with the mu of condim 6 (sliding, torsional and rolling) orders of magnitude apart;
+    from any multiplier left by a last visit (solver_lam: none, far below, far above)."""
     rng = np.random.default_rng(100 + seed)
     m, d, vhat = random_problem(rng, ["c6"])
     mu = np.array([0.0, 1.0, 0.8, 5e-3, 1e-4, 2e-4])
@@ -265,6 +266,7 @@ def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed):
     f[1:] = rng.standard_normal(5) * mu[1:] * f[0] * 0.3
     g = H @ f + d.efc_b[:6]
     scratch = [np.empty(6) for _ in range(3)] + [np.empty((6, 7))]
+    d.solver_lam[0] = warm
     solver._cone_split(d._struct, 0, 6, f, g, *scratch)
     g = H @ f + d.efc_b[:6]                         # the gradient after the update
     x, gF, Dx = f[1:], g[1:], f[1:] / mu[1:] ** 2
