@@ -47,8 +47,8 @@ from numba import uint64
 
 from .enums import Cone, ConstraintType, DisableBit, EqType, JointType, Stabilization
 from .jit import inlined, jit
-from .math import (MINVAL, add3, axpy3_seg, axpy_seg, cross3, dot3_seg, dot_seg, mat9, mulmatvec3, norm3,
-                   quat2vel, quat4, quat_mul, sub3, vec3)
+from .math import (MINVAL, add3, axpy3_seg, axpy_seg, cross3, dot3_seg, dot_seg, mat9,
+                   mulmatvec3, norm3, quat2vel, quat4, quat_mul, sub3, vec3)
 from .smooth import apply_ft, last_dof, solve_m
 
 EQUALITY = int(ConstraintType.EQUALITY)

@@ -125,7 +125,6 @@ def dot_seg(u, j, x, k, n):
     return s
 
 
-
 @inlined
 def dot3_seg(u0, u1, u2, j, x, k, n):
     """dot_seg of three rows u0, u1, u2 with x over the same n entries: one pass over x, each
@@ -167,6 +166,7 @@ def dot3_seg(u0, u1, u2, j, x, k, n):
         sc += u2[ju + t] * xt
         t += uint64(1)
     return sa, sb, sc
+
 
 @inlined
 def axpy_seg(y, k, scale, u, j, n):

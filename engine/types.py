@@ -438,7 +438,7 @@ epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
 hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
 geom_meshwarm       i ngeom      # hull vertex of a mesh geom's last support point (-1: none)
-col_hullpt          f nhullmax 2 # a mesh hull's vertices: in-plane coordinates (plane-mesh) or heights (face polygons)
+col_hullpt          f nhullmax 2 # hull vertices: in-plane coordinates (plane-mesh) or heights (faces)
 col_hullid          i nhullmax   # plane-mesh: hull indices of the vertices in col_hullpt
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
