@@ -19,8 +19,8 @@ best multiple of its impulse, then its friction within the ellipse: _cone_split)
 exact minimum when the unconstrained one lies in the cone (a sticking contact), else by a
 semismooth Newton step on its natural map, safeguarded by a step of a diagonal majoriser
 W >= (A + R)_block whose weights satisfy (17), an exact projection on the cone in the metric of
-W (Algorithm 5): _cone_block. Every update decreases the cost, so the sweeps converge to the
-optimum.
+W (Algorithm 5): _cone_block (_cone_block3 for a condim-3 contact, in scalars). Every update
+decreases the cost, so the sweeps converge to the optimum.
 
 NEWTON: the same optimum from the primal side. With y = J v' and
     f*(y) = Proj_K^R(R^-1 (v* - y))        (the inverse dynamics of Theorem 4)
@@ -577,45 +577,38 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 g1 = efc_b[i + 1] + efc_R[i + 1] * f1 + g1
                 g2 = efc_b[i + 2] + efc_R[i + 2] * f2 + g2
                 if it <= SPLIT_SWEEPS and (f0 > MINVAL or g0 < 0.0):
-                    taken = True
                     n0, n1, n2 = _contact3_split(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2)
                 else:
                     taken, n0, n1, n2 = _free_block_step3(efc_mu, L, i, f0, f1, f2, g0, g1, g2)
-                if taken:
-                    e0 = n0 - f0
-                    e1 = n1 - f1
-                    e2 = n2 - f2
-                    if e0 != 0.0 or e1 != 0.0 or e2 != 0.0:
-                        f[i] = n0
-                        f[i + 1] = n1
-                        f[i + 2] = n2
-                        improvement -= _decrease3(efc_A, efc_R, i, e0, e1, e2, g0, g1, g2)
-                        range_axpy3(rng, dense, i, efc_MinvJT, e0, e1, e2, w)
-                    i += 3
-                    continue
-                # a contact that slides or separates: _cone_block from this gradient
-                g[0] = gold[0] = g0
-                g[1] = gold[1] = g1
-                g[2] = gold[2] = g2
-                old[0] = f0
-                old[1] = f1
-                old[2] = f2
+                    if not taken:
+                        # a contact that slides or separates: the block's Newton step
+                        n0, n1, n2 = _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2,
+                                                  g0, g1, g2)
+                e0 = n0 - f0
+                e1 = n1 - f1
+                e2 = n2 - f2
+                if e0 != 0.0 or e1 != 0.0 or e2 != 0.0:
+                    f[i] = n0
+                    f[i + 1] = n1
+                    f[i + 2] = n2
+                    improvement -= _decrease3(efc_A, efc_R, i, e0, e1, e2, g0, g1, g2)
+                    range_axpy3(rng, dense, i, efc_MinvJT, e0, e1, e2, w)
+                i += 3
+                continue
+            # gradient of the block: (A + R) f + b
+            _rows_dot(rng, dense, i, n, efc_J, w, g)
+            for k in range(n):
+                g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
+                gold[k] = g[k]
+                old[k] = f[i + k]
+            if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
+                _cone_split(d, i, n, f, g, z, x, c, S)
+            elif not _free_block_step(d, i, n, f, g, L, z):
+                # later sweeps; and a contact without normal impulse that the normal alone
+                # would not push (g_0 >= 0), which the split update would leave at zero
+                # although friction may make pushing pay: the exact block step decides (it
+                # returns at once when zero is the block's optimum)
                 _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
-            else:
-                # gradient of the block: (A + R) f + b
-                _rows_dot(rng, dense, i, n, efc_J, w, g)
-                for k in range(n):
-                    g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
-                    gold[k] = g[k]
-                    old[k] = f[i + k]
-                if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
-                    _cone_split(d, i, n, f, g, z, x, c, S)
-                elif not _free_block_step(d, i, n, f, g, L, z):
-                    # later sweeps; and a contact without normal impulse that the normal alone
-                    # would not push (g_0 >= 0), which the split update would leave at zero
-                    # although friction may make pushing pay: the exact block step decides (it
-                    # returns at once when zero is the block's optimum)
-                    _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
             improvement = _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old,
                                         gold, w, improvement)
             i += n
@@ -1022,7 +1015,8 @@ def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
     Semismooth Newton on the natural map F(x) = x - Proj^R(x - R^-1 (H x + c)) (zero at the
     block optimum; Proj^R is exact by Algorithm 5 because R has the structure (17)); a step that
     does not lower the block cost is replaced by a majoriser step in the metric alpha R >= H,
-    which always does. z, out, w, x, c, xn (6), zh (12), P (6 x 6) and JF (6 x 7) are scratch."""
+    which always does. z, out, w, x, c, xn (6), zh (12), P (6 x 6) and JF (6 x 7) are scratch.
+    (A condim-3 contact: _cone_block3.)"""
     R = d.efc_R[i:i + n]
     A = d.efc_A
     for a in range(n):
@@ -1090,6 +1084,185 @@ def _cone_block(d, i, n, f, g, z, out, w, x, c, xn, zh, P, JF):
             g[a] = hx
     for a in range(n):
         f[i + a] = x[a]
+
+
+@inlined
+def _cone_project3(z0, z1, z2, r0, r1, r2, mu1, mu2):
+    """cone_project of a condim-3 contact in scalars: the impulse nearest to z in the metric
+    diag(r), r with the structure (17)."""
+    if z0 >= 0.0 and z0 * z0 >= (z1 / mu1) ** 2 + (z2 / mu2) ** 2:
+        return z0, z1, z2                     # inside the cone
+    muhat = math.sqrt(mu1 * mu1 * r1 / r0)
+    yh0 = math.sqrt(r0) * z0
+    sh = math.sqrt(r1 * z1 * z1 + r2 * z2 * z2)
+    if sh < MINVAL or muhat * sh <= -yh0:
+        return 0.0, 0.0, 0.0                  # the tip of the cone
+    xh0 = (yh0 + muhat * sh) / (1.0 + muhat * muhat)
+    scale = muhat * xh0 / sh
+    return xh0 / math.sqrt(r0), scale * z1, scale * z2
+
+
+@inlined
+def _cone_dproj3(z0, z1, z2, r0, r1, r2, mu1):
+    """cone_dproj of a condim-3 contact in scalars: d Proj / d z at z, its nine entries by rows."""
+    muhat = math.sqrt(mu1 * mu1 * r1 / r0)
+    s0 = math.sqrt(r0)
+    s1 = math.sqrt(r1)
+    s2 = math.sqrt(r2)
+    zh0 = s0 * z0
+    zh1 = s1 * z1
+    zh2 = s2 * z2
+    s = math.sqrt(zh1 * zh1 + zh2 * zh2)
+    if zh0 >= 0.0 and s <= muhat * zh0:
+        return 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0        # inside
+    if s < MINVAL or muhat * s <= -zh0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0        # tip
+    c = 1.0 / (1.0 + muhat * muhat)
+    t = (zh0 + muhat * s) * c
+    u1 = zh1 / s
+    u2 = zh2 / s
+    p01 = muhat * u1 * c
+    p02 = muhat * u2 * c
+    p11 = muhat * muhat * c * u1 * u1 + muhat * t / s * (1.0 - u1 * u1)
+    p12 = muhat * muhat * c * u1 * u2 + muhat * t / s * (0.0 - u1 * u2)
+    p21 = muhat * muhat * c * u2 * u1 + muhat * t / s * (0.0 - u2 * u1)
+    p22 = muhat * muhat * c * u2 * u2 + muhat * t / s * (1.0 - u2 * u2)
+    # back from the zhat variables: R^-1/2 dPi R^1/2
+    i0 = 1.0 / s0
+    i1 = 1.0 / s1
+    i2 = 1.0 / s2
+    return (c * (s0 * i0), p01 * (s1 * i0), p02 * (s2 * i0),
+            p01 * (s0 * i1), p11 * (s1 * i1), p12 * (s2 * i1),
+            p02 * (s0 * i2), p21 * (s1 * i2), p22 * (s2 * i2))
+
+
+@inlined
+def _solve3(r0, r1, r2):
+    """solve_small of a 3 x 3 system in scalars: the rows (a0, a1, a2, b) of [M | b] as tuples;
+    (ok, x) with x = M^-1 b, the same pivots and arithmetic."""
+    # column 0: the first row of largest |a0| becomes the pivot row
+    if abs(r1[0]) > abs(r0[0]):
+        if abs(r2[0]) > abs(r1[0]):
+            r0, r2 = r2, r0
+        else:
+            r0, r1 = r1, r0
+    elif abs(r2[0]) > abs(r0[0]):
+        r0, r2 = r2, r0
+    if abs(r0[0]) < 1e-300:
+        return False, 0.0, 0.0, 0.0
+    q = r1[0] / r0[0]
+    r1 = (r1[0] - q * r0[0], r1[1] - q * r0[1], r1[2] - q * r0[2], r1[3] - q * r0[3])
+    q = r2[0] / r0[0]
+    r2 = (r2[0] - q * r0[0], r2[1] - q * r0[1], r2[2] - q * r0[2], r2[3] - q * r0[3])
+    # column 1
+    if abs(r2[1]) > abs(r1[1]):
+        r1, r2 = r2, r1
+    if abs(r1[1]) < 1e-300:
+        return False, 0.0, 0.0, 0.0
+    q = r2[1] / r1[1]
+    r2 = (r2[0], r2[1] - q * r1[1], r2[2] - q * r1[2], r2[3] - q * r1[3])
+    if abs(r2[2]) < 1e-300:
+        return False, 0.0, 0.0, 0.0
+    x2 = r2[3] / r2[2]
+    x1 = (r1[3] - r1[2] * x2) / r1[1]
+    x0 = ((r0[3] - r0[1] * x1) - r0[2] * x2) / r0[0]
+    return True, x0, x1, x2
+
+
+@inlined
+def _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
+    """_cone_block of a condim-3 contact in scalars (as pgs_from visits it): its impulses f and
+    gradient g in, its new impulses out; the same steps and arithmetic."""
+    a00 = efc_A[i, 0]
+    a01 = efc_A[i, 1]
+    a02 = efc_A[i, 2]
+    a10 = efc_A[i + 1, 0]
+    a11 = efc_A[i + 1, 1]
+    a12 = efc_A[i + 1, 2]
+    a20 = efc_A[i + 2, 0]
+    a21 = efc_A[i + 2, 1]
+    a22 = efc_A[i + 2, 2]
+    r0 = efc_R[i]
+    r1 = efc_R[i + 1]
+    r2 = efc_R[i + 2]
+    mu1 = efc_mu[i + 1]
+    mu2 = efc_mu[i + 2]
+    x0 = f0
+    x1 = f1
+    x2 = f2
+    # c = g - H x, the block cost 1/2 x' H x + c' x (_block_cost)
+    c0 = g0 - (((r0 * x0 + a00 * x0) + a01 * x1) + a02 * x2)
+    c1 = g1 - (((r1 * x1 + a10 * x0) + a11 * x1) + a12 * x2)
+    c2 = g2 - (((r2 * x2 + a20 * x0) + a21 * x1) + a22 * x2)
+    cost = _block_cost3(efc_A, efc_R, i, x0, x1, x2, c0, c1, c2)
+    alpha = 0.0
+    w0 = 1.0 / r0
+    w1 = 1.0 / r1
+    w2 = 1.0 / r2
+    for _ in range(BLOCK_STEPS):
+        # u = x - R^-1 (H x + c), F = x - Proj(u)
+        z0 = x0 - g0 * w0
+        z1 = x1 - g1 * w1
+        z2 = x2 - g2 * w2
+        o0, o1, o2 = _cone_project3(z0, z1, z2, r0, r1, r2, mu1, mu2)
+        fmax = max(max(max(0.0, abs(x0 - o0) * (r0 + a00)), abs(x1 - o1) * (r1 + a11)),
+                   abs(x2 - o2) * (r2 + a22))
+        if fmax <= 1e-14 * (abs(cost) + 1e-300):
+            break
+        # Newton: (I + P R^-1 A) delta = -(x - Proj(u))
+        p00, p01, p02, p10, p11, p12, p20, p21, p22 = _cone_dproj3(z0, z1, z2, r0, r1, r2, mu1)
+        ok, n0, n1, n2 = _solve3(
+            (((1.0 + p00 * w0 * a00) + p01 * w1 * a10) + p02 * w2 * a20,
+             ((0.0 + p00 * w0 * a01) + p01 * w1 * a11) + p02 * w2 * a21,
+             ((0.0 + p00 * w0 * a02) + p01 * w1 * a12) + p02 * w2 * a22, o0 - x0),
+            (((0.0 + p10 * w0 * a00) + p11 * w1 * a10) + p12 * w2 * a20,
+             ((1.0 + p10 * w0 * a01) + p11 * w1 * a11) + p12 * w2 * a21,
+             ((0.0 + p10 * w0 * a02) + p11 * w1 * a12) + p12 * w2 * a22, o1 - x1),
+            (((0.0 + p20 * w0 * a00) + p21 * w1 * a10) + p22 * w2 * a20,
+             ((0.0 + p20 * w0 * a01) + p21 * w1 * a11) + p22 * w2 * a21,
+             ((1.0 + p20 * w0 * a02) + p21 * w1 * a12) + p22 * w2 * a22, o2 - x2))
+        new_cost = 0.0
+        if ok:
+            n0, n1, n2 = _cone_project3(x0 + n0, x1 + n1, x2 + n2, r0, r1, r2, mu1, mu2)
+            new_cost = _block_cost3(efc_A, efc_R, i, n0, n1, n2, c0, c1, c2)
+        noise = 1e-15 * (abs(cost) + 1e-300)
+        if not ok or new_cost > cost + noise:
+            # majoriser step in the metric alpha R >= H (Gershgorin in the metric R)
+            if alpha == 0.0:
+                s0 = math.sqrt(r0)
+                s1 = math.sqrt(r1)
+                s2 = math.sqrt(r2)
+                alpha = max(max(max(alpha, ((r0 / (s0 * s0) + abs(a00) / (s0 * s0))
+                                            + abs(a01) / (s0 * s1)) + abs(a02) / (s0 * s2)),
+                                ((r1 / (s1 * s1) + abs(a10) / (s1 * s0))
+                                 + abs(a11) / (s1 * s1)) + abs(a12) / (s1 * s2)),
+                            ((r2 / (s2 * s2) + abs(a20) / (s2 * s0))
+                             + abs(a21) / (s2 * s1)) + abs(a22) / (s2 * s2))
+            v0 = alpha * r0
+            v1 = alpha * r1
+            v2 = alpha * r2
+            n0, n1, n2 = _cone_project3(x0 - g0 / v0, x1 - g1 / v1, x2 - g2 / v2,
+                                        v0, v1, v2, mu1, mu2)
+            new_cost = _block_cost3(efc_A, efc_R, i, n0, n1, n2, c0, c1, c2)
+            if new_cost > cost + noise:
+                break
+        cost = new_cost
+        x0 = n0
+        x1 = n1
+        x2 = n2
+        g0 = c0 + r0 * x0 + a00 * x0 + a01 * x1 + a02 * x2
+        g1 = c1 + r1 * x1 + a10 * x0 + a11 * x1 + a12 * x2
+        g2 = c2 + r2 * x2 + a20 * x0 + a21 * x1 + a22 * x2
+    return x0, x1, x2
+
+
+@inlined
+def _block_cost3(efc_A, efc_R, i, x0, x1, x2, c0, c1, c2):
+    """_block_cost of a condim-3 contact in scalars."""
+    h0 = ((efc_R[i] * x0 + efc_A[i, 0] * x0) + efc_A[i, 1] * x1) + efc_A[i, 2] * x2
+    h1 = ((efc_R[i + 1] * x1 + efc_A[i + 1, 0] * x0) + efc_A[i + 1, 1] * x1) + efc_A[i + 1, 2] * x2
+    h2 = ((efc_R[i + 2] * x2 + efc_A[i + 2, 0] * x0) + efc_A[i + 2, 1] * x1) + efc_A[i + 2, 2] * x2
+    return ((0.0 + x0 * (0.5 * h0 + c0)) + x1 * (0.5 * h1 + c1)) + x2 * (0.5 * h2 + c2)
 
 
 @jit

@@ -339,6 +339,47 @@ def test_free_block_step_of_a_condim3_contact_is_the_unconstrained_minimum_in_th
     assert outcomes == {True, False}
 
 
+def test_block_step_of_a_condim3_contact_in_scalars_is_the_general_one():
+    """The later sweeps' step of a sliding or separating condim-3 contact (in scalars) gives the
+    impulses of the general block step bit for bit, in the cone, and never raises the block's
+    cost. Its semismooth Newton step, its majoriser step (the projected gradient step in the
+    metric alpha R, computed here with numpy) and the unmoved block all occur."""
+    rng = np.random.default_rng(13)
+    outcomes = set()
+    for trial in range(200):
+        m, d, vhat = random_problem(rng, ["c3"])
+        d.efc_b[:3] *= 10.0 ** rng.uniform(-2, 2, 3)
+        solver.compute_A(m._struct, d._struct)
+        A, R, mu = d.efc_A[:3, :3], d.efc_R[:3], d.efc_mu[1:3]
+        H = A + np.diag(R)
+        f = np.zeros(3)
+        if trial % 4:                                  # on the cone's surface, or inside
+            f[0] = abs(rng.standard_normal())
+            t = rng.standard_normal(2)
+            f[1:] = mu * f[0] * t / np.hypot(*t) * (1.0 if trial % 4 != 3 else 0.5)
+        g = H @ f + d.efc_b[:3]
+        new = np.array(solver._cone_block3(d.efc_A, d.efc_R, d.efc_mu, 0, *f, *g))
+        general = f.copy()
+        scratch = [np.zeros(6) for _ in range(6)] + [np.zeros(12), np.zeros((6, 6)),
+                                                     np.zeros((6, 7))]
+        solver._cone_block(d._struct, 0, 3, general, g.copy(), *scratch)
+        np.testing.assert_array_equal(new, general, err_msg=str(trial))
+        c = g - H @ f
+        assert 0.5 * new @ H @ new + c @ new <= 0.5 * f @ H @ f + c @ f + 1e-12, trial
+        assert new[0] >= 0 and np.hypot(*(new[1:] / mu)) <= new[0] * (1 + 1e-12), trial
+        # alpha R >= H by Gershgorin in the metric R
+        w = R * (1.0 + np.max(np.sum(np.abs(A) / np.sqrt(np.outer(R, R)), axis=1)))
+        majoriser = np.zeros(3)
+        solver.cone_project(f - g / w, w, d.efc_mu[:3], 3, majoriser)
+        if np.array_equal(new, f):
+            outcomes.add("unmoved")
+        elif np.allclose(new, majoriser, rtol=1e-12, atol=1e-14):
+            outcomes.add("majoriser")
+        else:
+            outcomes.add("newton")
+    assert outcomes == {"unmoved", "majoriser", "newton"}
+
+
 @pytest.mark.parametrize("which", ["NEWTON", "PGS"])
 def test_a_step_with_contacts_allocates_nothing(which):
     """The solvers' scratch lives in Data: a step of the lying humanoid (contacts, a joint
