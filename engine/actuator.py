@@ -10,9 +10,9 @@ import math
 
 from .constraint import row_axpy
 from .enums import BiasType, ConstraintType, DisableBit, DynType, GainType, TrnType, Warning
-from .jit import jit
+from .jit import inlined, jit
 from .math import MINVAL, axpy_seg, is_bad, mat9, mulmatvec3, vec3, warn
-from .smooth import apply_ft
+from .smooth import apply_ft, moment_span
 
 
 @jit
@@ -192,7 +192,7 @@ def muscle_dynamics(ctrl, act, prm):
     return dctrl / max(MINVAL, tau)
 
 
-@jit
+@inlined
 def clamped_ctrl(m, d, i, clamp):
     """ctrl of actuator i, clamped to its ctrlrange when limited and clamp (NaN stays NaN)."""
     c = d.ctrl[i]
@@ -270,7 +270,8 @@ def fwd_actuation(m, d):
         if m.actuator_forcelimited[i]:
             force = min(max(force, m.actuator_forcerange[i, 0]), m.actuator_forcerange[i, 1])
         d.actuator_force[i] = force
-        axpy_seg(qfrc, 0, force, moment[i], 0, nv)
+        lo, n = moment_span(m, i, nv)
+        axpy_seg(qfrc, lo, force, moment[i], lo, n)
     # the total actuator force on a joint is clamped to the joint's actuatorfrcrange
     for j in range(m.jnt_type.shape[0]):
         if m.jnt_actfrclimited[j]:

@@ -5,8 +5,8 @@ named fields of ``d``; the order in forward.py is MuJoCo's (mj_fwdPosition, mj_f
 Spatial vectors are (rot, lin) about the centre of mass of each kinematic tree
 (``subtree_com[body_rootid]``), as in MuJoCo.
 """
-from .enums import CamLight, JointType, SameFrame, Warning, WrapType
-from .jit import jit
+from .enums import CamLight, JointType, SameFrame, TrnType, Warning, WrapType
+from .jit import inlined, jit
 from .wrap import wrap
 from .math import (MINVAL, add3, add6, axis_angle2quat, axpy_seg, cross3, cross_force,
                    cross_motion, dot3, dot6, is_bad, mat9, mul_inert_vec, mulmattvec3, mulmatvec3,
@@ -34,7 +34,7 @@ def local2global(d, bodyid, pos, quat):
     return xpos, quat2mat(quat_mul(quat4(d.xquat, bodyid), quat))
 
 
-@jit
+@inlined
 def local2global_same(d, bodyid, pos, quat, sameframe):
     """local2global with MuJoCo's same-frame shortcut: a frame that coincides with the body
     frame (BODY), the inertial frame (INERTIA) or shares their orientation (BODYROT,
@@ -643,7 +643,19 @@ def tendon_actuator_velocity(m, d):
             s += d.ten_J[t, k] * d.qvel[k]
         d.ten_velocity[t] = s
     for i in range(d.actuator_velocity.shape[0]):
+        lo, n = moment_span(m, i, nv)
         s = 0.0
-        for k in range(nv):
+        for k in range(lo, lo + n):
             s += d.actuator_moment[i, k] * d.qvel[k]
         d.actuator_velocity[i] = s
+
+
+@inlined
+def moment_span(m, i, nv):
+    """(first dof, number of dofs) of the moment arms of actuator i that can be nonzero: the
+    dof of a joint transmission (hinge or slide), else all of them. The rest of its row of
+    actuator_moment is zero, so the products over the span are those over the row."""
+    trn = m.actuator_trntype[i]
+    if trn == TrnType.JOINT or trn == TrnType.JOINTINPARENT:
+        return m.jnt_dofadr[m.actuator_trnid[i, 0]], 1
+    return 0, nv
