@@ -154,50 +154,60 @@ def inert_com(inertia, ximat, dif, mass):
 @jit
 def com_pos(m, d):
     """Subtree centres of mass, com-based inertias and dof axes: subtree_com cinert cdof."""
-    nbody = m.body_parentid.shape[0]
+    # the arrays as locals (a store to one would make the compiler reload the others' fields)
+    body_parentid = m.body_parentid
+    body_rootid = m.body_rootid
+    body_mass = m.body_mass
+    body_subtreemass = m.body_subtreemass
+    xipos = d.xipos
+    xanchor = d.xanchor
+    subtree_com = d.subtree_com
+    cinert = d.cinert
+    cdof = d.cdof
+    nbody = body_parentid.shape[0]
     for i in range(nbody):
-        mass = m.body_mass[i]
+        mass = body_mass[i]
         for k in range(3):
-            d.subtree_com[i, k] = d.xipos[i, k] * mass
+            subtree_com[i, k] = xipos[i, k] * mass
     for i in range(nbody - 1, 0, -1):
-        p = m.body_parentid[i]
+        p = body_parentid[i]
         for k in range(3):
-            d.subtree_com[p, k] += d.subtree_com[i, k]
+            subtree_com[p, k] += subtree_com[i, k]
     for i in range(nbody):
-        if m.body_subtreemass[i] < MINVAL:
-            set3(d.subtree_com, i, vec3(d.xipos, i))
+        if body_subtreemass[i] < MINVAL:
+            set3(subtree_com, i, vec3(xipos, i))
         else:
             for k in range(3):
-                d.subtree_com[i, k] /= m.body_subtreemass[i]
-    d.cinert[0, :] = 0.0
+                subtree_com[i, k] /= body_subtreemass[i]
+    cinert[0, :] = 0.0
     for i in range(1, nbody):
-        dif = sub3(vec3(d.xipos, i), vec3(d.subtree_com, m.body_rootid[i]))
-        c = inert_com(vec3(m.body_inertia, i), mat9(d.ximat, i), dif, m.body_mass[i])
+        dif = sub3(vec3(xipos, i), vec3(subtree_com, body_rootid[i]))
+        c = inert_com(vec3(m.body_inertia, i), mat9(d.ximat, i), dif, body_mass[i])
         for k in range(10):
-            d.cinert[i, k] = c[k]
+            cinert[i, k] = c[k]
     for j in range(m.jnt_type.shape[0]):
         b = m.jnt_bodyid[j]
         da = m.jnt_dofadr[j]
         # offset = com of the tree - anchor; cdof = (axis, axis x offset)
-        offset = sub3(vec3(d.subtree_com, m.body_rootid[b]), vec3(d.xanchor, j))
+        offset = sub3(vec3(subtree_com, body_rootid[b]), vec3(xanchor, j))
         t = m.jnt_type[j]
         if t == FREE:
             for k in range(3):
                 for c in range(6):
-                    d.cdof[da + k, c] = 0.0
-                d.cdof[da + k, 3 + k] = 1.0
+                    cdof[da + k, c] = 0.0
+                cdof[da + k, 3 + k] = 1.0
             da += 3
         if t == FREE or t == BALL:
             for k in range(3):
                 axis = (d.xmat[b, k], d.xmat[b, 3 + k], d.xmat[b, 6 + k])
-                _set_dof_com(d.cdof, da + k, axis, offset)
+                _set_dof_com(cdof, da + k, axis, offset)
         elif t == HINGE:
-            _set_dof_com(d.cdof, da, vec3(d.xaxis, j), offset)
+            _set_dof_com(cdof, da, vec3(d.xaxis, j), offset)
         elif t == SLIDE:
             axis = vec3(d.xaxis, j)
             for c in range(3):
-                d.cdof[da, c] = 0.0
-                d.cdof[da, 3 + c] = axis[c]
+                cdof[da, c] = 0.0
+                cdof[da, 3 + c] = axis[c]
 
 
 @jit
@@ -447,23 +457,31 @@ def _segment_jacobian(m, d, t, p0, b0, p1, b1, divisor):
 @jit
 def crb(m, d):
     """Composite rigid body inertia (Featherstone's CRB) and joint-space inertia: crb qM."""
-    nbody = m.body_parentid.shape[0]
-    d.crb[:, :] = d.cinert
+    # the arrays as locals (a store to one would make the compiler reload the others' fields)
+    body_parentid = m.body_parentid
+    dof_bodyid = m.dof_bodyid
+    dof_Madr = m.dof_Madr
+    dof_parentid = m.dof_parentid
+    crb_ = d.crb
+    cdof = d.cdof
+    qM = d.qM
+    nbody = body_parentid.shape[0]
+    crb_[:, :] = d.cinert
     for i in range(nbody - 1, 0, -1):
-        p = m.body_parentid[i]
+        p = body_parentid[i]
         if p > 0:
             for k in range(10):
-                d.crb[p, k] += d.crb[i, k]
-    for i in range(m.dof_bodyid.shape[0]):
+                crb_[p, k] += crb_[i, k]
+    for i in range(dof_bodyid.shape[0]):
         # M(i, j) = cdof_j . (crb_body(i) cdof_i) for j in the ancestor chain of i
-        buf = mul_inert_vec(row10(d.crb, m.dof_bodyid[i]), row6(d.cdof, i))
-        adr = m.dof_Madr[i]
+        buf = mul_inert_vec(row10(crb_, dof_bodyid[i]), row6(cdof, i))
+        adr = dof_Madr[i]
         j = i
         while j >= 0:
-            d.qM[adr] = dot6(row6(d.cdof, j), buf)
-            j = m.dof_parentid[j]
+            qM[adr] = dot6(row6(cdof, j), buf)
+            j = dof_parentid[j]
             adr += 1
-        d.qM[m.dof_Madr[i]] += m.dof_armature[i]
+        qM[dof_Madr[i]] += m.dof_armature[i]
 
 
 @jit
@@ -507,28 +525,30 @@ def solve_m(m, qLD, qLDiagInv, x):
 def solve_m_range(m, qLD, qLDiagInv, x, adr, num):
     """x <- M^-1 x on the dofs adr .. adr + num - 1 only, which must be whole kinematic trees
     (closed under dof_parentid): M is block diagonal over trees, so the rest of x is untouched."""
+    dof_Madr = m.dof_Madr
+    dof_parentid = m.dof_parentid
     # x <- L^-T x
     for i in range(adr + num - 1, adr - 1, -1):
         xi = x[i]
         if xi != 0.0:
-            a = m.dof_Madr[i] + 1
-            j = m.dof_parentid[i]
+            a = dof_Madr[i] + 1
+            j = dof_parentid[i]
             while j >= 0:
                 x[j] -= qLD[a] * xi
                 a += 1
-                j = m.dof_parentid[j]
+                j = dof_parentid[j]
     # x <- D^-1 x
     for i in range(adr, adr + num):
         x[i] *= qLDiagInv[i]
     # x <- L^-1 x
     for i in range(adr, adr + num):
-        a = m.dof_Madr[i] + 1
-        j = m.dof_parentid[i]
+        a = dof_Madr[i] + 1
+        j = dof_parentid[i]
         s = 0.0
         while j >= 0:
             s += qLD[a] * x[j]
             a += 1
-            j = m.dof_parentid[j]
+            j = dof_parentid[j]
         x[i] -= s
 
 
@@ -598,34 +618,47 @@ def rne(m, d, gravity_on, use_qacc, result):
     With use_qacc = False this is the bias force qfrc_bias of the paper's eq. (2).
     Writes cacc and cfrc_int as by-products.
     """
-    nbody = m.body_parentid.shape[0]
+    # the arrays as locals (a store to one would make the compiler reload the others' fields)
+    body_parentid = m.body_parentid
+    body_dofadr = m.body_dofadr
+    body_dofnum = m.body_dofnum
+    dof_bodyid = m.dof_bodyid
+    cacc = d.cacc
+    cfrc_int = d.cfrc_int
+    cdof = d.cdof
+    cdof_dot = d.cdof_dot
+    cinert = d.cinert
+    cvel_ = d.cvel
+    qvel = d.qvel
+    qacc = d.qacc
+    nbody = body_parentid.shape[0]
     g = (0.0, 0.0, 0.0)
     if gravity_on:
         g = (-m.opt_gravity[0], -m.opt_gravity[1], -m.opt_gravity[2])
     # world acceleration = -gravity (gravity as a fictitious upward acceleration)
-    _set6(d.cacc, 0, (0.0, 0.0, 0.0, g[0], g[1], g[2]))
-    d.cfrc_int[0, :] = 0.0
+    _set6(cacc, 0, (0.0, 0.0, 0.0, g[0], g[1], g[2]))
+    cfrc_int[0, :] = 0.0
     for i in range(1, nbody):
         # cacc = cacc_parent + cdof_dot * qvel (+ cdof * qacc)
-        acc = row6(d.cacc, m.body_parentid[i])
-        da = m.body_dofadr[i]
-        for k in range(m.body_dofnum[i]):
-            acc = add6(acc, scl6_row(d.cdof_dot, da + k, d.qvel[da + k]))
+        acc = row6(cacc, body_parentid[i])
+        da = body_dofadr[i]
+        for k in range(body_dofnum[i]):
+            acc = add6(acc, scl6_row(cdof_dot, da + k, qvel[da + k]))
             if use_qacc:
-                acc = add6(acc, scl6_row(d.cdof, da + k, d.qacc[da + k]))
-        _set6(d.cacc, i, acc)
+                acc = add6(acc, scl6_row(cdof, da + k, qacc[da + k]))
+        _set6(cacc, i, acc)
         # cfrc = cinert * cacc + cvel x* (cinert * cvel)
-        inert = row10(d.cinert, i)
-        cvel = row6(d.cvel, i)
+        inert = row10(cinert, i)
+        cvel = row6(cvel_, i)
         f = add6(mul_inert_vec(inert, acc), cross_force(cvel, mul_inert_vec(inert, cvel)))
-        _set6(d.cfrc_int, i, f)
+        _set6(cfrc_int, i, f)
     for i in range(nbody - 1, 0, -1):
-        p = m.body_parentid[i]
+        p = body_parentid[i]
         if p > 0:
             for k in range(6):
-                d.cfrc_int[p, k] += d.cfrc_int[i, k]
-    for j in range(m.dof_bodyid.shape[0]):
-        result[j] = dot6(row6(d.cdof, j), row6(d.cfrc_int, m.dof_bodyid[j]))
+                cfrc_int[p, k] += cfrc_int[i, k]
+    for j in range(dof_bodyid.shape[0]):
+        result[j] = dot6(row6(cdof, j), row6(cfrc_int, dof_bodyid[j]))
 
 
 @jit
