@@ -747,21 +747,20 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
 
 
 @inlined
+def _block3(efc_A, efc_R, i):
+    """The block of a condim-3 contact at row i in scalars: A's nine entries by rows, then R's
+    three."""
+    return (efc_A[i, 0], efc_A[i, 1], efc_A[i, 2],
+            efc_A[i + 1, 0], efc_A[i + 1, 1], efc_A[i + 1, 2],
+            efc_A[i + 2, 0], efc_A[i + 2, 1], efc_A[i + 2, 2],
+            efc_R[i], efc_R[i + 1], efc_R[i + 2])
+
+
+@inlined
 def _contact3_split(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
     """_cone_split of a condim-3 contact in scalars (as pgs_from visits it): its impulses f and
     gradient g in, its new impulses out."""
-    a00 = efc_A[i, 0]
-    a01 = efc_A[i, 1]
-    a02 = efc_A[i, 2]
-    a10 = efc_A[i + 1, 0]
-    a11 = efc_A[i + 1, 1]
-    a12 = efc_A[i + 1, 2]
-    a20 = efc_A[i + 2, 0]
-    a21 = efc_A[i + 2, 1]
-    a22 = efc_A[i + 2, 2]
-    r0 = efc_R[i]
-    r1 = efc_R[i + 1]
-    r2 = efc_R[i + 2]
+    a00, a01, a02, a10, a11, a12, a20, a21, a22, r0, r1, r2 = _block3(efc_A, efc_R, i)
     if f0 <= MINVAL:
         # normal update with the friction cleared
         z0 = -f0 + max(f0 - g0 / (a00 + r0), 0.0)
@@ -1173,18 +1172,7 @@ def _solve3(r0, r1, r2):
 def _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
     """_cone_block of a condim-3 contact in scalars (as pgs_from visits it): its impulses f and
     gradient g in, its new impulses out; the same steps and arithmetic."""
-    a00 = efc_A[i, 0]
-    a01 = efc_A[i, 1]
-    a02 = efc_A[i, 2]
-    a10 = efc_A[i + 1, 0]
-    a11 = efc_A[i + 1, 1]
-    a12 = efc_A[i + 1, 2]
-    a20 = efc_A[i + 2, 0]
-    a21 = efc_A[i + 2, 1]
-    a22 = efc_A[i + 2, 2]
-    r0 = efc_R[i]
-    r1 = efc_R[i + 1]
-    r2 = efc_R[i + 2]
+    a00, a01, a02, a10, a11, a12, a20, a21, a22, r0, r1, r2 = _block3(efc_A, efc_R, i)
     mu1 = efc_mu[i + 1]
     mu2 = efc_mu[i + 2]
     x0 = f0
