@@ -1172,17 +1172,19 @@ def _solve3(r0, r1, r2):
 def _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
     """_cone_block of a condim-3 contact in scalars (as pgs_from visits it): its impulses f and
     gradient g in, its new impulses out; the same steps and arithmetic."""
-    a00, a01, a02, a10, a11, a12, a20, a21, a22, r0, r1, r2 = _block3(efc_A, efc_R, i)
+    blk = _block3(efc_A, efc_R, i)
+    a00, a01, a02, a10, a11, a12, a20, a21, a22, r0, r1, r2 = blk
     mu1 = efc_mu[i + 1]
     mu2 = efc_mu[i + 2]
     x0 = f0
     x1 = f1
     x2 = f2
     # c = g - H x, the block cost 1/2 x' H x + c' x (_block_cost)
-    c0 = g0 - (((r0 * x0 + a00 * x0) + a01 * x1) + a02 * x2)
-    c1 = g1 - (((r1 * x1 + a10 * x0) + a11 * x1) + a12 * x2)
-    c2 = g2 - (((r2 * x2 + a20 * x0) + a21 * x1) + a22 * x2)
-    cost = _block_cost3(efc_A, efc_R, i, x0, x1, x2, c0, c1, c2)
+    h0, h1, h2 = _hx3(blk, x0, x1, x2)
+    c0 = g0 - h0
+    c1 = g1 - h1
+    c2 = g2 - h2
+    cost = _block_cost3(blk, x0, x1, x2, c0, c1, c2)
     alpha = 0.0
     w0 = 1.0 / r0
     w1 = 1.0 / r1
@@ -1212,7 +1214,7 @@ def _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
         new_cost = 0.0
         if ok:
             n0, n1, n2 = _cone_project3(x0 + n0, x1 + n1, x2 + n2, r0, r1, r2, mu1, mu2)
-            new_cost = _block_cost3(efc_A, efc_R, i, n0, n1, n2, c0, c1, c2)
+            new_cost = _block_cost3(blk, n0, n1, n2, c0, c1, c2)
         noise = 1e-15 * (abs(cost) + 1e-300)
         if not ok or new_cost > cost + noise:
             # majoriser step in the metric alpha R >= H (Gershgorin in the metric R)
@@ -1231,7 +1233,7 @@ def _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
             v2 = alpha * r2
             n0, n1, n2 = _cone_project3(x0 - g0 / v0, x1 - g1 / v1, x2 - g2 / v2,
                                         v0, v1, v2, mu1, mu2)
-            new_cost = _block_cost3(efc_A, efc_R, i, n0, n1, n2, c0, c1, c2)
+            new_cost = _block_cost3(blk, n0, n1, n2, c0, c1, c2)
             if new_cost > cost + noise:
                 break
         cost = new_cost
@@ -1245,11 +1247,18 @@ def _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
 
 
 @inlined
-def _block_cost3(efc_A, efc_R, i, x0, x1, x2, c0, c1, c2):
-    """_block_cost of a condim-3 contact in scalars."""
-    h0 = ((efc_R[i] * x0 + efc_A[i, 0] * x0) + efc_A[i, 1] * x1) + efc_A[i, 2] * x2
-    h1 = ((efc_R[i + 1] * x1 + efc_A[i + 1, 0] * x0) + efc_A[i + 1, 1] * x1) + efc_A[i + 1, 2] * x2
-    h2 = ((efc_R[i + 2] * x2 + efc_A[i + 2, 0] * x0) + efc_A[i + 2, 1] * x1) + efc_A[i + 2, 2] * x2
+def _hx3(blk, x0, x1, x2):
+    """(A + R) x for the block of a condim-3 contact (_block3), summed as _block_cost does."""
+    a00, a01, a02, a10, a11, a12, a20, a21, a22, r0, r1, r2 = blk
+    return (((r0 * x0 + a00 * x0) + a01 * x1) + a02 * x2,
+            ((r1 * x1 + a10 * x0) + a11 * x1) + a12 * x2,
+            ((r2 * x2 + a20 * x0) + a21 * x1) + a22 * x2)
+
+
+@inlined
+def _block_cost3(blk, x0, x1, x2, c0, c1, c2):
+    """_block_cost of a condim-3 contact in scalars (its block from _block3)."""
+    h0, h1, h2 = _hx3(blk, x0, x1, x2)
     return ((0.0 + x0 * (0.5 * h0 + c0)) + x1 * (0.5 * h1 + c1)) + x2 * (0.5 * h2 + c2)
 
 
