@@ -807,7 +807,9 @@ def kernels(m: Model):
     The first model of a process gets its lean kernels (what a cold start compiles); a later
     model gets kernels this process has already compiled if they have all it needs (lean ones
     with more in them, or the general ones), else the general ones: a process that steps many
-    models compiles the general kernels once rather than a lean variant for each."""
+    models compiles the general kernels once rather than a lean variant for each. A fresh
+    process whose cache holds the general kernels but not the lean ones of its first model
+    (an earlier process stepped several models) loads the general ones instead of compiling."""
     key = _lean_key(m)[0]
     return (_choose(m, key, "forward_kernel", forward_kernel),
             _choose(m, key, "step_kernel", step_kernel))
@@ -824,6 +826,8 @@ def _choose(m, key, name, general):
         ready.append(general)
     if ready:
         chosen = ready[0]
+    elif _on_disk(general) and not _on_disk(lean_calls(m)[name]):
+        chosen = general                  # compiled by an earlier process: loaded, not compiled
     elif key in _KERNELS or not _KERNELS:
         chosen = lean_calls(m)[name]
     else:
@@ -838,6 +842,17 @@ _CHOSEN = {}    # kernels(): (lean key, kernel name) -> the compiled kernel chos
 
 def _compiled(kernel):
     return bool(getattr(kernel, "overloads", None))
+
+
+def _on_disk(kernel):
+    """Whether numba's cache holds kernel compiled for this machine (by any process since the
+    engine's sources last changed): calling it then loads it in about a second."""
+    try:
+        index = kernel._cache._cache_file._load_index()
+        magic = kernel.targetctx.codegen().magic_tuple()
+    except Exception:                 # not a cached dispatcher (ENGINE_JIT=0), or numba changed
+        return False
+    return any(key[1] == magic for key in index)
 
 
 def _lean_key(m):

@@ -1,11 +1,13 @@
 """The lean kernels of engine.step/forward (forward.kernels): only what a model can use is
 compiled in, and they compute exactly what the general kernels compute."""
 import importlib
+import uuid
 
 import numpy as np
 
 import engine
-from engine import Integrator, Solver, collision_driver, compiler, sensor
+from engine import Integrator, Solver, collision_driver, compiler, jit, sensor
+from engine import solver as engine_solver
 
 forward = importlib.import_module("engine.forward")     # engine.forward is the function
 
@@ -99,11 +101,12 @@ def test_a_changed_option_takes_effect_at_the_next_step():
 
 
 def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
-    """In a fresh process (nothing compiled yet): the first model's lean kernels, then the
-    general ones for a model that needs more."""
+    """In a fresh process (nothing compiled yet) on an empty cache: the first model's lean
+    kernels, then the general ones for a model that needs more."""
     monkeypatch.setattr(forward, "_KERNELS", {})
     monkeypatch.setattr(forward, "_CHOSEN", {})
     monkeypatch.setattr(forward, "_compiled", lambda kernel: False)
+    monkeypatch.setattr(forward, "_on_disk", lambda kernel: False)
     first = compiler.load_model_from_string(BALLS)
     other = compiler.load_model_from_string(BALLS.replace('<gyro site="s"/>',
                                                           '<rangefinder site="s"/>'))
@@ -113,6 +116,36 @@ def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
     assert lean[1] is not forward.step_kernel
     assert forward.kernels(other) == (forward.forward_kernel, forward.step_kernel)
     assert forward.kernels(first) == lean
+
+
+def test_a_process_loads_the_general_kernels_an_earlier_one_compiled(monkeypatch):
+    """In a fresh process whose cache holds the general kernels but not the lean ones of its
+    first model (another process stepped other models): the general kernels, loaded rather
+    than a lean variant compiled. With the lean ones on disk too: those."""
+    monkeypatch.setattr(forward, "_KERNELS", {})
+    monkeypatch.setattr(forward, "_CHOSEN", {})
+    monkeypatch.setattr(forward, "_compiled", lambda kernel: False)
+    general = {forward.forward_kernel, forward.step_kernel}
+    monkeypatch.setattr(forward, "_on_disk", lambda kernel: kernel in general)
+    m = compiler.load_model_from_string(BALLS)
+    assert forward.kernels(m) == (forward.forward_kernel, forward.step_kernel)
+    monkeypatch.setattr(forward, "_CHOSEN", {})
+    monkeypatch.setattr(forward, "_on_disk", lambda kernel: True)
+    assert forward.kernels(m) == (forward.lean_calls(m)["forward_kernel"],
+                                  forward.lean_calls(m)["step_kernel"])
+
+
+def test_on_disk_sees_what_the_cache_holds():
+    """_on_disk reads numba's cache index: a kernel once compiled (and so cached) is there, a
+    variant never compiled is not."""
+    m = compiler.load_model_from_string(BALLS)
+    d = engine.make_data(m)
+    engine_solver.clear_warmstart(d._struct)
+    assert forward._on_disk(engine_solver.clear_warmstart)
+    never = jit.variant(engine_solver.pgs, "never_compiled_" + uuid.uuid4().hex,
+                        dual_cost=engine_solver.dual_cost)
+    assert never is not engine_solver.pgs
+    assert not forward._on_disk(never)
 
 
 def test_hard_row_elimination_only_with_hard_equalities():
