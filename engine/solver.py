@@ -601,6 +601,8 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
                 gold[k] = g[k]
                 old[k] = f[i + k]
+            # (the steps of other contacts are kernels of their own: compiled into pgs_from
+            # with the condim-3 code above, they made its compile time half as long again)
             if it <= SPLIT_SWEEPS and (f[i] > MINVAL or g[0] < 0.0):
                 _cone_split(d, i, n, f, g, z, x, c, S)
             elif not _free_block_step(d, i, n, f, g, L, z):
@@ -670,7 +672,7 @@ def _decrease3(efc_A, efc_R, i, e0, e1, e2, g0, g1, g2):
     return (e0 * (g0 + 0.5 * hd0) + e1 * (g1 + 0.5 * hd1)) + e2 * (g2 + 0.5 * hd2)
 
 
-@inlined
+@jit
 def natural_residual(d, i, n, f, g, z, out, wt):
     """max_k |e_k| of e = f - Proj^W(f - W^-1 g) for the object at rows i..i+n-1, g its
     gradient: the step of a projected gradient in the metric W, zero exactly at the object's
@@ -694,7 +696,7 @@ def natural_residual(d, i, n, f, g, z, out, wt):
     return e
 
 
-@inlined
+@jit
 def _cone_split(d, i, n, f, g, z, xf, c, H):
     """A contact visited in two parts, as MuJoCo's PGS does: the best multiple of the current
     impulse (or the normal impulse alone when it is zero), then the friction impulses alone
@@ -940,7 +942,7 @@ def _ellipse2(h11, h12, h22, d1, d2, c1, c2, fn):
 SPLIT_SWEEPS = 10   # sweeps that update contacts in two parts before exact block solves
 
 
-@inlined
+@jit
 def _free_block_step(d, i, n, f, g, L, z):
     """The block's unconstrained minimum x - H^-1 g (H = L L'), taken if it lies in the cone:
     it is then the block's constrained minimum too. False, f unchanged, otherwise (the
@@ -1168,10 +1170,12 @@ def _solve3(r0, r1, r2):
     return True, x0, x1, x2
 
 
-@inlined
+@jit
 def _cone_block3(efc_A, efc_R, efc_mu, i, f0, f1, f2, g0, g1, g2):
     """_cone_block of a condim-3 contact in scalars (as pgs_from visits it): its impulses f and
-    gradient g in, its new impulses out; the same steps and arithmetic."""
+    gradient g in, its new impulses out; the same steps and arithmetic. A kernel of its own,
+    called rather than compiled into pgs_from: only the later sweeps' sliding or separating
+    contacts reach it, and inlined it was a quarter of pgs_from's compile time."""
     blk = _block3(efc_A, efc_R, i)
     a00, a01, a02, a10, a11, a12, a20, a21, a22, r0, r1, r2 = blk
     mu1 = efc_mu[i + 1]
