@@ -155,25 +155,33 @@ def _project(y, r, mu):
 def test_cone_projection(dim):
     """Inside the cone, idempotent, and optimal in the weighted metric (checked by SLSQP)."""
     rng = np.random.default_rng(dim)
-    for trial in range(20000):
-        mu = rng.uniform(0.1, 2.0, dim - 1)
+    ntrial = 20000
+    Y, R, MU = np.empty((ntrial, dim)), np.empty((ntrial, dim)), np.zeros((ntrial, dim))
+    for trial in range(ntrial):
+        mu = MU[trial, 1:] = rng.uniform(0.1, 2.0, dim - 1)
         r0, rF = 10 ** rng.uniform(-3, 1, 2)
-        r = np.r_[r0, rF / mu ** 2 / np.mean(mu ** -2.0)]
-        y = rng.standard_normal(dim) * 10 ** rng.uniform(-2, 2)
+        R[trial] = np.r_[r0, rF / mu ** 2 / np.mean(mu ** -2.0)]
+        Y[trial] = rng.standard_normal(dim) * 10 ** rng.uniform(-2, 2)
         if trial % 7 == 0:
-            y[1:] = 0.0          # frictionless direction: the tip or y itself
+            Y[trial, 1:] = 0.0          # frictionless direction: the tip or y itself
         if trial % 11 == 0:
-            y[0] = 0.0           # eq. 20
-        x = _project(y, r, mu)
-        assert x[0] >= 0 and np.linalg.norm(x[1:] / mu) <= x[0] * (1 + 1e-12) + 1e-300
-        np.testing.assert_allclose(_project(x, r, mu), x, rtol=1e-12, atol=1e-300)
-        if trial < 200:
-            cons = {"type": "ineq", "fun": lambda z: z[0] - np.sqrt(np.sum((z[1:] / mu) ** 2)
-                                                                    + 1e-30)}
-            best = minimize(lambda z: np.sum(r * (z - y) ** 2), x, constraints=[cons],
-                            method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
-            if cons["fun"](best.x) >= -1e-12:          # SLSQP may stop slightly outside
-                assert np.sum(r * (x - y) ** 2) <= np.sum(r * (best.x - y) ** 2) * (1 + 1e-9) + 1e-14
+            Y[trial, 0] = 0.0           # eq. 20
+    X, XX = np.zeros_like(Y), np.zeros_like(Y)
+    for trial in range(ntrial):
+        solver.cone_project(Y[trial], R[trial], MU[trial], dim, X[trial])
+        solver.cone_project(X[trial], R[trial], MU[trial], dim, XX[trial])
+    assert np.all(X[:, 0] >= 0)
+    assert np.all(np.linalg.norm(X[:, 1:] / MU[:, 1:], axis=1) <= X[:, 0] * (1 + 1e-12) + 1e-300)
+    np.testing.assert_allclose(XX, X, rtol=1e-12, atol=1e-300)
+    for x, y, r, mu in zip(X[:200], Y, R, MU[:, 1:]):
+        cons = {"type": "ineq", "fun": lambda z: z[0] - np.sqrt(np.sum((z[1:] / mu) ** 2) + 1e-30),
+                "jac": lambda z: np.r_[1.0, -z[1:] / mu ** 2
+                                       / np.sqrt(np.sum((z[1:] / mu) ** 2) + 1e-30)]}
+        best = minimize(lambda z: np.sum(r * (z - y) ** 2), x, jac=lambda z: 2 * r * (z - y),
+                        constraints=[cons], method="SLSQP",
+                        options={"ftol": 1e-14, "maxiter": 500})
+        if cons["fun"](best.x) >= -1e-12:          # SLSQP may stop slightly outside
+            assert np.sum(r * (x - y) ** 2) <= np.sum(r * (best.x - y) ** 2) * (1 + 1e-9) + 1e-14
 
 
 def test_pgs_with_default_options_agrees_with_newton_along_a_run():
