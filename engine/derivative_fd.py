@@ -28,7 +28,7 @@ from .forward import (_grow, euler, explicit_euler, fwd_acceleration, fwd_constr
 from .inverse import (check_invertible, inverse_acceleration, inverse_position,
                       inverse_velocity)
 from .enums import Integrator, JointType, Solver, Stage
-from .jit import jit
+from .jit import inlined, jit
 from .math import quat_normalize, quat_sub
 from .types import Data, Model
 
@@ -147,10 +147,12 @@ def skips_stages(m):
             or integ == Integrator.IMPLICIT or integ == Integrator.IMPLICITFAST)
 
 
-@jit
+@inlined
 def step_skip(m, d, skip):
     """One step that reuses the stages before `skip` (Stage) from the last computation
-    (MuJoCo's mj_stepSkip); a multi-stage integrator takes a whole step."""
+    (MuJoCo's mj_stepSkip); a multi-stage integrator takes a whole step. Compiled into
+    _step_from, its one caller (as a kernel of its own it would compile the pipeline once
+    more)."""
     if not skips_stages(m):
         step_kernel(m, d, 1)
         return

@@ -725,9 +725,11 @@ def _bad_acceleration(d):
     return i
 
 
-@jit
+@inlined
 def integrate(m, d):
-    """One step of m.opt_integrator from the state and the forward at its start."""
+    """One step of m.opt_integrator from the state and the forward at its start. Compiled into
+    the step kernel, its one caller (as a kernel of its own it would compile the pipeline of
+    the multi-stage integrators once more)."""
     integ = m.opt_integrator[0]
     if integ == Integrator.RK4:
         runge_kutta4(m, d)
