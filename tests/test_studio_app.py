@@ -302,7 +302,8 @@ def test_drag_begun_while_paused_pulls_after_resuming(app):
     assert pump_until(app, lambda: r.perturb is None)
 
 
-# a two-link arm on hinges (no gravity) and a block welded to the world
+# a two-link arm on hinges (no gravity) and a block welded to the world; boxes only, as in
+# FLOAT, so that the kernels compiled for FLOAT serve it too
 ARM = """<mujoco model="arm">
   <option gravity="0 0 0"/>
   <worldbody>
@@ -310,10 +311,10 @@ ARM = """<mujoco model="arm">
     <geom name="block" type="box" pos="0 0.6 0" size="0.1 0.1 0.1" rgba="0.5 0.5 0.5 1"/>
     <body name="upper" pos="0 0 0">
       <joint name="shoulder" type="hinge" axis="0 1 0"/>
-      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.04" rgba="0.9 0.7 0.3 1"/>
+      <geom type="box" pos="0.2 0 0" size="0.2 0.04 0.04" rgba="0.9 0.7 0.3 1"/>
       <body name="lower" pos="0.4 0 0">
         <joint name="elbow" type="hinge" axis="0 1 0" range="-150 150" limited="true"/>
-        <geom name="lower" type="capsule" fromto="0 0 0 0.35 0 0" size="0.04" rgba="0.9 0.5 0.2 1"/>
+        <geom name="lower" type="box" pos="0.175 0 0" size="0.175 0.04 0.04" rgba="0.9 0.5 0.2 1"/>
       </body>
     </body>
     <body name="welded" pos="0 0.6 0.3">
