@@ -1,10 +1,13 @@
-"""Shared fixtures, and the test ordering: the studio's window tests run first.
+"""Shared fixtures, the test ordering (the studio's window tests run first) and the number of
+test processes.
 
-They create GLX contexts through pyglet (under Xvfb); once a process has made an EGL context
-current (the offscreen rendering tests: studio render, heightfield pictures, the analysis panel),
-libGL no longer finds a GLX context in it. Running the window tests before any offscreen
-rendering keeps both kinds in one pytest process.
+The window tests create GLX contexts through pyglet (under Xvfb); once a process has made an EGL
+context current (the offscreen rendering tests: studio render, heightfield pictures, the
+analysis panel), libGL no longer finds a GLX context in it. Running the window tests before any
+offscreen rendering keeps both kinds in one pytest process. With pytest-xdist (``-n auto``)
+every worker receives its tests in this order, so the rule holds in each worker.
 """
+import os
 
 import pytest
 
@@ -23,3 +26,11 @@ def ray_session():
     start_ray(jobs=2)
     yield ray
     ray.shutdown()
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: a worker per core, at most four and at most one per 5 GB of memory (each
+    worker compiles the kernels its tests need and holds them, with the models, in about 4 GB)."""
+    cores = len(os.sched_getaffinity(0))
+    memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+    return max(1, min(cores, 4, int(memory_gb // 5)))
