@@ -4,8 +4,8 @@ test processes.
 The window tests create GLX contexts through pyglet (under Xvfb); once a process has made an EGL
 context current (the offscreen rendering tests: studio render, heightfield pictures, the
 analysis panel), libGL no longer finds a GLX context in it. Running the window tests before any
-offscreen rendering keeps both kinds in one pytest process. With pytest-xdist (``-n auto``)
-every worker receives its tests in this order, so the rule holds in each worker.
+offscreen rendering keeps both kinds in one pytest process. With pytest-xdist (``-n auto
+--dist loadfile``) the window tests' module is the first one handed out, whole, to a worker.
 """
 import os
 
