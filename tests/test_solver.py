@@ -1,5 +1,7 @@
 """The impulse problem (11): projected Gauss-Seidel against Newton on random problems with every
 kind of object, the optimality (KKT) conditions, and the cone projection of Algorithm 5."""
+import pathlib
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -8,6 +10,8 @@ import engine
 from engine import solver
 from engine.forward import _dense_inertia
 from engine.enums import ConstraintType as CT
+
+ASSETS = pathlib.Path(__file__).resolve().parents[1] / "assets"
 
 CHAIN = """
 <mujoco>
@@ -192,7 +196,7 @@ def test_pgs_with_default_options_agrees_with_newton_along_a_run():
     says how far it stopped. (The contact there is often at zero normal impulse with a
     gradient that the normal alone would not lower but normal and friction together do: PGS
     must not stop at zero.)"""
-    path = "assets/single_joint.xml"
+    path = str(ASSETS / "single_joint.xml")
     m, m_newton = engine.load_model(path), engine.load_model(path)
     m_newton.opt.solver = engine.Solver.NEWTON
     m_newton.opt.tolerance = 1e-14
