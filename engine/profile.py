@@ -3,8 +3,9 @@
 ``stage_times(m, d)`` runs the forward pipeline once, then calls the stage kernels one by one
 from Python, round after round in pipeline order (each stage recomputes its outputs from the
 earlier stages' outputs, so repeating it leaves the state as a forward leaves it), and returns
-the median time per call of each stage, the cost of a call from Python (measured on an empty
-kernel) taken off. The stages are those of MuJoCo's timers where MuJoCo has one:
+the median time per call of each stage, the cost of a call from Python taken off (an empty
+kernel is called just before each call and its time subtracted: measured once per round, the
+empty call ran with warmer caches than the stages and could exceed a small stage). The stages are those of MuJoCo's timers where MuJoCo has one:
 
     kinematics            smooth.kinematics, com_pos, camlight, tendon (mjTIMER_POS_KINEMATICS)
     inertia               crb, factor_inertia                        (mjTIMER_POS_INERTIA)
@@ -70,7 +71,6 @@ def stage_times(m, d, rounds=200, seconds=None):
     saved = {k: getattr(d, k).copy() for k in _STATE}
     kernels = _kernels()
     samples = {name: [] for name, _ in kernels}
-    samples["noop"] = []
     pgs = m.opt.solver == Solver.PGS
     deadline = None if seconds is None else time.perf_counter() + seconds
     for r in range(rounds):
@@ -82,23 +82,24 @@ def stage_times(m, d, rounds=200, seconds=None):
                     getattr(shadow, k)[...] = saved[k]
                 shadow.time = d.time
                 t = time.perf_counter()
+                _noop(ms, ds)
+                t1 = time.perf_counter()
                 forward.step_kernel(ms, shadow._struct, 1)
-                samples[name].append(time.perf_counter() - t)
+                samples[name].append((time.perf_counter() - t1) - (t1 - t))
                 continue
             total = 0.0
-            for fn in fns:
+            for fn in fns:             # each call less an empty call made just before it
                 t = time.perf_counter()
+                _noop(ms, ds)
+                t1 = time.perf_counter()
                 fn(ms, ds)
-                total += time.perf_counter() - t
+                t2 = time.perf_counter()
+                total += (t2 - t1) - (t1 - t)
             samples[name].append(total)
-        t = time.perf_counter()
-        _noop(ms, ds)
-        samples["noop"].append(time.perf_counter() - t)
         if deadline is not None and r >= 4 and time.perf_counter() > deadline:
             break
-    call = float(np.median(samples["noop"]))
-    med = {name: max(float(np.median(v)) - call * len(fns), 0.0) if v else 0.0
-           for (name, fns), v in ((k, samples[k[0]]) for k in kernels)}
+    med = {name: max(float(np.median(samples[name])), 0.0) if samples[name] else 0.0
+           for name, _ in kernels}
     out = {s: med.get(s, 0.0) for s in STAGES}
     out["collision narrow"] = max(med["collision"] - med["collision broad"], 0.0)
     out["solver"] = max(med["fwd_constraint"] - med["constraint projection"], 0.0)
