@@ -499,7 +499,9 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     The gradient of a row, ((A + R) f + b)_i = J_i (M^-1 J' f) + R_i f_i + b_i, is computed
     from w = M^-1 J' f, kept current as impulses change: a sweep costs the nonzeros of J, not
     the square of the number of rows. The sweeps stop when one lowers the cost by less than
-    tolerance relative to the cost (as MuJoCo's PGS; tolerance 0 runs every iteration). The
+    tolerance relative to the cost (tolerance 0 runs every iteration). MuJoCo's PGS divides
+    the decrease by meaninertia * nv instead: on go1 standing and the humanoid lying that
+    stops later (17 and 24 sweeps a step on average against 10 and 15). The
     residual returned is the distance to the optimum: the largest natural residual of an object
     at the returned impulses (natural_residual) relative to the largest impulse."""
     nefc = d.nefc[0]
