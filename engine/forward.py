@@ -840,10 +840,46 @@ def _choose(m, key, name, general):
 
 
 _CHOSEN = {}    # kernels(): (lean key, kernel name) -> the compiled kernel chosen
+_LCP = int(Solver.LCP)   # (an int: numpy compares with an enum slowly)
 
 
 def _compiled(kernel):
     return bool(getattr(kernel, "overloads", None))
+
+
+def _entry_point(m, name, general, *args):
+    """What to call for the kernel called name that _choose picks for m: its compiled function
+    for args, called past numba's dispatcher (which types every argument on every call, about
+    3 us, a tenth of the humanoid's step from Python); the dispatcher itself until the chosen
+    kernel has compiled for these types. Kept with the model per options (every Model and every
+    Data have one struct type each), so that a step from Python costs one lookup."""
+    options = _options(m)
+    entries = _kept(m, "_entry_points")
+    entry = entries.get((options, name))
+    if entry is None:
+        entry = _choose(m, _lean_key(m)[0], name, general)
+        if _compiled(entry):
+            from numba import typeof
+            compiled = entry.overloads.get(tuple(typeof(a) for a in args))
+            if compiled is not None:
+                entry = entries[(options, name)] = compiled.entry_point
+    return entry
+
+
+def _kept(m, name):
+    """A dict kept with the model m (neither copied nor pickled with it)."""
+    found = m.__dict__.get(name)
+    if found is None:
+        found = {}
+        object.__setattr__(m, name, found)
+    return found
+
+
+def _options(m):
+    """The options that decide which kernels serve m (_lean_key)."""
+    eq_hard = m.eq_hard
+    return (m.opt_integrator.item(), m.opt_solver.item(), m.opt_noslip_iterations.item() > 0,
+            len(eq_hard) > 0 and bool(eq_hard.any()))
 
 
 def _on_disk(kernel):
@@ -861,14 +897,8 @@ def _lean_key(m):
     """(integrator, newton, names of the kernels bound to stubs) and the stubs for m. Found
     once per model and combination of the options it depends on (a step from Python asks for
     it every time: building it cost a third of a small model's step)."""
-    eq_hard = m.eq_hard
-    options = (int(m.opt_integrator[0]), int(m.opt_solver[0]),
-               bool(m.opt_noslip_iterations[0] > 0), len(eq_hard) > 0 and bool(np.any(eq_hard)))
-    found = m.__dict__.get("_lean_keys")
-    if found is None:
-        # kept with the model (neither copied nor pickled with it)
-        found = {}
-        object.__setattr__(m, "_lean_keys", found)
+    options = _options(m)
+    found = _kept(m, "_lean_keys")
     if options not in found:
         integrator, solver_, noslip, hard = options
         # from the geom and sensor types, fixed once a model is compiled
@@ -955,14 +985,15 @@ def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
     check_data(m, d)
     warmup.join(m)
-    if int(m.opt_solver[0]) == Solver.LCP:      # (int: numpy compares with an enum slowly)
+    if m.opt_solver.item() == _LCP:
         from . import hard_contact          # hard contact: a Python-level driver of the stages
         return hard_contact.forward(m, d)
-    kernel = _choose(m, _lean_key(m)[0], "forward_kernel", forward_kernel)
-    kernel(m._struct, d._struct)
+    ms, ds = m._struct, d._struct
+    kernel = _entry_point(m, "forward_kernel", forward_kernel, ms, ds)
+    kernel(ms, ds)
     while d.nefc_overflow[0]:
         _grow(m, d)
-        kernel(m._struct, d._struct)
+        kernel(ms, d._struct)
 
 
 def step(m: Model, d: Data, nstep: int = 1) -> None:
@@ -972,15 +1003,15 @@ def step(m: Model, d: Data, nstep: int = 1) -> None:
     check_data(m, d)
     n = positive_int(nstep, "nstep")
     warmup.join(m)
-    if int(m.opt_solver[0]) == Solver.LCP:
+    if m.opt_solver.item() == _LCP:
         from . import hard_contact
         return hard_contact.step(m, d, n)
-    kernel = _choose(m, _lean_key(m)[0], "step_kernel", step_kernel)
-    done = 0
+    ms, ds = m._struct, d._struct
+    kernel = _entry_point(m, "step_kernel", step_kernel, ms, ds, n)
+    done = kernel(ms, ds, n)
     while done < n:
-        done += kernel(m._struct, d._struct, n - done)
-        if d.nefc_overflow[0]:
-            _grow(m, d)
+        _grow(m, d)                      # the contacts or rows did not fit
+        done += kernel(ms, d._struct, n - done)
 
 
 def energy(m: Model, d: Data) -> np.ndarray:

@@ -81,8 +81,9 @@ class _Described:
     """A model as _description gives it: the fields forward.lean_calls reads."""
 
     def __init__(self, text):
+        import numpy as np
         for k, v in json.loads(text).items():
-            setattr(self, k, v)
+            setattr(self, k, np.array(v, dtype=np.int64))
 
 
 def lean_kernels(m):

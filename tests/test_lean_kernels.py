@@ -100,6 +100,23 @@ def test_a_changed_option_takes_effect_at_the_next_step():
     assert d1.ncon > 0
 
 
+def test_a_step_from_python_calls_the_compiled_function():
+    """engine.step and engine.forward call the chosen kernel's compiled function, not numba's
+    dispatcher (which types the arguments on every call), kept with the model per options; a
+    copy of the model keeps none of them. (That it gives the dispatcher's results: above.)"""
+    m = engine.load_model_from_string(BALLS)
+    d = engine.make_data(m)
+    engine.step(m, d)
+    engine.forward(m, d)
+    m.opt.solver = Solver.NEWTON
+    engine.step(m, d)
+    entries = forward._kept(m, "_entry_points")
+    assert sorted(name for _, name in entries) == ["forward_kernel", "step_kernel", "step_kernel"]
+    for entry in entries.values():
+        assert callable(entry) and not hasattr(entry, "overloads")
+    assert "_entry_points" not in m.copy().__dict__
+
+
 def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
     """In a fresh process (nothing compiled yet) on an empty cache: the first model's lean
     kernels, then the general ones for a model that needs more."""
