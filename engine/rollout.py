@@ -41,13 +41,20 @@ MOCAP_QUAT = int(State.MOCAP_QUAT)
 NWARNING = int(Warning.NWARNING)
 
 
-def _element_sizes(m: Model) -> dict:
-    """Length of each State bit's field in model m (0 for fields this engine does not have)."""
-    size = {State.TIME: 1, State.QPOS: m.nq, State.QVEL: m.nv, State.ACT: m.na,
-            State.WARMSTART: m.nv, State.CTRL: m.nu, State.QFRC_APPLIED: m.nv,
-            State.XFRC_APPLIED: 6 * m.nbody, State.EQ_ACTIVE: m.neq,
-            State.MOCAP_POS: 3 * m.nmocap, State.MOCAP_QUAT: 4 * m.nmocap}
-    return {State(1 << i): size.get(State(1 << i), 0) for i in range(State.NSTATE)}
+def _element_sizes(m: Model) -> tuple:
+    """Length of the field of each State bit, in the order of the bits, in model m (0 for
+    fields this engine does not have). Kept with the model: the dimensions are fixed once it is
+    compiled, and a state read or written in a loop from Python should not pay for this."""
+    sizes = m.__dict__.get("_state_sizes")
+    if sizes is None:
+        size = {State.TIME: 1, State.QPOS: m.nq, State.QVEL: m.nv, State.ACT: m.na,
+                State.WARMSTART: m.nv, State.CTRL: m.nu, State.QFRC_APPLIED: m.nv,
+                State.XFRC_APPLIED: 6 * m.nbody, State.EQ_ACTIVE: m.neq,
+                State.MOCAP_POS: 3 * m.nmocap, State.MOCAP_QUAT: 4 * m.nmocap}
+        sizes = tuple(int(size.get(State(1 << i), 0)) for i in range(State.NSTATE))
+        object.__setattr__(m, "_state_sizes", sizes)     # neither copied nor pickled
+        object.__setattr__(m, "_state_sizes_of", {})     # state_size of each specification
+    return sizes
 
 
 def _check_spec(spec) -> int:
@@ -62,13 +69,18 @@ def _check_spec(spec) -> int:
 
 def state_size(m: Model, spec: int) -> int:
     """Length of the state vector of specification spec (MuJoCo's mj_stateSize)."""
-    spec = _check_spec(spec)
-    return sum(n for bit, n in _element_sizes(m).items() if spec & bit)
+    sizes = _element_sizes(m)
+    found = m.__dict__["_state_sizes_of"]
+    n = found.get(spec) if type(spec) is int else None     # (not a bool: an error below)
+    if n is None:
+        spec = _check_spec(spec)
+        n = found[spec] = sum(n for i, n in enumerate(sizes) if spec >> i & 1)
+    return n
 
 
 def _offset(m: Model, spec: int, bit: State) -> int:
     """Where the field of bit starts in a state vector of specification spec."""
-    return sum(n for b, n in _element_sizes(m).items() if spec & b and b < bit)
+    return sum(n for i, n in enumerate(_element_sizes(m)) if spec >> i & 1 and 1 << i < bit)
 
 
 def _check_eq_active(m: Model, values, where: str) -> None:
@@ -99,7 +111,7 @@ def set_state(m: Model, d: Data, state, spec: int) -> None:
     if x.shape != (n,):
         raise ValueError(f"state must have shape ({n},) for specification {int(spec)}, got "
                          f"{x.shape}")
-    if spec & EQ_ACTIVE:
+    if spec & EQ_ACTIVE and m.neq:
         a = _offset(m, spec, State.EQ_ACTIVE)
         _check_eq_active(m, x[a:a + m.neq], "set_state")
     _set_state(m._struct, d._struct, int(spec), x)

@@ -158,6 +158,12 @@ def test_state_errors_are_clear():
         engine.state_size(m, 1 << State.NSTATE)
     with pytest.raises(TypeError):
         engine.get_state(m, d, 1.5)
+    # the sizes kept with the model after a first call do not let a bad specification through
+    assert engine.state_size(m, 1) == 1
+    with pytest.raises(TypeError):
+        engine.state_size(m, True)
+    with pytest.raises(ValueError, match="invalid state specification"):
+        engine.state_size(m, -1)
 
 
 def test_eq_active_is_read_from_the_model_and_cannot_be_switched():
