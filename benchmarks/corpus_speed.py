@@ -2,6 +2,7 @@
 
     python benchmarks/corpus_speed.py [--filter TEXT] [--rounds 5] [--chunk 0.004]
                                       [--worst 5] [--csv FILE]
+    python benchmarks/corpus_speed.py --steps 1000      # the first 1000 steps of each model
     python benchmarks/corpus_speed.py --best 300 [--filter TEXT]  # best single steps instead
     python benchmarks/corpus_speed.py --profile TEXT     # the stage profile of matching models
     python benchmarks/corpus_speed.py --settle 1 --same-solver   # see below
@@ -19,12 +20,13 @@ ones, which a loaded machine disturbs least. Printed: every model's ratio, the m
 both engines side by side (ours from engine.profile.stage_times, MuJoCo's from its own stage
 timers, mjData.timer, fed by a clock compiled with numba) at the state where the run ended.
 
-The chunks cover the first few hundred steps, where many models still settle (objects dropped
-onto a table, feet finding the floor); --settle S first runs both engines S simulated seconds
-from the start, untimed, to measure the steps that follow instead. A model file that names no
-solver gets MuJoCo's default there (Newton, pyramidal cones) and ours here (the paper's PGS,
-elliptic cones: engine.Solver); --same-solver gives MuJoCo our solver and cone, so that both
-solve the same problem the same way.
+The chunks cover the first few hundred steps of a light model but only the first few dozen of a
+heavy one, where many models still settle (objects dropped onto a table, feet finding the
+floor); --steps N times the first N steps of every model instead; --settle S first runs
+both engines S simulated seconds from the start, untimed, to measure the steps that follow
+instead. A model file that names no solver gets MuJoCo's default there (Newton, pyramidal
+cones) and ours here (the paper's PGS, elliptic cones: engine.Solver); --same-solver gives
+MuJoCo our solver and cone, so that both solve the same problem the same way.
 """
 import argparse
 import ctypes
@@ -116,11 +118,12 @@ class Run:
             mujoco.mj_step(self.mm, self.md, nstep=n)
             engine.step(self.m, self.d, n)
 
-    def ratio(self, chunk, rounds):
+    def ratio(self, chunk, rounds, steps=None):
         """(median of ours / MuJoCo's time per step over the rounds, MuJoCo's and our time per
-        step in that median round)."""
-        n = 1
-        while True:
+        step in that median round). A round is a chunk of about `chunk` seconds of MuJoCo's
+        steps (found by doubling from one step, untimed), or steps / rounds steps."""
+        n = max(1, steps // rounds) if steps else 1
+        while not steps:
             t = time.perf_counter()
             mujoco.mj_step(self.mm, self.md, nstep=n)
             if time.perf_counter() - t > chunk or n >= 1 << 16:
@@ -187,6 +190,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model")
     parser.add_argument("--chunk", type=float, default=0.004,
                         help="seconds of MuJoCo steps per round")
+    parser.add_argument("--steps", type=int, metavar="N",
+                        help="instead of chunks of --chunk seconds: N steps per model from the "
+                             "start, in --rounds interleaved rounds")
     parser.add_argument("--best", type=int, metavar="N",
                         help="instead of chunks: the best single step of N interleaved ones")
     parser.add_argument("--worst", type=int, default=5, help="stage profiles of the worst N")
@@ -222,7 +228,7 @@ def main():
         if args.best:
             ratio, t_mj, t_ours = run.best_step(args.best)
         else:
-            ratio, t_mj, t_ours = run.ratio(args.chunk, args.rounds)
+            ratio, t_mj, t_ours = run.ratio(args.chunk, args.rounds, args.steps)
         rows.append((ratio, run.name, run.mm.nv, t_mj, t_ours))
         runs[run.name] = path
     print(file=sys.stderr)
@@ -237,7 +243,8 @@ def main():
           f"{load_line()} at the end")
     if len(rows):
         how = (f"best of {args.best} interleaved steps" if args.best
-               else f"median over {args.rounds} interleaved rounds")
+               else f"median over {args.rounds} interleaved rounds"
+               + (f" of {max(1, args.steps // args.rounds)} steps" if args.steps else ""))
         print(f"time per step, ours / MuJoCo's ({how}): "
               f"median {np.median(ratios):.2f}, 90th percentile {np.quantile(ratios, 0.9):.2f}, "
               f"quartiles {np.quantile(ratios, 0.25):.2f}-{np.quantile(ratios, 0.75):.2f}; "

@@ -847,22 +847,36 @@ def _compiled(kernel):
     return bool(getattr(kernel, "overloads", None))
 
 
+_ENTRY = {}     # compiled kernel -> its compiled function for (Model, Data[, int])
+
+
+def entry_point(kernel, *args):
+    """kernel's compiled function for args, to be called past numba's dispatcher, which types
+    every argument on every call (about 3 us, a tenth of the humanoid's step from Python); the
+    dispatcher itself until it has compiled for these types. Every Model and every Data have
+    one struct type each, so one function serves them all."""
+    entry = _ENTRY.get(kernel)
+    if entry is None:
+        if not _compiled(kernel):
+            return kernel
+        from numba import typeof
+        compiled = kernel.overloads.get(tuple(typeof(a) for a in args))
+        if compiled is None:
+            return kernel
+        entry = _ENTRY[kernel] = compiled.entry_point
+    return entry
+
+
 def _entry_point(m, name, general, *args):
-    """What to call for the kernel called name that _choose picks for m: its compiled function
-    for args, called past numba's dispatcher (which types every argument on every call, about
-    3 us, a tenth of the humanoid's step from Python); the dispatcher itself until the chosen
-    kernel has compiled for these types. Kept with the model per options (every Model and every
-    Data have one struct type each), so that a step from Python costs one lookup."""
+    """The entry_point of the kernel called name that _choose picks for m, kept with the model
+    per options, so that a step from Python costs one lookup once it has compiled."""
     options = _options(m)
     entries = _kept(m, "_entry_points")
     entry = entries.get((options, name))
     if entry is None:
-        entry = _choose(m, _lean_key(m)[0], name, general)
-        if _compiled(entry):
-            from numba import typeof
-            compiled = entry.overloads.get(tuple(typeof(a) for a in args))
-            if compiled is not None:
-                entry = entries[(options, name)] = compiled.entry_point
+        entry = entry_point(_choose(m, _lean_key(m)[0], name, general), *args)
+        if not hasattr(entry, "overloads"):        # compiled: not the dispatcher
+            entries[(options, name)] = entry
     return entry
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from . import actuator, collision_driver, constraint, derivative, passive, sensor, smooth, warmup
 from .constraint import CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TENDON
 from .enums import DisableBit, Integrator, Stabilization
-from .forward import _grow, factor_inertia, implicit_damping, implicit_mul
+from .forward import _grow, entry_point, factor_inertia, implicit_damping, implicit_mul
 from .jit import jit
 from .types import Data, Model, check_data
 
@@ -237,8 +237,7 @@ def inverse_kernel(m, d):
 def check_invertible(m: Model) -> None:
     """Raise ValueError when the model has active hard equality constraints, whose impulses
     the inverse dynamics cannot recover."""
-    flags = int(m.opt.disableflags)
-    if (m.neq and not flags & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
+    if (m.neq and not int(m.opt.disableflags) & (DisableBit.CONSTRAINT | DisableBit.EQUALITY)
             and np.any(np.asarray(m.eq_hard)[np.asarray(m.eq_active0) != 0])):
         hard = [i for i in range(m.neq) if m.eq_hard[i] and m.eq_active0[i]]
         raise ValueError(f"inverse dynamics is not defined with hard equality constraints "
@@ -258,7 +257,8 @@ def inverse(m: Model, d: Data) -> None:
     check_data(m, d)
     warmup.join()
     check_invertible(m)
-    inverse_kernel(m._struct, d._struct)
+    ms, ds = m._struct, d._struct
+    entry_point(inverse_kernel, ms, ds)(ms, ds)
     while d.nefc_overflow[0]:
         _grow(m, d)
-        inverse_kernel(m._struct, d._struct)
+        inverse_kernel(ms, d._struct)

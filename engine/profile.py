@@ -5,7 +5,8 @@ from Python, round after round in pipeline order (each stage recomputes its outp
 earlier stages' outputs, so repeating it leaves the state as a forward leaves it), and returns
 the median time per call of each stage, the cost of a call from Python taken off (an empty
 kernel is called just before each call and its time subtracted: measured once per round, the
-empty call ran with warmer caches than the stages and could exceed a small stage). The stages are those of MuJoCo's timers where MuJoCo has one:
+empty call ran with warmer caches than the stages and could exceed a small stage). The stages
+are those of MuJoCo's timers where MuJoCo has one:
 
     kinematics            smooth.kinematics, com_pos, camlight, tendon (mjTIMER_POS_KINEMATICS)
     inertia               crb, factor_inertia                        (mjTIMER_POS_INERTIA)

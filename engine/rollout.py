@@ -23,7 +23,7 @@ from numba import typed
 
 from . import warmup
 from .enums import Integrator, Solver, State, Warning
-from .forward import _grow, make_data, reset_history, reset_state, step_kernel
+from .forward import _grow, _kept, make_data, reset_history, reset_state, step_kernel
 from .jit import jit
 from .types import Data, Model, check_data
 
@@ -45,15 +45,15 @@ def _element_sizes(m: Model) -> tuple:
     """Length of the field of each State bit, in the order of the bits, in model m (0 for
     fields this engine does not have). Kept with the model: the dimensions are fixed once it is
     compiled, and a state read or written in a loop from Python should not pay for this."""
-    sizes = m.__dict__.get("_state_sizes")
+    kept = _kept(m, "_state_sizes")       # also state_size of each specification
+    sizes = kept.get("fields")
     if sizes is None:
         size = {State.TIME: 1, State.QPOS: m.nq, State.QVEL: m.nv, State.ACT: m.na,
                 State.WARMSTART: m.nv, State.CTRL: m.nu, State.QFRC_APPLIED: m.nv,
                 State.XFRC_APPLIED: 6 * m.nbody, State.EQ_ACTIVE: m.neq,
                 State.MOCAP_POS: 3 * m.nmocap, State.MOCAP_QUAT: 4 * m.nmocap}
-        sizes = tuple(int(size.get(State(1 << i), 0)) for i in range(State.NSTATE))
-        object.__setattr__(m, "_state_sizes", sizes)     # neither copied nor pickled
-        object.__setattr__(m, "_state_sizes_of", {})     # state_size of each specification
+        sizes = kept["fields"] = tuple(int(size.get(State(1 << i), 0))
+                                       for i in range(State.NSTATE))
     return sizes
 
 
@@ -69,12 +69,11 @@ def _check_spec(spec) -> int:
 
 def state_size(m: Model, spec: int) -> int:
     """Length of the state vector of specification spec (MuJoCo's mj_stateSize)."""
-    sizes = _element_sizes(m)
-    found = m.__dict__["_state_sizes_of"]
-    n = found.get(spec) if type(spec) is int else None     # (not a bool: an error below)
+    kept = _kept(m, "_state_sizes")
+    n = kept.get(spec) if type(spec) is int else None      # (not a bool: an error below)
     if n is None:
         spec = _check_spec(spec)
-        n = found[spec] = sum(n for i, n in enumerate(sizes) if spec >> i & 1)
+        n = kept[spec] = sum(n for i, n in enumerate(_element_sizes(m)) if spec >> i & 1)
     return n
 
 

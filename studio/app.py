@@ -67,6 +67,7 @@ class App:
                           msaa=auto_msaa(ctx) if msaa is None else max(int(msaa), 0),
                           output_dir=settings.folder("output_dir", settings.DEFAULT_OUTPUT))
         self.frame_scale = 1.0                       # the render scale of the last frame drawn
+        self.frame_snapshot = None                   # the simulation snapshot it drew
         self.panel_rect = None                       # (x0, y0, x1, y1) of the open side panel
         self.error_message = error_message
         self.empty_world = bool(error_message)      # the runner holds the placeholder world
@@ -355,7 +356,7 @@ class App:
             info.draw(self)
         else:
             self.plots.sample(self)
-        snap = self.runner.snapshot
+        snap = self.frame_snapshot = self.runner.snapshot
         self._update_camera(snap)
         x0, y0, vw, vh = self.view_rect
         overlay.draw(self, snap)                 # labels at the objects, over the 3D view
