@@ -790,7 +790,9 @@ _INTEGRATE = {Integrator.EULER: euler, Integrator.EXPLICIT: explicit_euler,
               Integrator.RK4: runge_kutta4, Integrator.MIDPOINT: midpoint,
               Integrator.INTERLEAVE: interleave, Integrator.IMPLICIT: implicit,
               Integrator.IMPLICITFAST: implicit}
-_KERNELS = {}
+_KERNELS = {}   # lean key -> the kernels of lean_calls
+_CHAINS = {}    # lean key without the integrator -> (tag, the forward chain's kernels)
+_PER_INTEGRATOR = ("integrate", "step_kernel")     # the kernels of lean_calls that depend on it
 
 # the kernels between a step and the routines that kernels() leaves out, callees first
 _COLLISION_CHAIN = (collision_driver.narrowphase, collision_driver.collide_geoms,
@@ -809,7 +811,9 @@ def kernels(m: Model):
     The first model of a process gets its lean kernels (what a cold start compiles); a later
     model gets kernels this process has already compiled if they have all it needs (lean ones
     with more in them, or the general ones), else the general ones: a process that steps many
-    models compiles the general kernels once rather than a lean variant for each. A fresh
+    models compiles the general kernels once rather than a lean variant for each. A model that
+    differs from an earlier one in its integrator only gets a lean step of its own on the
+    forward chain already compiled (lean_calls). A fresh
     process whose cache holds the general kernels but not the lean ones of its first model
     (an earlier process stepped several models) loads the general ones instead of compiling."""
     key = _lean_key(m)[0]
@@ -823,14 +827,15 @@ def _choose(m, key, name, general):
     if chosen is not None:
         return chosen
     ready = [calls[name] for k, calls in _KERNELS.items()
-             if k[:2] == key[:2] and set(k[2]) <= set(key[2]) and _compiled(calls[name])]
+             if (k[0] == key[0] or name not in _PER_INTEGRATOR) and k[1] == key[1]
+             and set(k[2]) <= set(key[2]) and _compiled(calls[name])]
     if _compiled(general):
         ready.append(general)
     if ready:
         chosen = ready[0]
     elif _on_disk(general) and not _on_disk(lean_calls(m)[name]):
         chosen = general                  # compiled by an earlier process: loaded, not compiled
-    elif key in _KERNELS or not _KERNELS:
+    elif key[1:] in _CHAINS or not _KERNELS:     # (a lean chain compiled for another integrator)
         chosen = lean_calls(m)[name]
     else:
         chosen = general
@@ -931,27 +936,33 @@ def _lean_key(m):
 def lean_calls(m) -> dict:
     """The kernels of kernels(m) by name, with the lean variants of the kernels they call
     (collision, sensor_pos, fwd_constraint, ...; the others as they are). m needs only the
-    options and the geom and sensor types."""
+    options and the geom and sensor types. The forward chain does not depend on the
+    integrator: models that differ only in it share it (compiled once), and only the
+    integration and the step are compiled per integrator."""
     key, stubs = _lean_key(m)
-    integrator, newton, _ = key
+    integrator, newton, names = key
     if key not in _KERNELS:
-        tag = "%d%s_%08x" % (integrator, "newton" if newton else "pgs",
-                             zlib.crc32(" ".join(key[2]).encode()))
-        calls = dict(stubs)
-        chain = _COLLISION_CHAIN + _SENSOR_CHAIN + (fwd_constraint, fwd_position, forward_skip,
-                                                    runge_kutta4)
-        for kernel in chain:
-            if kernel is fwd_constraint:
-                calls["solve"] = jit_variant(_solve_newton if newton else _solve_pgs, tag,
-                                             **calls)
-            lean = jit_variant(kernel, tag, **calls)
-            if lean is not kernel:        # else the kernel itself, not a copy, serves
-                calls[kernel.__name__] = lean
+        if key[1:] not in _CHAINS:
+            tag = "%s_%08x" % ("newton" if newton else "pgs", zlib.crc32(" ".join(names).encode()))
+            calls = dict(stubs)
+            chain = _COLLISION_CHAIN + _SENSOR_CHAIN + (fwd_constraint, fwd_position, forward_skip,
+                                                        runge_kutta4)
+            for kernel in chain:
+                if kernel is fwd_constraint:
+                    calls["solve"] = jit_variant(_solve_newton if newton else _solve_pgs, tag,
+                                                 **calls)
+                lean = jit_variant(kernel, tag, **calls)
+                if lean is not kernel:        # else the kernel itself, not a copy, serves
+                    calls[kernel.__name__] = lean
+            calls["forward_kernel"] = jit_variant(forward_kernel, tag, **calls)
+            for kernel in chain:
+                calls.setdefault(kernel.__name__, kernel)
+            _CHAINS[key[1:]] = tag, calls
+        tag, chain = _CHAINS[key[1:]]
+        calls = dict(chain)
+        tag = "%d%s" % (integrator, tag)
         calls["integrate"] = jit_variant(_INTEGRATE.get(integrator, euler), tag, **calls)
-        calls["forward_kernel"] = jit_variant(forward_kernel, tag, **calls)
         calls["step_kernel"] = jit_variant(step_kernel, tag, **calls)
-        for kernel in chain:
-            calls.setdefault(kernel.__name__, kernel)
         _KERNELS[key] = calls
     return _KERNELS[key]
 

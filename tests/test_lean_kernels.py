@@ -65,6 +65,21 @@ def test_options_choose_the_kernels_at_every_call():
     assert newton["step_kernel"].py_func.__qualname__.startswith("step_kernel__1newton_")
 
 
+def test_integrators_share_the_lean_forward_chain():
+    """The forward chain does not depend on the integrator: two integrators with the same
+    solver and stubs share its kernels (compiled once) and differ in the step only."""
+    m = compiler.load_model_from_string(BALLS)
+    m.opt.integrator = Integrator.IMPLICIT
+    implicit = forward.lean_calls(m)
+    m.opt.integrator = Integrator.IMPLICITFAST
+    fast = forward.lean_calls(m)
+    for name in ("forward_kernel", "collision", "sensor_pos", "fwd_constraint", "solve"):
+        assert fast[name] is implicit[name], name
+    assert fast["forward_kernel"] is not forward.forward_kernel
+    assert fast["step_kernel"] is not implicit["step_kernel"]
+    assert fast["step_kernel"].py_func.__qualname__.startswith("step_kernel__3pgs_")
+
+
 def test_lean_step_equals_the_general_step():
     """Balls dropped on each other (contacts, sensors), semi-implicit Euler with the model's
     solver: the lean step and the general one agree to the bit."""
@@ -123,6 +138,7 @@ def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
     """In a fresh process (nothing compiled yet) on an empty cache: the first model's lean
     kernels, then the general ones for a model that needs more."""
     monkeypatch.setattr(forward, "_KERNELS", {})
+    monkeypatch.setattr(forward, "_CHAINS", {})
     monkeypatch.setattr(forward, "_CHOSEN", {})
     monkeypatch.setattr(forward, "_compiled", lambda kernel: False)
     monkeypatch.setattr(forward, "_on_disk", lambda kernel: False)
@@ -142,6 +158,7 @@ def test_a_process_loads_the_general_kernels_an_earlier_one_compiled(monkeypatch
     first model (another process stepped other models): the general kernels, loaded rather
     than a lean variant compiled. With the lean ones on disk too: those."""
     monkeypatch.setattr(forward, "_KERNELS", {})
+    monkeypatch.setattr(forward, "_CHAINS", {})
     monkeypatch.setattr(forward, "_CHOSEN", {})
     monkeypatch.setattr(forward, "_compiled", lambda kernel: False)
     general = {forward.forward_kernel, forward.step_kernel}
