@@ -21,6 +21,7 @@ from . import (actuator, collision_driver, constraint, derivative, passive, sens
                solver_sparse, warmup)
 from .collision_driver import collision
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
+from . import jit as _jit
 from .jit import inlined, jit
 from .jit import variant as jit_variant
 from .math import cross3, first_bad, norm3, quat_integrate, warn
@@ -813,7 +814,8 @@ def kernels(m: Model):
     with more in them, or the general ones), else the general ones: a process that steps many
     models compiles the general kernels once rather than a lean variant for each. A model that
     differs from an earlier one in its integrator only gets a lean step of its own on the
-    forward chain already compiled (lean_calls). A fresh
+    forward chain already compiled (lean_calls). With ENGINE_LEAN=0 (engine.jit): always the
+    general ones. A fresh
     process whose cache holds the general kernels but not the lean ones of its first model
     (an earlier process stepped several models) loads the general ones instead of compiling."""
     key = _lean_key(m)[0]
@@ -823,6 +825,8 @@ def kernels(m: Model):
 
 def _choose(m, key, name, general):
     """kernels(): the kernel called name for the lean key of m."""
+    if not _jit.LEAN:
+        return general
     chosen = _CHOSEN.get((key, name))
     if chosen is not None:
         return chosen

@@ -12,6 +12,11 @@ the engine's own kernels are cached there (a cache locator that recognises the e
 files); other numba code in the same process keeps numba's usual cache places.
 Set ``ENGINE_JIT=0`` to run the kernels as plain Python (slow; for debugging only).
 
+A process compiles lean variants of the step for its first model (forward.kernels), some of
+them in a background process on a cold cache (warmup). Set ``ENGINE_LEAN=0`` in a process
+that steps models of many kinds, such as a test suite's workers: it then compiles the general
+kernels only (the same results, bit for bit), once, and starts no background process.
+
 LLVM optimizes at level 1 unless ``NUMBA_OPT`` says otherwise: the kernels are short loops over
 small arrays that level 3 does not make measurably faster (benchmarks/smooth.py and contact.py
 agree within their noise), while it costs about a sixth more compile time. numba has no
@@ -33,6 +38,7 @@ from numba import njit, types
 from numba.core import caching, config
 
 ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
+LEAN = os.environ.get("ENGINE_LEAN", "1") != "0"
 _ENGINE_DIR = pathlib.Path(__file__).resolve().parent
 
 

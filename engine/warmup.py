@@ -96,7 +96,8 @@ def lean_kernels(m):
 def start():
     """On a cold cache, start the background compilation (once per process)."""
     global _process
-    if not jit.ENABLED or os.environ.get(CHILD) or _process is not None or not _cache_is_cold():
+    if (not jit.ENABLED or not jit.LEAN or os.environ.get(CHILD) or _process is not None
+            or not _cache_is_cold()):
         return
     try:
         jit.prune_caches()       # a new cache begins: drop those of long-edited sources

@@ -6,10 +6,17 @@ context current (the offscreen rendering tests: studio render, heightfield pictu
 analysis panel), libGL no longer finds a GLX context in it. Running the window tests before any
 offscreen rendering keeps both kinds in one pytest process. With pytest-xdist (``-n auto
 --dist loadfile``) the window tests' module is the first one handed out, whole, to a worker.
+
+The workers, and the processes the tests start, step models of every kind: they compile the
+general kernels, not a lean variant for their first model and not in a background process
+(``ENGINE_LEAN=0``, engine.jit), which would compile in each worker what the general kernels
+compile anyway. tests/test_lean_kernels.py and tests/test_warmup.py test those two.
 """
 import os
 
-import pytest
+os.environ.setdefault("ENGINE_LEAN", "0")
+
+import pytest  # noqa: E402
 
 WINDOW_TEST_MODULES = {"test_studio_app.py"}
 

@@ -4,12 +4,19 @@ import importlib
 import uuid
 
 import numpy as np
+import pytest
 
 import engine
 from engine import Integrator, Solver, collision_driver, compiler, jit, sensor
 from engine import solver as engine_solver
 
 forward = importlib.import_module("engine.forward")     # engine.forward is the function
+
+
+@pytest.fixture(autouse=True)
+def lean(monkeypatch):
+    """The lean kernels, as a process gets them by default (the test suite sets ENGINE_LEAN=0)."""
+    monkeypatch.setattr(jit, "LEAN", True)
 
 BALLS = """<mujoco><worldbody><geom type="plane" size="2 2 .1"/>
   <body pos="0 0 .12"><freejoint/><geom type="sphere" size=".1"/><site name="s" size=".11"/></body>
@@ -151,6 +158,15 @@ def test_a_process_compiles_one_lean_variant_then_the_full_kernels(monkeypatch):
     assert lean[1] is not forward.step_kernel
     assert forward.kernels(other) == (forward.forward_kernel, forward.step_kernel)
     assert forward.kernels(first) == lean
+
+
+def test_without_lean_kernels_a_process_compiles_the_general_ones(monkeypatch):
+    """ENGINE_LEAN=0: the general kernels from the first model on."""
+    monkeypatch.setattr(forward, "_KERNELS", {})
+    monkeypatch.setattr(forward, "_CHOSEN", {})
+    monkeypatch.setattr(jit, "LEAN", False)
+    m = compiler.load_model_from_string(BALLS)
+    assert forward.kernels(m) == (forward.forward_kernel, forward.step_kernel)
 
 
 def test_a_process_loads_the_general_kernels_an_earlier_one_compiled(monkeypatch):

@@ -34,7 +34,17 @@ def test_cold_cache_starts_the_background_compile(tmp_path):
     """On an empty cache the import starts the background process; join() ends it."""
     script = ("import engine, engine.warmup as w; p = w._process; print(w.compiling()); "
               "p.kill(); p.wait()")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="1")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_a_process_without_lean_kernels_starts_nothing(tmp_path):
+    """ENGINE_LEAN=0 (the general kernels only): no background process, even on an empty
+    cache."""
+    script = "import engine, engine.warmup as w; print(w._process is None)"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="0")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "True"
@@ -65,7 +75,7 @@ def test_model_is_sent_once(tmp_path):
               "m = types.SimpleNamespace(opt_integrator=[0], opt_solver=[2], "
               "opt_noslip_iterations=[0], eq_hard=[], geom_type=[0, 2], sensor_type=[]); "
               "w.model(m); w.model(m); print(p.stdin.closed, w._sent); p.kill(); p.wait()")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="1")
     out = subprocess.run([sys.executable, "-c", "import engine; " + script], env=env,
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True True"
