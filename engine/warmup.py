@@ -52,6 +52,8 @@ def _argument_types(name):
                      for p in inspect.signature(kernel.py_func).parameters)
     if name.endswith("sensor_acc"):
         return (MODEL_TYPE, DATA_TYPE, types.float64[::1], types.boolean)
+    if name.endswith("step_kernel"):
+        return (MODEL_TYPE, DATA_TYPE, types.int64)
     return (MODEL_TYPE, DATA_TYPE)
 
 
@@ -68,6 +70,49 @@ def compile_kernels(names):
     for spec in names:
         module, name = spec.split(":")
         getattr(importlib.import_module(module), name).compile(_argument_types(spec))
+
+
+# the general kernels, in groups: each group's kernels call those of the groups before it
+GENERAL = (COMMON + ("engine.collision_driver:collision", "engine.sensor:sensor_pos",
+                     "engine.sensor:sensor_vel", "engine.sensor:sensor_acc",
+                     "engine.forward:fwd_constraint"),
+           ("engine.forward:forward_kernel", "engine.forward:step_kernel",
+            "engine.inverse:inverse_kernel"))
+
+
+def compile_shared(groups=GENERAL):
+    """Compile the kernels of groups (names as in COMMON) with other processes that do the same
+    at the same time, without two of them compiling one kernel: each process compiles the
+    kernels of a group that no other is compiling (a lock file per kernel in the cache), then
+    waits for the others' and loads them from the cache, before the next group. For processes
+    that start together and step models of many kinds (ENGINE_LEAN=0), such as a test suite's
+    workers; alone, a process compiles them all."""
+    import fcntl
+
+    root = jit.cache_dir()
+    os.makedirs(root, exist_ok=True)
+
+    def locked(spec, wait):
+        f = open(os.path.join(root, spec.replace(":", ".") + ".lock"), "w")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            f.close()
+            return None
+        return f
+
+    for group in groups:
+        others = []
+        for spec in group:
+            f = locked(spec, wait=False)
+            if f is None:
+                others.append(spec)      # another process is compiling it
+                continue
+            with f:
+                compile_kernels([spec])   # (loaded if another process compiled it before)
+        for spec in others:
+            with locked(spec, wait=True):
+                compile_kernels([spec])
 
 
 def _description(m):

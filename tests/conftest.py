@@ -10,7 +10,9 @@ offscreen rendering keeps both kinds in one pytest process. With pytest-xdist (`
 The workers, and the processes the tests start, step models of every kind: they compile the
 general kernels, not a lean variant for their first model and not in a background process
 (``ENGINE_LEAN=0``, engine.jit), which would compile in each worker what the general kernels
-compile anyway. tests/test_lean_kernels.py and tests/test_warmup.py test those two.
+compile anyway. tests/test_lean_kernels.py and tests/test_warmup.py test those two. With
+several workers, each first compiles its share of the general kernels (warmup.compile_shared):
+they would otherwise all compile the same ones at the same time.
 """
 import os
 
@@ -23,6 +25,14 @@ WINDOW_TEST_MODULES = {"test_studio_app.py"}
 
 def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: item.path.name not in WINDOW_TEST_MODULES)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def general_kernels():
+    """With several workers: the general kernels, compiled once among them before the tests."""
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        from engine import warmup
+        warmup.compile_shared()
 
 
 @pytest.fixture(scope="session")

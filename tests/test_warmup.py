@@ -1,6 +1,7 @@
 """The cold-cache warm-up compiles kernels that exist, in a process that imports this engine."""
 import importlib
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -48,6 +49,26 @@ def test_a_process_without_lean_kernels_starts_nothing(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+SHARED = ("engine.smooth:kinematics", "engine.smooth:tendon", "engine.smooth:crb",
+          "engine.smooth:com_pos")
+
+
+def test_processes_share_the_compilation_of_the_general_kernels(tmp_path):
+    """Two processes started together on an empty cache, each calling compile_shared: every
+    kernel is compiled by one of them and loaded from the cache by the other."""
+    script = ("import sys, json, importlib; from engine import warmup; "
+              f"specs = {SHARED!r}; warmup.compile_shared([specs]); "
+              "ks = [getattr(importlib.import_module(s.split(':')[0]), s.split(':')[1]) "
+              "for s in specs]; "
+              "print(json.dumps([sum(k._cache_misses.values()) for k in ks]))")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="0")
+    runs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                             text=True) for _ in range(2)]
+    compiled = [json.loads(run.communicate()[0]) for run in runs]
+    assert all(run.returncode == 0 for run in runs)
+    assert [a + b for a, b in zip(*compiled)] == [1] * len(SHARED)
 
 
 TWO_BALLS = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
