@@ -24,6 +24,7 @@ import copy
 import hashlib
 import operator
 import os
+from types import SimpleNamespace
 
 import numpy as np
 from numba import types as nbtypes
@@ -31,6 +32,7 @@ from numba.core import cgutils
 from numba.experimental import structref
 from numba.extending import intrinsic
 
+from . import jit
 from .enums import SPARSE_NV, Cone, DisableBit, Integrator, Jacobian, Solver, Stabilization
 from .views import ContactView, accessor, unknown_attribute
 
@@ -579,6 +581,18 @@ MODEL_TYPE = ModelStructType([(n, _nbtype(t, s)) for n, t, s in MODEL_SPEC])
 DATA_TYPE = DataStructType([(n, _nbtype(t, s)) for n, t, s in DATA_SPEC])
 
 
+def _new_struct(constructor, spec, arrays):
+    """The handle that kernels receive: a structref over the arrays of the field table spec
+    (built by the generated constructor of _structs.py), which keeps the arrays alive; with
+    ENGINE_JIT=0, where the kernels run as plain Python, a namespace of the arrays."""
+    if not jit.ENABLED:
+        return SimpleNamespace(**{n: arrays[n] for n, _, _ in spec})
+    from . import _structs
+    s = getattr(_structs, constructor)(*[arrays[n] for n, _, _ in spec])
+    s._arrays = tuple(arrays.values())
+    return s
+
+
 def _shape(shape, sizes):
     return tuple(s if isinstance(s, int) else int(sizes[s]) for s in shape)
 
@@ -949,10 +963,7 @@ class Model(_ArrayHolder):
         runs kernels on a Model shared with other threads takes its own: each compiled call
         counts references to the struct it is given (an atomic write), and threads sharing one
         struct would write the same counter from every core (engine.rollout)."""
-        from ._structs import new_model_struct
-        s = new_model_struct(*[self._arrays[n] for n, _, _ in MODEL_SPEC])
-        s._arrays = tuple(self._arrays.values())
-        return s
+        return _new_struct("new_model_struct", MODEL_SPEC, self._arrays)
 
     def _freeze(self) -> None:
         """Make the structural fields and option arrays read-only; compute the signature."""
@@ -1110,10 +1121,7 @@ class Data(_ArrayHolder):
         for k, v in arrays.items():
             if k not in self._PROPERTIES:
                 object.__setattr__(self, k, v)
-        from ._structs import new_data_struct
-        s = new_data_struct(*[arrays[n] for n, _, _ in DATA_SPEC])
-        s._arrays = tuple(arrays.values())
-        object.__setattr__(self, "_struct", s)
+        object.__setattr__(self, "_struct", _new_struct("new_data_struct", DATA_SPEC, arrays))
 
     def grow(self, nconmax: int, njmax: int) -> "Data":
         """Raise the contact and constraint-row capacities in place and return self.
