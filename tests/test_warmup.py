@@ -71,6 +71,19 @@ def test_processes_share_the_compilation_of_the_general_kernels(tmp_path):
     assert [a + b for a, b in zip(*compiled)] == [1] * len(SHARED)
 
 
+def test_the_shared_kernels_are_compiled_for_the_types_their_callers_use():
+    """Each kernel of GENERAL has one compiled signature, that of _argument_types: had a caller
+    compiled after it (fwd_constraint after the solvers, the step after the collision) called
+    it with other types, it would have compiled it a second time. (Compiled by the test
+    workers before their tests; alone, this test compiles them.)"""
+    warmup.compile_shared()
+    for group in warmup.GENERAL:
+        for spec in group:
+            module, name = spec.split(":")
+            kernel = getattr(importlib.import_module(module), name)
+            assert list(kernel.overloads) == [warmup._argument_types(spec)], spec
+
+
 TWO_BALLS = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
   <body pos="0 0 .2"><freejoint/><geom type="sphere" size=".1"/><site name="s"/></body>
   <body pos="0 .3 .2"><freejoint/><geom type="capsule" size=".05 .1"/></body></worldbody>
