@@ -39,8 +39,8 @@ _sent = False
 
 def _argument_types(name):
     """Numba types of a kernel's arguments: (Model, Data), for sensor_acc (qacc, damped) too,
-    for the step the number of steps, for a solver the impulses, velocities and warm flag;
-    for the pieces of Data's constructor, the struct and the arrays they set."""
+    for the step the number of steps; for the pieces of Data's constructor, the struct and the
+    arrays they set."""
     import inspect
 
     from numba import types
@@ -55,8 +55,6 @@ def _argument_types(name):
         return (MODEL_TYPE, DATA_TYPE, types.float64[::1], types.boolean)
     if name.endswith("step_kernel"):
         return (MODEL_TYPE, DATA_TYPE, types.int64)
-    if name.endswith(("_solve_newton", "_solve_pgs")):      # (m, d, f, vhat, vnext, warm)
-        return (MODEL_TYPE, DATA_TYPE) + (types.float64[::1],) * 3 + (types.boolean,)
     return (MODEL_TYPE, DATA_TYPE)
 
 
@@ -76,11 +74,11 @@ def compile_kernels(names):
 
 
 # the general kernels, in groups: each group's kernels call those of the groups before it
-# (the longest first: the solvers, then the collision, each about a minute of compilation)
-GENERAL = (("engine.forward:_solve_newton", "engine.forward:_solve_pgs",
-            "engine.collision_driver:collision", "engine.sensor:sensor_pos",
-            "engine.sensor:sensor_vel") + COMMON + ("engine.sensor:sensor_acc",
-                                                    "engine.forward:fwd_constraint"),
+# (the longest first: the constraint solvers, then the collision, about 3 and 1.5 minutes of
+# compilation on this machine's cores; the others of the group take about 3 together)
+GENERAL = (("engine.forward:fwd_constraint", "engine.collision_driver:collision",
+            "engine.sensor:sensor_pos", "engine.sensor:sensor_vel") + COMMON
+           + ("engine.sensor:sensor_acc",),
            ("engine.forward:forward_kernel", "engine.forward:step_kernel",
             "engine.inverse:inverse_kernel"))
 

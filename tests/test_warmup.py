@@ -73,7 +73,7 @@ def test_processes_share_the_compilation_of_the_general_kernels(tmp_path):
 
 def test_the_shared_kernels_are_compiled_for_the_types_their_callers_use():
     """Each kernel of GENERAL has one compiled signature, that of _argument_types: had a caller
-    compiled after it (fwd_constraint after the solvers, the step after the collision) called
+    compiled after it (the step after the collision, for one) called
     it with other types, it would have compiled it a second time. (Compiled by the test
     workers before their tests; alone, this test compiles them.)"""
     warmup.compile_shared()
