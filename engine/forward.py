@@ -814,10 +814,10 @@ def kernels(m: Model):
     with more in them, or the general ones), else the general ones: a process that steps many
     models compiles the general kernels once rather than a lean variant for each. A model that
     differs from an earlier one in its integrator only gets a lean step of its own on the
-    forward chain already compiled (lean_calls). With ENGINE_LEAN=0 (engine.jit): always the
-    general ones. A fresh
-    process whose cache holds the general kernels but not the lean ones of its first model
-    (an earlier process stepped several models) loads the general ones instead of compiling."""
+    forward chain already compiled (lean_calls). A fresh process whose cache holds the
+    general kernels but not the lean ones of its first model (an earlier process stepped
+    several models) loads the general ones instead of compiling. With ENGINE_LEAN=0
+    (engine.jit): always the general ones."""
     key = _lean_key(m)[0]
     return (_choose(m, key, "forward_kernel", forward_kernel),
             _choose(m, key, "step_kernel", step_kernel))

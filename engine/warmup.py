@@ -92,6 +92,8 @@ def compile_shared(groups=GENERAL):
     workers; alone, a process compiles them all."""
     import fcntl
 
+    if not jit.ENABLED:
+        return
     root = jit.cache_dir()
     os.makedirs(root, exist_ok=True)
 
