@@ -38,12 +38,10 @@ _sent = False
 
 
 def _argument_types(name):
-    """Numba types of a kernel's arguments: (Model, Data), for sensor_acc (qacc, damped) too,
-    for the step the number of steps; for the pieces of Data's constructor, the struct and the
-    arrays they set."""
+    """Numba types of a kernel's arguments (``module:function``, or a function's name for LEAN):
+    (Model, Data) unless KERNEL_TYPES says otherwise; for the pieces of Data's constructor, the
+    struct and the arrays they set."""
     import inspect
-
-    from numba import types
 
     from .types import DATA_SPEC, DATA_TYPE, MODEL_TYPE, _nbtype
     if name.startswith("engine._structs:"):
@@ -51,11 +49,36 @@ def _argument_types(name):
         kernel = getattr(_structs, name.split(":")[1])
         return tuple(DATA_TYPE if p == "s" else fields[p]
                      for p in inspect.signature(kernel.py_func).parameters)
-    if name.endswith("sensor_acc"):
-        return (MODEL_TYPE, DATA_TYPE, types.float64[::1], types.boolean)
-    if name.endswith("step_kernel"):
-        return (MODEL_TYPE, DATA_TYPE, types.int64)
-    return (MODEL_TYPE, DATA_TYPE)
+    codes = next((c for spec, c in KERNEL_TYPES.items()
+                  if name in (spec, spec.split(":")[1])), "M D")
+    return tuple(_type_of(code, MODEL_TYPE, DATA_TYPE) for code in codes.split())
+
+
+# the arguments of the kernels that take more than (Model, Data), in the callers' types:
+# M Model, D Data, L a typed list of Models, f float64, i int64, b boolean, then fN, iN, bN
+# C-contiguous arrays of N dimensions
+KERNEL_TYPES = {
+    "engine.sensor:sensor_acc": "M D f1 b",
+    "engine.forward:step_kernel": "M D i",
+    "engine.rigid_inverse:rigid_inverse_kernel":
+        "M D f1 i i f i b i i2 f2 b2 i1 i1 f1 b f1 f1 f2 f1 i1 f1 i1 b1 i1",
+    "engine.derivative_analytic:transition_kernel": "M D f2 f2",
+    "engine.derivative_fd:transition_fd_kernel": "M D f b f2 f2",
+    "engine.rollout:rollout_kernel": "L D i i i i i i f2 f2 f3 f3 f3",
+    "engine.derivative_fd:inverse_fd_kernel": "M D f b b f2 f2 f2",
+    "engine.derivative_analytic:inverse_derivatives_kernel": "M D b f2 f2 f2",
+}
+
+
+def _type_of(code, model, data):
+    """The numba type of one code of KERNEL_TYPES."""
+    from numba import types
+    scalar = {"f": types.float64, "i": types.int64, "b": types.boolean}
+    if code in ("M", "D", "L"):
+        return {"M": model, "D": data, "L": types.ListType(model)}[code]
+    if len(code) == 1:
+        return scalar[code]
+    return types.Array(scalar[code[0]], int(code[1:]), "C")
 
 
 def _cache_is_cold():
@@ -66,58 +89,107 @@ def _cache_is_cold():
 
 def compile_kernels(names):
     """Compile the named kernels (``module:function``) for their argument types."""
+    for spec in names:
+        _kernel(spec).compile(_argument_types(spec))
+
+
+# the general kernels, the longest to compile first (the constraint stage about 3 minutes of
+# one core here, the collision 1.5, the rigid-contact inverse and the analytic transition 2
+# each): compile_shared compiles each once the kernels it waits for are compiled (_waits)
+GENERAL = (("engine.forward:fwd_constraint", "engine.collision_driver:collision") + COMMON
+           + ("engine.sensor:sensor_pos", "engine.sensor:sensor_vel", "engine.sensor:sensor_acc",
+              "engine.rigid_inverse:rigid_inverse_kernel",
+              "engine.derivative_analytic:transition_kernel", "engine.forward:step_kernel",
+              "engine.derivative_fd:transition_fd_kernel", "engine.inverse:inverse_kernel",
+              "engine.rollout:rollout_kernel", "engine.forward:forward_kernel",
+              "engine.derivative_fd:inverse_fd_kernel",
+              "engine.derivative_analytic:inverse_derivatives_kernel"))
+SHARED_CALLEES = 30     # kernels sharing more callees than this are compiled one after the other
+
+
+def _kernel(spec):
     import importlib
 
-    for spec in names:
-        module, name = spec.split(":")
-        getattr(importlib.import_module(module), name).compile(_argument_types(spec))
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
-# the general kernels, in groups: each group's kernels call those of the groups before it
-# (the longest first: the constraint solvers, then the collision, about 3 and 1.5 minutes of
-# compilation on this machine's cores; the others of the group take about 3 together)
-GENERAL = (("engine.forward:fwd_constraint", "engine.collision_driver:collision",
-            "engine.sensor:sensor_pos", "engine.sensor:sensor_vel") + COMMON
-           + ("engine.sensor:sensor_acc",),
-           ("engine.forward:forward_kernel", "engine.forward:step_kernel",
-            "engine.inverse:inverse_kernel"))
+def _callees(kernel):
+    """The kernels that kernel calls, directly or not, and compiles as kernels of their own (not
+    inlined): those its code names, as globals, module attributes or closure cells."""
+    import types
+
+    def called(k):
+        fn = k.py_func
+        codes, names = [fn.__code__], set()
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        objects = [fn.__globals__.get(n) for n in names]
+        objects += [getattr(o, n, None) for o in objects if isinstance(o, types.ModuleType)
+                    for n in names]
+        objects += [c.cell_contents for c in fn.__closure__ or ()]
+        return {o for o in objects if hasattr(o, "py_func") and hasattr(o, "targetoptions")}
+
+    found, todo = set(), [kernel]
+    while todo:
+        for k in called(todo.pop()) - found:
+            found.add(k)
+            todo.append(k)
+    return {k for k in found if k.targetoptions.get("inline", "never") == "never"}
 
 
-def compile_shared(groups=GENERAL):
-    """Compile the kernels of groups (names as in COMMON) with other processes that do the same
-    at the same time, without two of them compiling one kernel: each process compiles the
-    kernels of a group that no other is compiling (a lock file per kernel in the cache), then
-    waits for the others' and loads them from the cache, before the next group. For processes
-    that start together and step models of many kinds (ENGINE_LEAN=0), such as a test suite's
-    workers; alone, a process compiles them all."""
+def _waits(specs):
+    """For each kernel of specs, the kernels before it in specs that it must wait for: those it
+    calls (compiling it first would compile them too), and those that share more than
+    SHARED_CALLEES of its own callees (beyond those of the kernels either calls): the sensors
+    share the narrow phase with the collision, for one."""
+    kernels = {s: _kernel(s) for s in specs}
+    callees = {s: _callees(k) | {k} for s, k in kernels.items()}
+    calls = {s: {t for t in specs if t != s and kernels[t] in callees[s]} for s in specs}
+    covered = {s: set().union(*(callees[t] for t in calls[s])) for s in specs}
+    waits = {}
+    for i, s in enumerate(specs):
+        waits[s] = {t for t in specs[:i] if t in calls[s] or len(
+            (callees[s] & callees[t]) - covered[s] - covered[t]) > SHARED_CALLEES}
+    return waits
+
+
+def compile_shared(specs=GENERAL, poll=0.2):
+    """Compile the kernels of specs (names as in COMMON) with other processes that do the same
+    at the same time, without two of them compiling one kernel or a callee they share: each
+    process compiles, in the order of specs, a kernel that no other is compiling (a lock file
+    per kernel in the cache) once those it waits for (_waits) are compiled, by it or by another
+    process (it then loads them from the cache). For processes that start together and step
+    models of many kinds (ENGINE_LEAN=0), such as a test suite's workers; alone, a process
+    compiles them all."""
     import fcntl
+    import time
 
     if not jit.ENABLED:
         return
     root = jit.cache_dir()
     os.makedirs(root, exist_ok=True)
-
-    def locked(spec, wait):
-        f = open(os.path.join(root, spec.replace(":", ".") + ".lock"), "w")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            f.close()
-            return None
-        return f
-
-    for group in groups:
-        others = []
-        for spec in group:
-            f = locked(spec, wait=False)
-            if f is None:
-                others.append(spec)      # another process is compiling it
+    waits = _waits(list(specs))
+    done, pending = set(), list(specs)
+    while pending:
+        for spec in pending:
+            if not waits[spec] <= done:
                 continue
-            with f:
-                compile_kernels([spec])   # (loaded if another process compiled it before)
-        for spec in others:
-            with locked(spec, wait=True):
-                compile_kernels([spec])
+            lock = open(os.path.join(root, spec.replace(":", ".") + ".lock"), "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.close()         # another process is compiling it
+                continue
+            with lock:
+                compile_kernels([spec])    # (loaded if another process compiled it before)
+            done.add(spec)
+            pending.remove(spec)
+            break
+        else:
+            time.sleep(poll)   # what this process may compile now, others are compiling
 
 
 def _description(m):

@@ -10,7 +10,7 @@ from engine import jit, warmup
 
 
 def test_warmup_names_are_compiled_kernels():
-    for spec in warmup.COMMON:
+    for spec in warmup.GENERAL:
         module, name = spec.split(":")
         kernel = getattr(importlib.import_module(module), name)
         assert hasattr(kernel, "compile"), spec     # a numba dispatcher, not a Python function
@@ -59,7 +59,7 @@ def test_processes_share_the_compilation_of_the_general_kernels(tmp_path):
     """Two processes started together on an empty cache, each calling compile_shared: every
     kernel is compiled by one of them and loaded from the cache by the other."""
     script = ("import sys, json, importlib; from engine import warmup; "
-              f"specs = {SHARED!r}; warmup.compile_shared([specs]); "
+              f"specs = {SHARED!r}; warmup.compile_shared(specs); "
               "ks = [getattr(importlib.import_module(s.split(':')[0]), s.split(':')[1]) "
               "for s in specs]; "
               "print(json.dumps([sum(k._cache_misses.values()) for k in ks]))")
@@ -71,17 +71,48 @@ def test_processes_share_the_compilation_of_the_general_kernels(tmp_path):
     assert [a + b for a, b in zip(*compiled)] == [1] * len(SHARED)
 
 
+BOX_ON_PLANE = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
+  <body pos="0 0 .1"><freejoint/><geom type="box" size=".1 .1 .1"/><site name="s"/></body>
+  </worldbody><actuator><motor site="s" gear="0 0 1 0 0 0"/></actuator>
+  <sensor><accelerometer site="s"/></sensor></mujoco>"""
+
+
 def test_the_shared_kernels_are_compiled_for_the_types_their_callers_use():
-    """Each kernel of GENERAL has one compiled signature, that of _argument_types: had a caller
-    compiled after it (the step after the collision, for one) called
-    it with other types, it would have compiled it a second time. (Compiled by the test
-    workers before their tests; alone, this test compiles them.)"""
+    """Each kernel of GENERAL has one compiled signature, that of _argument_types, after the
+    engine's entry points that call them ran (a box resting on a plane, with a contact): a
+    caller with other types would have compiled a second one. (Compiled by the test workers
+    before their tests; alone, this test compiles them.)"""
+    import engine
     warmup.compile_shared()
-    for group in warmup.GENERAL:
-        for spec in group:
-            module, name = spec.split(":")
-            kernel = getattr(importlib.import_module(module), name)
-            assert list(kernel.overloads) == [warmup._argument_types(spec)], spec
+    m = engine.load_model_from_string(BOX_ON_PLANE)
+    d = engine.make_data(m)
+    engine.step(m, d, 20)
+    assert d.ncon > 0
+    engine.forward(m, d)
+    engine.inverse(m, d)
+    engine.transition_fd(m, d)
+    engine.inverse_fd(m, d)
+    engine.transition_derivatives(m, d)
+    engine.inverse_derivatives(m, d)
+    engine.rollout(m, None, None, nstep=3)
+    engine.rigid_inverse(m, d, d.qacc.copy())
+    for spec in warmup.GENERAL:
+        kernel = warmup._kernel(spec)
+        assert list(kernel.overloads) == [warmup._argument_types(spec)], spec
+
+
+def test_kernels_wait_for_those_they_call_or_share_their_callees_with():
+    """The step waits for the constraint stage it calls; the sensors, which share the narrow
+    phase with the collision, wait for it; the collision and the constraint stage, which share
+    little, wait for nothing and compile side by side."""
+    waits = warmup._waits(list(warmup.GENERAL))
+    assert "engine.forward:fwd_constraint" in waits["engine.forward:step_kernel"]
+    assert "engine.forward:step_kernel" in waits["engine.rollout:rollout_kernel"]
+    assert "engine.collision_driver:collision" in waits["engine.sensor:sensor_pos"]
+    assert "engine.sensor:sensor_pos" in waits["engine.sensor:sensor_vel"]
+    assert waits["engine.collision_driver:collision"] == set()
+    assert not waits["engine.forward:forward_kernel"] & {
+        "engine.forward:step_kernel", "engine.inverse:inverse_kernel"}
 
 
 TWO_BALLS = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
