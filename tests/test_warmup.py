@@ -73,8 +73,7 @@ def test_processes_share_the_compilation_of_the_general_kernels(tmp_path):
 
 BOX_ON_PLANE = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
   <body pos="0 0 .1"><freejoint/><geom type="box" size=".1 .1 .1"/><site name="s"/></body>
-  </worldbody><actuator><motor site="s" gear="0 0 1 0 0 0"/></actuator>
-  <sensor><accelerometer site="s"/></sensor></mujoco>"""
+  </worldbody><sensor><accelerometer site="s"/></sensor></mujoco>"""
 
 
 def test_the_shared_kernels_are_compiled_for_the_types_their_callers_use():
