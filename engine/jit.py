@@ -7,9 +7,11 @@ results are compared with MuJoCo to 1e-9.
 
 numba's cache does not notice when a kernel that another kernel calls has changed, so the cache
 lives in a directory named after a digest of the engine's sources: any edit starts a fresh
-cache. The base directory is ``NUMBA_CACHE_DIR`` if set, else ``~/.cache/engine-numba``. Only
-the engine's own kernels are cached there (a cache locator that recognises the engine's source
-files); other numba code in the same process keeps numba's usual cache places.
+cache, and every copy of the same sources (a reinstall, another checkout) uses the same cache,
+wherever it lies and whatever its files' times. The base directory is ``NUMBA_CACHE_DIR`` if
+set, else ``~/.cache/engine-numba``. Only the engine's own kernels are cached there (a cache
+locator that recognises the engine's source files); other numba code in the same process keeps
+numba's usual cache places.
 Set ``ENGINE_JIT=0`` to run the kernels as plain Python (slow; for debugging only).
 
 A process compiles lean variants of the step for its first model (forward.kernels), some of
@@ -73,7 +75,7 @@ def prune_caches(keep=KEEP_CACHES, keep_seconds=KEEP_SECONDS):
         if (path == current or len(name) != 16 or not os.path.isdir(path)
                 or any(c not in "0123456789abcdef" for c in name)):
             continue
-        # the digest directory holds one directory per source location, written by saves
+        # the digest directory's own time and that of its kernels' directory, written by saves
         written = max([os.path.getmtime(path)] + [e.stat().st_mtime for e in os.scandir(path)])
         found.append((written, path))
     found.sort(reverse=True)
@@ -86,13 +88,21 @@ def prune_caches(keep=KEEP_CACHES, keep_seconds=KEEP_SECONDS):
 
 
 class _EngineCacheLocator(caching.UserProvidedCacheLocator):
-    """Where numba caches a kernel defined in the engine's own modules: cache_dir()."""
+    """Where numba caches a kernel defined in the engine's own modules: cache_dir(), the same
+    for every copy of the same sources. numba's own locators key a kernel's cache on the path
+    of its source file and check the file's modification time: a reinstall, a second checkout or
+    a fresh clone of the same engine compiled everything again."""
 
     _root = cache_dir()
 
     def __init__(self, py_func, py_file):
         super().__init__(py_func, py_file)
-        self._cache_path = os.path.join(self._root, self.get_suitable_cache_subpath(py_file))
+        self._cache_path = os.path.join(self._root, "engine")
+
+    def get_source_stamp(self):
+        """The sources' digest (the cache directory's name) instead of the file's time and size:
+        the cached kernels are stale exactly when the sources differ."""
+        return os.path.basename(self._root)
 
     @classmethod
     def from_function(cls, py_func, py_file):

@@ -165,3 +165,35 @@ def test_prune_caches_keeps_the_current_the_recent_and_what_is_not_a_cache(tmp_p
     assert sorted(os.path.basename(p) for p in deleted) == names[2:]
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted(names[:2] + [os.path.basename(current), "not-a-digest"])
+
+
+def test_copies_of_the_same_engine_share_the_compiled_kernels(tmp_path):
+    """Two copies of the engine's sources in other directories, the second's files touched
+    later (a reinstall, another checkout): a kernel compiled by the first is loaded, not
+    compiled, by the second."""
+    import shutil
+    import time
+    root = os.path.dirname(os.path.dirname(os.path.abspath(jit.__file__)))
+    copies = []
+    for k in range(2):
+        target = tmp_path / f"copy{k}"
+        shutil.copytree(os.path.join(root, "engine"), target / "engine",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        copies.append(target)
+    later = time.time() + 1000.0
+    for path in (copies[1] / "engine").rglob("*.py"):
+        os.utime(path, (later, later))
+    script = ("import engine, json; from engine import warmup; "
+              "warmup.compile_kernels(['engine.smooth:com_pos']); k = warmup._kernel("
+              "'engine.smooth:com_pos'); print(json.dumps([engine.__file__, "
+              "sum(k._cache_misses.values()), sum(k._cache_hits.values())]))")
+    runs = []
+    for copy in copies:
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), ENGINE_LEAN="0",
+                   PYTHONPATH=str(copy))
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, check=True, cwd=tmp_path)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert [os.path.dirname(os.path.dirname(r[0])) for r in runs] == [str(c) for c in copies]
+    assert runs[0][1:] == [1, 0]       # compiled by the first copy
+    assert runs[1][1:] == [0, 1]       # loaded by the second
