@@ -962,8 +962,12 @@ class Model(_ArrayHolder):
         """A compiled-code handle of this Model over its very arrays (no copy). A thread that
         runs kernels on a Model shared with other threads takes its own: each compiled call
         counts references to the struct it is given (an atomic write), and threads sharing one
-        struct would write the same counter from every core (engine.rollout)."""
-        return _new_struct("new_model_struct", MODEL_SPEC, self._arrays)
+        struct would write the same counter from every core (engine.rollout).
+
+        The handle holds the writable arrays that the frozen fields guard: numba types a
+        read-only array apart, and the struct's constructor compiled a second time for them."""
+        return _new_struct("new_model_struct", MODEL_SPEC,
+                           {k: a if a.flags.writeable else a.base for k, a in self._arrays.items()})
 
     def _freeze(self) -> None:
         """Make the structural fields and option arrays read-only; compute the signature."""

@@ -249,6 +249,21 @@ def test_kernels_borrow_the_arrays_their_struct_proxy_keeps_alive():
     assert old_pos() is None
 
 
+def test_a_threads_model_handle_is_the_same_type_over_the_same_arrays():
+    """Model.thread_struct, taken after the structural fields were frozen, holds the very arrays
+    of the Model, with the types of the Model's own handle: the struct's constructor is not
+    compiled a second time for read-only arrays."""
+    from engine import _structs
+    m = engine.load_model_from_string(GRID)
+    handle = m.thread_struct()
+    assert not m.body_parentid.flags.writeable
+    assert len(_structs._model_set0.signatures) == 1
+    for mine, theirs in zip(handle._arrays, m._struct._arrays):
+        assert mine.shape == theirs.shape and (mine.size == 0 or np.shares_memory(mine, theirs))
+    with pytest.raises(ValueError):
+        m.body_parentid[0] = 3          # the Model's fields stay frozen
+
+
 def test_sensor_values_are_copied_after_each_step():
     """sensordata holds, bit for bit, the sensor values of each step stepped alone (those its
     forward computed, at the state before the step), on a model whose contacts come and go."""
