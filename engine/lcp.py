@@ -82,7 +82,10 @@ SOLVED, RAY, MAXITER, SINGULAR = (int(LCPStatus.SOLVED), int(LCPStatus.RAY),
                                   int(LCPStatus.MAXITER), int(LCPStatus.SINGULAR))
 DENSE = 0       # column j of M is M[:, j]
 PRODUCT = 1     # column j of M is U @ V[:, j] - W.T @ W[:, j]
+# the unused matrices of a call: read-only, as compiled callers see a global array, so that the
+# kernels compile once for the calls from Python and from compiled code
 EMPTY2 = np.zeros((0, 0))
+EMPTY2.flags.writeable = False
 
 
 # ------------------------------------------------------------------------------------------------
@@ -575,8 +578,9 @@ def basis_sets(ws, out):
 # public API
 # ------------------------------------------------------------------------------------------------
 def _check(M, q):
-    M = np.ascontiguousarray(M, dtype=float)
-    q = np.ascontiguousarray(q, dtype=float).ravel()
+    # a read-only array is copied: the kernels are compiled for writable ones
+    M = np.require(M, dtype=float, requirements=("C", "W"))
+    q = np.require(q, dtype=float, requirements=("C", "W")).ravel()
     n = q.shape[0]
     if M.shape != (n, n):
         raise ValueError(f"M must be ({n}, {n}) to match q of length {n}, not {M.shape}")
@@ -603,7 +607,7 @@ def lemke(M, q, cover=None, nonbasic=None, maxpivot=None, tol=1e-12):
     (Nimble's warm start), else Lemke runs from the start. info.status is RAY when Lemke ends
     on a secondary ray (for copositive-plus M: no solution exists)."""
     M, q, n = _check(M, q)
-    d = np.ones(n) if cover is None else np.ascontiguousarray(cover, dtype=float).ravel()
+    d = np.ones(n) if cover is None else np.require(cover, float, ("C", "W")).ravel()
     if d.shape != (n,) or np.any(d <= 0.0):
         raise ValueError("cover must be a positive vector of the size of q")
     cap = _default_cap(n) if maxpivot is None else int(maxpivot)

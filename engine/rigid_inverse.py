@@ -39,7 +39,7 @@ from . import lcp, smooth, warmup
 from .constraint import EQUALITY, row_axpy
 from .forward import _dense_inertia, _grow, fwd_position, fwd_velocity
 from .jit import jit
-from .lcp import DENSE, PRODUCT, SOLVED, LCPStatus
+from .lcp import DENSE, EMPTY2, PRODUCT, SOLVED, LCPStatus
 from .types import Data, Model
 
 
@@ -88,7 +88,6 @@ ADJUST_ROUNDS = 3
 # info_i slots written by the kernel
 I_STATUS, I_PIVOTS, I_CONSISTENT, I_NCON, I_NLCP, I_ENUM, I_NSOL, I_NSEL, I_PIVOTS2, I_ADJUSTED, \
     I_PASSES = range(11)
-EMPTY2 = np.zeros((0, 0))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -322,6 +322,27 @@ def test_product_kernel_matches_dense():
     np.testing.assert_allclose(a[5], b[5], atol=1e-10)
 
 
+def test_the_kernels_compile_once_per_form_for_every_caller():
+    """lemke and ppm from Python, on a read-only M, call the kernels with the types of the
+    compiled callers (the rigid-contact inverse, whose unused matrices are a global array, read
+    only in compiled code): one signature for the dense form, one for the product form, in a
+    process that calls both ways. A third signature would compile each kernel again."""
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((5, 5))
+    M = A @ A.T + np.eye(5)
+    M.flags.writeable = False
+    q = rng.standard_normal(5)
+    q.flags.writeable = False
+    for A in (M, M.copy()):
+        for z, info in (lcp.lemke(A, q), lcp.ppm(A, q, nonbasic=[0, 1]),
+                        lcp.lemke(A, q, cover=q * q)):
+            assert_solution(M, q, z, info)
+    dense, product = (True, False, False, False), (False, True, True, True)
+    for kernel in (lcp.lemke_kernel, lcp.ppm_kernel):
+        forms = {tuple(t.mutable for t in sig[1:5]) for sig in kernel.signatures}
+        assert dense in forms and forms <= {dense, product}, kernel
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="must be"):
         lcp.lemke(np.eye(3), np.ones(2))
