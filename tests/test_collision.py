@@ -4,6 +4,7 @@ For each geom pair the poses are random (penetrating and separated within the ma
 contact sets are matched by position and compared field by field: dist, pos, the normal
 (frame row 0) and, for the analytic pairs, the whole frame. Tolerances are explicit per pair.
 """
+import math
 import os
 import zlib
 
@@ -193,36 +194,41 @@ def test_primitive_pairs(pair, margins):
     assert (ngap > 5) == (margins[1] + margins[3] > 0)
 
 
-def _support_np(t, size, R, p, u, verts=None):
-    """Naive support function of a geom (world direction u), for the penetration oracle;
-    verts: a mesh's vertices in its frame."""
+def _support_value(t, size, R, p, u, verts=None):
+    """Naive support function of a geom, the largest x . u over its points x (world direction
+    u), in closed form per type, for the penetration oracle; verts: a mesh's vertices in its
+    frame."""
     lu = R.T @ u
     if t == "mesh":
-        x = verts[np.argmax(verts @ lu)]
+        h = (verts @ lu).max()
     elif t == "sphere":
-        x = size[0] * lu / np.linalg.norm(lu)
+        h = size[0] * math.sqrt(lu @ lu)
     elif t == "capsule":
-        x = size[0] * lu / np.linalg.norm(lu) + [0, 0, np.sign(lu[2]) * size[1]]
+        h = size[0] * math.sqrt(lu @ lu) + abs(lu[2]) * size[1]
     elif t == "ellipsoid":
-        x = size[:3] ** 2 * lu / np.linalg.norm(size[:3] * lu)
+        h = math.sqrt((size[:3] * lu) @ (size[:3] * lu))
     elif t == "cylinder":
-        r = np.linalg.norm(lu[:2])
-        x = np.array([*(size[0] * lu[:2] / r), np.sign(lu[2]) * size[1]])
+        h = size[0] * math.hypot(lu[0], lu[1]) + abs(lu[2]) * size[1]
     else:
-        x = np.sign(lu) * size[:3]
-    return R @ x + p
+        h = np.abs(lu) @ size[:3]
+    return h + p @ u
 
 
 def _mesh_verts(m):
     return m.mesh_vert[:m.mesh_vertnum[0]] if m.nmesh else None
 
 
-def _overlap(t1, t2, m, d, u):
-    """h_A(u) + h_B(-u): the overlap of the two geoms' projections on the unit axis u."""
+def _overlap_of(t1, t2, m, d):
+    """u -> h_A(u) + h_B(-u): the overlap of the two geoms' projections on the unit axis u."""
     v = _mesh_verts(m)
-    pa = _support_np(t1, m.geom_size[0], d.geom_xmat[0].reshape(3, 3), d.geom_xpos[0], u, v)
-    pb = _support_np(t2, m.geom_size[1], d.geom_xmat[1].reshape(3, 3), d.geom_xpos[1], -u, v)
-    return pa @ u - pb @ u
+    a = (t1, m.geom_size[0].copy(), d.geom_xmat[0].reshape(3, 3).copy(), d.geom_xpos[0].copy())
+    b = (t2, m.geom_size[1].copy(), d.geom_xmat[1].reshape(3, 3).copy(), d.geom_xpos[1].copy())
+    return lambda u: _support_value(*a, u, v) + _support_value(*b, -u, v)
+
+
+def _overlap(t1, t2, m, d, u):
+    """h_A(u) + h_B(-u) at the current poses."""
+    return _overlap_of(t1, t2, m, d)(u)
 
 
 def _core(t, m, d, g):
@@ -279,9 +285,11 @@ def _mtd(t1, t2, m, d, u0):
     optimisation from u0 and from 200 random directions."""
     from scipy.optimize import minimize
 
+    along = _overlap_of(t1, t2, m, d)
+
     def overlap(a):
         u = np.array([np.cos(a[0]) * np.cos(a[1]), np.sin(a[0]) * np.cos(a[1]), np.sin(a[1])])
-        return _overlap(t1, t2, m, d, u)
+        return along(u)
 
     def angles(u):
         return [np.arctan2(u[1], u[0]), np.arcsin(np.clip(u[2], -1, 1))]
