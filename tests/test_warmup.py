@@ -11,8 +11,7 @@ from engine import jit, warmup
 
 def test_warmup_names_are_compiled_kernels():
     for spec in warmup.GENERAL:
-        module, name = spec.split(":")
-        kernel = getattr(importlib.import_module(module), name)
+        kernel = warmup._kernel(spec)
         assert hasattr(kernel, "compile"), spec     # a numba dispatcher, not a Python function
         nargs = len(inspect.signature(kernel.py_func).parameters)
         assert nargs == len(warmup._argument_types(spec)), spec
