@@ -49,7 +49,7 @@ from .collision_primitive import (box_box, box_box_clean,
                                   sphere_cylinder, sphere_sphere)
 from .enums import DisableBit, GeomType
 from .jit import inlined, jit
-from .math import MINVAL, cross3, dot3, mat9, vec3
+from .math import MINVAL, cross3, dot3, mat9, mulmatvec3, vec3
 
 NGEOMTYPE = 8
 PLANE = int(GeomType.PLANE)
@@ -319,6 +319,8 @@ def collide_geoms(m, d, g1, g2, ipair):
     # detected within margin + gap; rows only within margin (includemargin)
     if _filter_sphere(m, d, g1, g2, margin + gap):
         return
+    if code == C_CONVEX and _filter_box(m, d, g1, g2, margin + gap):
+        return
     num = narrowphase(m, d, code, g1, g2, margin + gap)
     if num > 0:
         add_contacts(m, d, num, g1, g2, ipair, margin)
@@ -327,6 +329,37 @@ def collide_geoms(m, d, g1, g2, ipair):
 # ------------------------------------------------------------------------------------------------
 # filtering
 # ------------------------------------------------------------------------------------------------
+@jit
+def _filter_box(m, d, g1, g2, margin):
+    """True when the geoms' oriented bounding boxes (geom_aabb in each geom's frame) are
+    farther apart than margin along one of their six face normals (the separating-axis test of
+    MuJoCo's mj_collideOBB, which its midphase runs before the narrowphase). Asked only before
+    a general convex pair (GJK and EPA, several microseconds); the boxes are those of the
+    geoms' own shapes, so no pair within margin is dropped."""
+    aabb = m.geom_aabb
+    xpos = d.geom_xpos
+    xmat = d.geom_xmat
+    # from the centre of box 1 to that of box 2, in the world: xpos + R c of each
+    c1 = mulmatvec3(mat9(xmat, g1), vec3(aabb, g1))
+    c2 = mulmatvec3(mat9(xmat, g2), vec3(aabb, g2))
+    dc = (xpos[g2, 0] + c2[0] - xpos[g1, 0] - c1[0], xpos[g2, 1] + c2[1] - xpos[g1, 1] - c1[1],
+          xpos[g2, 2] + c2[2] - xpos[g1, 2] - c1[2])
+    for j in range(2):
+        gj = g1 if j == 0 else g2
+        for a in range(3):
+            # face normal a of box j: column a of its rotation
+            n0, n1, n2 = xmat[gj, a], xmat[gj, 3 + a], xmat[gj, 6 + a]
+            reach = margin
+            for g in (g1, g2):
+                for b in range(3):
+                    # |(column b of R_g) . n| times half size b
+                    reach += aabb[g, 3 + b] * abs(xmat[g, b] * n0 + xmat[g, 3 + b] * n1
+                                                  + xmat[g, 6 + b] * n2)
+            if abs(dc[0] * n0 + dc[1] * n1 + dc[2] * n2) > reach:
+                return True
+    return False
+
+
 @jit
 def _excluded(m, b1, b2):
     if b1 > b2:

@@ -740,6 +740,45 @@ def test_filters(flags, ct, ca, contact):
         assert abs(o["includemargin"] - c["includemargin"]) < 1e-12
 
 
+def test_box_filter_drops_only_separated_convex_pairs():
+    """The oriented-box test before a general convex pair (collision_driver._filter_box): on
+    random poses of a needle-like mesh beside a long box and a long cylinder (margin 0.02),
+    every pair it drops has no contact by the narrowphase run without it, and it drops many
+    pairs whose bounding spheres overlap (the poses it exists for)."""
+    needle = _ellipsoid_points(40, (0.3, 0.03, 0.02), 7)
+    verts = " ".join(f"{x:.9f} {y:.9f} {z:.9f}" for x, y, z in needle)
+    xml = (f'<mujoco><option gravity="0 0 0"/><asset><mesh name="n" vertex="{verts}"/></asset>'
+           '<worldbody><body><freejoint/><geom type="mesh" mesh="n" margin=".01"/></body>'
+           '<body><freejoint/><geom type="box" size=".3 .02 .03" margin=".01"/></body>'
+           '<body><freejoint/><geom type="cylinder" size=".02 .3" margin=".01"/></body>'
+           '</worldbody></mujoco>')
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    ms, ds = m._struct, d._struct
+    rng = np.random.default_rng(11)
+    dropped = contacts = 0
+    for trial in range(300):
+        q = np.zeros(m.nq)
+        for b in range(3):
+            q[7 * b:7 * b + 3] = rng.uniform(-0.25, 0.25, 3)
+            q[7 * b + 3:7 * b + 7] = random_quat(rng)
+        d.qpos[:] = q
+        smooth.kinematics(ms, ds)
+        for g1, g2 in ((0, 1), (1, 2), (0, 2)):
+            t1, t2 = sorted((m.geom_type[g1], m.geom_type[g2]))
+            a, b = (g1, g2) if m.geom_type[g1] <= m.geom_type[g2] else (g2, g1)
+            code = cdrv.COLLISION_FUNC[t1, t2]
+            assert code == cdrv.C_CONVEX
+            if cdrv._filter_sphere(ms, ds, a, b, 0.02):
+                continue
+            num = cdrv.narrowphase(ms, ds, code, a, b, 0.02)
+            contacts += num > 0
+            if cdrv._filter_box(ms, ds, a, b, 0.02):
+                dropped += 1
+                assert num == 0, (trial, a, b, d.col_dist[:num])
+    assert dropped >= 100 and contacts >= 50, (dropped, contacts)
+
+
 MIX_XML = """<mujoco><worldbody>
 <geom type="plane" size="5 5 .1" condim="{c1}" friction="{f1}" priority="{p1}"/>
 <body pos="0 0 .09"><freejoint/>
