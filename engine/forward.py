@@ -986,8 +986,7 @@ def reset_data(m: Model, d: Data) -> None:
     scratch included), then qpos = qpos0, mocap bodies at their model pose (MuJoCo's
     mj_resetData). The capacities keep their size."""
     check_data(m, d)
-    for a in d._arrays.values():
-        a.fill(0)
+    d._arena.fill(0)                  # every array: they are views of this one buffer
     reset_state(m._struct, d._struct)
 
 

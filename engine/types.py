@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import math
 import operator
 import os
 from types import SimpleNamespace
@@ -597,6 +598,45 @@ def _shape(shape, sizes):
     return tuple(s if isinstance(s, int) else int(sizes[s]) for s in shape)
 
 
+ARENA_ALIGN = 64      # bytes: a cache line (MuJoCo aligns mjData's arrays the same way)
+
+
+def _arena_layout(fields) -> tuple:
+    """(layout, nbytes) of arrays of (name, dtype, shape) in one buffer (_arena): each at an
+    ARENA_ALIGN boundary and padded to one; layout lists (name, dtype, shape, offset, size),
+    the offset counted in items of the array's dtype."""
+    layout = []
+    nbytes = 0
+    for name, dtype, shape in fields:
+        dt = np.dtype(dtype)
+        size = math.prod(shape)
+        layout.append((name, dt, shape, nbytes // dt.itemsize, size))
+        nbytes += -(-size * dt.itemsize // ARENA_ALIGN) * ARENA_ALIGN
+    return layout, nbytes
+
+
+def _arena(layout, nbytes, zero=True):
+    """(buffer, views): the arrays of an _arena_layout in one buffer, as MuJoCo keeps mjData's
+    arrays in one. A reset is then one fill, a copy one memcpy, and no cache line holds
+    arrays of two Data (the threads of engine.rollout each write their own). Zeroed by
+    allocation: pages are touched on first use, not here."""
+    buffer = (np.zeros if zero else np.empty)(nbytes + ARENA_ALIGN, np.uint8)
+    start = _arena_start(buffer)
+    flat = {}            # the buffer as one array of each dtype: views are then slices of it
+    views = {}
+    for name, dt, shape, at, size in layout:
+        if dt not in flat:
+            flat[dt] = buffer[start:start + nbytes].view(dt)
+        v = flat[dt][at:at + size]
+        views[name] = v if len(shape) == 1 else v.reshape(shape)
+    return buffer, views
+
+
+def _arena_start(buffer) -> int:
+    """Offset in buffer (of _arena) of its first array."""
+    return -buffer.ctypes.data % ARENA_ALIGN
+
+
 class ModelError(Exception):
     """Bad model input. The message names the file, line, element and attribute at fault."""
 
@@ -649,7 +689,7 @@ def check_memory(nbytes: int, what: str) -> None:
 
 def spec_nbytes(spec, sizes) -> int:
     """Bytes of the arrays of a field table (MODEL_SPEC, DATA_SPEC) at the given sizes."""
-    return sum(8 * int(np.prod(_shape(shape, sizes), dtype=np.float64)) for _, _, shape in spec)
+    return sum(8 * math.prod(_shape(shape, sizes)) for _, _, shape in spec)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1085,7 +1125,7 @@ def data_sizes(m, nconmax, njmax, sparse=None) -> dict:
 def _data_request(m, sizes) -> str:
     """What a Data of these sizes is, for check_memory's message: the sizes that drive it."""
     layout = "sparse" if sizes["nvdense"] == 0 else "dense"
-    big = sorted(((8 * int(np.prod(_shape(shape, sizes), dtype=np.float64)), name)
+    big = sorted(((8 * math.prod(_shape(shape, sizes)), name)
                   for name, _, shape in DATA_SPEC), key=lambda b: -b[0])[:3]
     parts = ", ".join(f"{name} {_gib(n)}" for n, name in big)
     return (f"Data for this model ({m.nbody} bodies, nv={m.nv}, {layout} rows of "
@@ -1112,12 +1152,22 @@ class Data(_ArrayHolder):
         njmax = max(64, 4 * nconmax + m.nv) if njmax is None else positive_int(njmax, "njmax")
         sizes = data_sizes(m, nconmax, njmax)
         check_memory(spec_nbytes(DATA_SPEC, sizes), _data_request(m, sizes))
-        out = {name: np.zeros(_shape(shape, sizes), dtype=_DTYPES[dtype])
-               for name, dtype, shape in DATA_SPEC}
-        self._adopt(m, out)
+        layout = _arena_layout((name, _DTYPES[dtype], _shape(shape, sizes))
+                               for name, dtype, shape in DATA_SPEC)
+        self._adopt(m, *_arena(*layout), layout)
 
-    def _adopt(self, m: Model, arrays: dict) -> None:
-        """Take arrays (one per DATA_SPEC field) as this Data's and build the jitted bundle."""
+    def _adopt(self, m: Model, arena, arrays: dict, layout=None) -> None:
+        """Take arrays (one per DATA_SPEC field) as this Data's and build the jitted bundle;
+        arena and layout: the buffer they are views of and its _arena_layout, or None (the
+        arrays are then copied into a new arena)."""
+        if arena is None:
+            layout = _arena_layout((k, a.dtype, a.shape) for k, a in arrays.items())
+            arena, views = _arena(*layout, zero=False)
+            for k, a in arrays.items():
+                views[k][...] = a
+            arrays = views
+        object.__setattr__(self, "_arena", arena)
+        object.__setattr__(self, "_layout", layout)
         object.__setattr__(self, "model", m)
         object.__setattr__(self, "nconmax", int(arrays["contact_dist"].shape[0]))
         object.__setattr__(self, "njmax", int(arrays["efc_type"].shape[0]))
@@ -1150,14 +1200,21 @@ class Data(_ArrayHolder):
             a = np.zeros(new_shape, dtype=_DTYPES[dtype])
             a[tuple(slice(0, n) for n in old.shape)] = old
             out[name] = a
-        self._adopt(self.model, out)
+        self._adopt(self.model, None, out)         # all in a new arena
         return self
 
     def copy(self) -> "Data":
         """An independent copy of every array, for the same model (MuJoCo's mj_copyData)."""
         new = Data.__new__(Data)
-        new._adopt(self.model, {k: a.copy() for k, a in self._arrays.items()})
+        new._adopt(self.model, *self._copy_arrays())
         return new
+
+    def _copy_arrays(self):
+        """(arena, arrays, layout) for _adopt: a copy of this Data's arena, in one piece."""
+        arena, arrays = _arena(*self._layout, zero=False)
+        a, b, n = _arena_start(self._arena), _arena_start(arena), self._layout[1]
+        arena[b:b + n] = self._arena[a:a + n]
+        return arena, arrays, self._layout
 
     def __copy__(self):
         return self.copy()
@@ -1165,8 +1222,7 @@ class Data(_ArrayHolder):
     def __deepcopy__(self, memo):
         new = Data.__new__(Data)
         memo[id(self)] = new
-        new._adopt(copy.deepcopy(self.model, memo),
-                   {k: a.copy() for k, a in self._arrays.items()})
+        new._adopt(copy.deepcopy(self.model, memo), *self._copy_arrays())
         return new
 
     def __reduce__(self):
@@ -1261,7 +1317,7 @@ def check_data(m, d) -> None:
 
 def _data_from_state(m, arrays):
     d = Data.__new__(Data)
-    d._adopt(m, arrays)
+    d._adopt(m, None, arrays)
     return d
 
 

@@ -3,6 +3,7 @@ types assigned to fields, invalid options (from Python and from MJCF), non-finit
 (counted as warnings and handled as MuJoCo handles them, checked against the mujoco package),
 divergence that leaves nothing bad behind, capacities refused before allocation."""
 import copy
+import pickle
 
 import mujoco
 import numpy as np
@@ -387,6 +388,37 @@ def test_reset_data_restores_a_data_equal_to_a_new_one():
     engine.step(m, d, 3)
     engine.reset_data(m, d)
     same_data(d, engine.make_data(m))
+
+
+def _extents(d):
+    return sorted((a.ctypes.data, a.ctypes.data + a.nbytes) for a in d._arrays.values() if a.size)
+
+
+def test_a_datas_arrays_share_one_aligned_buffer_through_copy_grow_and_pickle():
+    """Every array of a Data is a view of one buffer (as MuJoCo's mjData), at a cache-line
+    boundary and not overlapping another: after make_data, copy, deepcopy, grow and a pickle
+    round trip; the copies hold the same values in buffers of their own."""
+    m, d = arm()
+    engine.step(m, d, 30)
+    grown = d.copy().grow(2 * d.nconmax, 2 * d.njmax)
+    for x in (d, d.copy(), copy.deepcopy(d), grown, pickle.loads(pickle.dumps(d))):
+        lo = x._arena.ctypes.data
+        spans = _extents(x)
+        assert all(a % engine.types.ARENA_ALIGN == 0 for a, _ in spans)
+        assert all(e0 <= a1 for (_, e0), (a1, _) in zip(spans, spans[1:]))
+        assert lo <= spans[0][0] and spans[-1][1] <= lo + x._arena.nbytes
+        if x is not d:
+            assert not np.shares_memory(x._arena, d._arena)
+            for k, a in d._arrays.items():
+                if x is grown and a.shape != x._arrays[k].shape:
+                    assert np.array_equal(x._arrays[k][tuple(slice(0, n) for n in a.shape)], a)
+                else:
+                    assert np.array_equal(x._arrays[k], a, equal_nan=True), k
+    # the copy steps on alone
+    c = d.copy()
+    engine.step(m, c, 5)
+    engine.step(m, d, 5)
+    same_data(c, d)
 
 
 # ------------------------------------------------------------------------------------------------
