@@ -13,6 +13,9 @@ mj_collision:
   nor between a weld body and its parent's weld body unless
   DisableBit.FILTERPARENT is set (world-welded bodies are exempt from the parent rule);
   ``<exclude>`` body pairs; geom pairs named by a ``<pair>`` are left to the pair;
+* midphase: the bounding spheres (mj_filterSphere) and, before a general convex pair (GJK and
+  EPA), the geoms' oriented bounding boxes (``geom_aabb`` in each geom's frame, MuJoCo's
+  mj_collideOBB) must come within margin + gap;
 * explicit ``<pair>`` elements are always tested (no bit-mask, weld or exclude filter) with
   their own condim, friction, margin, gap and softness;
 * margin and gap as MuJoCo 4 (engine_collision_driver.c, getMargin/getGap, collisionTask,
