@@ -618,8 +618,8 @@ def _arena_layout(fields) -> tuple:
 def _arena(layout, nbytes, zero=True):
     """(buffer, views): the arrays of an _arena_layout in one buffer, as MuJoCo keeps mjData's
     arrays in one. A reset is then one fill, a copy one memcpy, and no cache line holds
-    arrays of two Data (the threads of engine.rollout each write their own). Zeroed by
-    allocation: pages are touched on first use, not here."""
+    arrays of two Data (the threads of engine.rollout each write their own). zero: zeroed
+    by allocation (pages are touched on first use, not here), else left as they come."""
     buffer = (np.zeros if zero else np.empty)(nbytes + ARENA_ALIGN, np.uint8)
     start = _arena_start(buffer)
     flat = {}            # the buffer as one array of each dtype: views are then slices of it
