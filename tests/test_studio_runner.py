@@ -195,7 +195,7 @@ def test_set_perturb_goes_through_the_queue(runner):
 
 
 def test_scene_lists_geoms_tendons_and_sites(runner):
-    m, d = runner.m, runner.d
+    m = runner.m
     opts = scene.SceneOptions(sites=True, joints=True, com=True, inertia=True)
     sc = scene.build(m, runner.snapshot, opts, selected_body=1)
     keys = set(sc.instances)
