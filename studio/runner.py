@@ -381,11 +381,14 @@ class Runner:
         self._thread.start()
 
     def stop_thread(self) -> None:
+        """Stop the simulation thread and wait for it, however long its step in progress takes
+        (a kernel compiling on a loaded machine): the thread writes into the Data, which the
+        caller may free next (a reload, or the exit of the program)."""
         if self._thread is None:
             return
         self._stop.set()
         self._wake.set()
-        self._thread.join(timeout=5.0)
+        self._thread.join()
         self._thread = None
 
     @property

@@ -2,6 +2,7 @@
 draw lists, without a window."""
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -192,6 +193,28 @@ def test_set_perturb_goes_through_the_queue(runner):
     t = runner.snapshot.time
     assert wait_for(lambda: runner.snapshot.time > t + 0.05)
     assert len(calls) == n                          # no longer called
+
+
+def test_stop_waits_for_a_long_step(runner):
+    """stop_thread returns only once the thread has ended, even when its step in progress
+    outlasts the 5 s it once waited (a kernel compiling on a loaded machine): the thread
+    writes into the Data that the caller may free next."""
+    entered, go = threading.Event(), threading.Event()
+    step_n = runner.step_n
+
+    def slow(n):
+        entered.set()
+        go.wait()
+        step_n(n)
+    runner.step_n = slow
+    runner.start_thread()
+    thread = runner._thread
+    assert entered.wait(60)
+    release = threading.Timer(6.0, go.set)
+    release.start()
+    runner.stop_thread()
+    assert go.is_set() and not thread.is_alive()
+    release.join()
 
 
 def test_scene_lists_geoms_tendons_and_sites(runner):
