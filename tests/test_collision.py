@@ -765,9 +765,8 @@ def test_box_filter_drops_only_separated_convex_pairs():
         d.qpos[:] = q
         smooth.kinematics(ms, ds)
         for g1, g2 in ((0, 1), (1, 2), (0, 2)):
-            t1, t2 = sorted((m.geom_type[g1], m.geom_type[g2]))
-            a, b = (g1, g2) if m.geom_type[g1] <= m.geom_type[g2] else (g2, g1)
-            code = cdrv.COLLISION_FUNC[t1, t2]
+            a, b = sorted((g1, g2), key=lambda g: m.geom_type[g])      # as collide_geoms
+            code = cdrv.COLLISION_FUNC[m.geom_type[a], m.geom_type[b]]
             assert code == cdrv.C_CONVEX
             if cdrv._filter_sphere(ms, ds, a, b, 0.02):
                 continue
