@@ -196,3 +196,47 @@ def test_copies_of_the_same_engine_share_the_compiled_kernels(tmp_path):
     assert [os.path.dirname(os.path.dirname(r[0])) for r in runs] == [str(c) for c in copies]
     assert runs[0][1:] == [1, 0]       # compiled by the first copy
     assert runs[1][1:] == [0, 1]       # loaded by the second
+
+
+def _inlined_callee(k):
+    """A function of k branches, each with variables of its own."""
+    lines = ["def callee(x):", "    s = 0.0"]
+    for i in range(k):
+        lines += [f"    if x > {i}:", f"        a{i} = x * {i + 1}.0", f"        s += a{i} - {i}"]
+    lines.append("    return s")
+    namespace = {}
+    exec("\n".join(lines), namespace)
+    return namespace["callee"]
+
+
+def test_an_inlined_kernel_is_copied_in_time_linear_in_its_size(monkeypatch):
+    """numba copies an inlined callee's IR into every call site block by block; each block's
+    copy used to copy the callee's whole scope (every variable), so the copy grew with blocks
+    times variables. Twice the branches now copy about twice the variables, and the caller
+    computes the same as the callee called from Python."""
+    from numba import njit
+    from numba.core import ir
+
+    copies = [0]
+    var_deepcopy = ir.Var.__deepcopy__
+
+    def counting(self, memo):
+        copies[0] += 1
+        return var_deepcopy(self, memo)
+
+    monkeypatch.setattr(ir.Var, "__deepcopy__", counting)
+    counts = []
+    for k in (20, 40):
+        callee = _inlined_callee(k)
+        inner = jit.inlined(callee)
+
+        @njit
+        def caller(x):
+            return inner(x) + 1.0
+
+        copies[0] = 0
+        for x in (-1.0, 7.5, 100.0):
+            assert caller(x) == callee(x) + 1.0
+        counts.append(copies[0])
+    assert counts[0] > 0
+    assert counts[1] < 2.5 * counts[0], counts
