@@ -38,12 +38,15 @@ PGS).
 """
 import copy
 import hashlib
+import importlib.abc
+import importlib.util
 import os
 import pathlib
+import sys
 import types as pytypes
 
 from numba import njit, types
-from numba.core import caching, config, inline_closurecall, ir
+from numba.core import caching, config, ir
 
 ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
 LEAN = os.environ.get("ENGINE_LEAN", "1") != "0"
@@ -141,13 +144,13 @@ class _InlineCopy:
         return getattr(copy, name)
 
 
-def _share_inline_copies():
-    """Install _InlineCopy in numba's inliner, its memos kept for one inlining only (the IR
-    copied may change afterwards)."""
-    shim = _InlineCopy()
-    inline_ir = inline_closurecall.InlineWorker.inline_ir
+def _share_inline_copies(inliner):
+    """Install _InlineCopy in numba's inliner (the module ``inliner``), its memos kept for one
+    inlining only (the IR copied may change afterwards)."""
+    inline_ir = inliner.InlineWorker.inline_ir
     if getattr(inline_ir, "_engine_shared_copies", False):
         return
+    shim = _InlineCopy()
 
     def inline_ir_shared(self, *args, **kwargs):
         shim.memos.clear()
@@ -157,8 +160,40 @@ def _share_inline_copies():
             shim.memos.clear()
 
     inline_ir_shared._engine_shared_copies = True
-    inline_closurecall.copy = shim
-    inline_closurecall.InlineWorker.inline_ir = inline_ir_shared
+    inliner.copy = shim
+    inliner.InlineWorker.inline_ir = inline_ir_shared
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls then(module) when the module ``name`` has been imported: numba imports its inliner
+    (and with it its parallel-loop machinery, a tenth of a second) at the first compilation,
+    not when the engine is imported."""
+
+    def __init__(self, name, then):
+        self.name = name
+        self.then = then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        exec_module = spec.loader.exec_module
+
+        def exec_then(module):
+            exec_module(module)
+            self.then(module)
+
+        spec.loader.exec_module = exec_then
+        return spec
+
+
+def _when_imported(name, then):
+    """then(module) now if the module ``name`` is imported, else once it is."""
+    if name in sys.modules:
+        then(sys.modules[name])
+    elif not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(name, then))
 
 
 if "NUMBA_OPT" not in os.environ:
@@ -166,7 +201,7 @@ if "NUMBA_OPT" not in os.environ:
     config.reload_config()
 if _EngineCacheLocator not in caching.CacheImpl._locator_classes:
     caching.CacheImpl._locator_classes.insert(0, _EngineCacheLocator)
-_share_inline_copies()
+_when_imported("numba.core.inline_closurecall", _share_inline_copies)
 
 
 def jit(fn):

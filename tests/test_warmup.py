@@ -240,3 +240,18 @@ def test_an_inlined_kernel_is_copied_in_time_linear_in_its_size(monkeypatch):
         counts.append(copies[0])
     assert counts[0] > 0
     assert counts[1] < 2.5 * counts[0], counts
+
+
+def test_the_inliner_is_mended_whether_imported_before_or_after_the_engine():
+    """Importing the engine does not import numba's inliner (a tenth of a second); the inliner
+    copies with one memo per IR however the two are imported."""
+    check = ("import sys\n{first}\n"
+             "print('numba.core.inline_closurecall' in sys.modules)\n"
+             "from numba.core import inline_closurecall\n"
+             "print(type(inline_closurecall.copy).__name__, "
+             "inline_closurecall.InlineWorker.inline_ir.__name__)\n")
+    for first, imported in (("import engine", "False"),
+                            ("import numba.core.inline_closurecall, engine", "True")):
+        out = subprocess.run([sys.executable, "-c", check.format(first=first)], check=True,
+                             capture_output=True, text=True).stdout.split()
+        assert out == [imported, "_InlineCopy", "inline_ir_shared"], (first, out)
