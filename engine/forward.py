@@ -797,7 +797,8 @@ _PER_INTEGRATOR = ("integrate", "step_kernel")     # the kernels of lean_calls t
 
 # the kernels between a step and the routines that kernels() leaves out, callees first
 _COLLISION_CHAIN = (collision_driver.narrowphase, collision_driver.collide_geoms,
-                    collision_driver.broadphase, collision_driver.collision)
+                    collision_driver._bp_flush, collision_driver.broadphase,
+                    collision_driver.collision)
 _SENSOR_CHAIN = (sensor._compute_pos, sensor._compute_vel, sensor._compute_acc,
                  sensor._stage_sensors, sensor.sensor_pos, sensor.sensor_vel, sensor.sensor_acc)
 

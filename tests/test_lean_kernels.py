@@ -214,3 +214,33 @@ def test_hard_row_elimination_only_with_hard_equalities():
     calls = forward.lean_calls(hard)
     assert calls["solve"].py_func.__globals__["condense_hard"] is forward.condense_hard
     assert calls["solve"].py_func.__globals__["hard_impulses"] is forward.hard_impulses
+
+
+def _reachable(kernel, found=None):
+    """The kernels that kernel's code can call: those its globals name, and theirs."""
+    found = set() if found is None else found
+    fn = getattr(kernel, "py_func", kernel)
+    for name in fn.__code__.co_names:
+        callee = fn.__globals__.get(name)
+        if callable(callee) and hasattr(callee, "py_func") and callee not in found:
+            found.add(callee)
+            _reachable(callee, found)
+    return found
+
+
+def test_the_lean_step_reaches_no_routine_the_model_cannot_use():
+    """Every kernel between the step and a stubbed routine is in a lean chain: a kernel left
+    out (the broadphase's filter, which calls the narrowphase) compiles the general routines
+    back in."""
+    m = compiler.load_model_from_string(BALLS)
+    calls = forward.lean_calls(m)
+    reached = _reachable(calls["step_kernel"])
+    general = {collision_driver.narrowphase, collision_driver.collide_geoms,
+               sensor._compute_pos, sensor._compute_acc}
+    assert not reached & general, sorted(k.py_func.__qualname__ for k in reached & general)
+    stubs = forward._lean_key(m)[1]      # narrowphase, sensors, noslip, hard rows
+    assert {"box_box", "_rangefinder", "_noslip", "condense_hard"} <= set(stubs)
+    names = {k.py_func.__name__ for k in reached}
+    assert not names & set(stubs), sorted(names & set(stubs))
+    # the stubs stand where the routines were
+    assert {"_no_pair", "_no_primitive_pair"} & names
