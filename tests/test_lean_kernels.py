@@ -1,6 +1,8 @@
 """The lean kernels of engine.step/forward (forward.kernels): only what a model can use is
 compiled in, and they compute exactly what the general kernels compute."""
+import dis
 import importlib
+import types
 import uuid
 
 import numpy as np
@@ -217,14 +219,28 @@ def test_hard_row_elimination_only_with_hard_equalities():
 
 
 def _reachable(kernel, found=None):
-    """The kernels that kernel's code can call: those its globals name, and theirs."""
+    """The kernels that kernel's code calls, and theirs: the globals it loads and the attributes
+    it reads from modules it loads (engine.warmup's _callees looks every name up on every
+    module, more than the code calls)."""
     found = set() if found is None else found
-    fn = getattr(kernel, "py_func", kernel)
-    for name in fn.__code__.co_names:
-        callee = fn.__globals__.get(name)
-        if callable(callee) and hasattr(callee, "py_func") and callee not in found:
-            found.add(callee)
-            _reachable(callee, found)
+    fn = kernel.py_func
+    codes = [fn.__code__]
+    while codes:
+        code = codes.pop()
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        loaded = None
+        for ins in dis.get_instructions(code):
+            callee = None
+            if ins.opname == "LOAD_GLOBAL":
+                callee = loaded = fn.__globals__.get(ins.argval)
+            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and isinstance(loaded,
+                                                                           types.ModuleType):
+                callee = getattr(loaded, ins.argval, None)
+            if ins.opname != "LOAD_GLOBAL":
+                loaded = None
+            if hasattr(callee, "py_func") and callee not in found:
+                found.add(callee)
+                _reachable(callee, found)
     return found
 
 
