@@ -192,7 +192,7 @@ def _when_imported(name, then):
     """then(module) now if the module ``name`` is imported, else once it is."""
     if name in sys.modules:
         then(sys.modules[name])
-    elif not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
+    else:
         sys.meta_path.insert(0, _AfterImport(name, then))
 
 
