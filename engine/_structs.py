@@ -441,7 +441,7 @@ def _data_set3(s, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand
 
 
 @njit(cache=True)
-def _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_L, solver_lam, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ):
+def _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam, solver_X, solver_vec, solver_mat):
     s.efc_K = borrow(efc_K)
     s.efc_kappa = borrow(efc_kappa)
     s.efc_hard = borrow(efc_hard)
@@ -461,23 +461,26 @@ def _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc
     s.warm_contact_adr = borrow(warm_contact_adr)
     s.efc_A = borrow(efc_A)
     s.efc_MinvJT = borrow(efc_MinvJT)
+    s.efc_Y = borrow(efc_Y)
+    s.efc_run = borrow(efc_run)
     s.efc_b = borrow(efc_b)
     s.efc_grad = borrow(efc_grad)
     s.qacc_warmstart = borrow(qacc_warmstart)
     s.solver_w = borrow(solver_w)
     s.solver_v = borrow(solver_v)
+    s.solver_y = borrow(solver_y)
     s.solver_L = borrow(solver_L)
     s.solver_lam = borrow(solver_lam)
     s.solver_X = borrow(solver_X)
     s.solver_vec = borrow(solver_vec)
     s.solver_mat = borrow(solver_mat)
-    s.newton_H = borrow(newton_H)
-    s.newton_vec = borrow(newton_vec)
-    s.newton_DJ = borrow(newton_DJ)
 
 
 @njit(cache=True)
-def _data_set5(s, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+def _data_set5(s, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+    s.newton_H = borrow(newton_H)
+    s.newton_vec = borrow(newton_vec)
+    s.newton_DJ = borrow(newton_DJ)
     s.newton_Jv = borrow(newton_Jv)
     s.newton_Jp = borrow(newton_Jp)
     s.dense_M = borrow(dense_M)
@@ -498,12 +501,12 @@ def _data_set5(s, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, 
 DATA_KERNELS = ('_data_new', '_data_set0', '_data_set1', '_data_set2', '_data_set3', '_data_set4', '_data_set5')
 
 
-def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_L, solver_lam, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
     s = _data_new()
     _data_set0(s, time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr)
     _data_set1(s, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive)
     _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match)
     _data_set3(s, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B)
-    _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_L, solver_lam, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ)
-    _data_set5(s, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M)
+    _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam, solver_X, solver_vec, solver_mat)
+    _data_set5(s, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M)
     return s

@@ -675,6 +675,57 @@ def range_axpy3(rng, dense, i, rows, s0, s1, s2, y):
         c += n
 
 
+# Runs (Data.efc_run, written by solver.compute_A): the dofs on which the rows of an object are
+# nonzero in efc_Y, as runs of consecutive dofs within its ranges. Row i holds their number, then
+# (column, dof, length) per run; every row of an object holds its object's runs. On a large tree
+# a row's chains are a few of the tree's dofs: PGS's sweeps read efc_Y over the runs only.
+@inlined
+def run_dot(runs, i, rows, x):
+    """rows[i] . x over the runs of row i."""
+    row = rows[i]
+    s = 0.0
+    for r in range(runs[i, 0]):
+        c = 1 + 3 * r
+        s += dot_seg(row, runs[i, c], x, runs[i, c + 1], runs[i, c + 2])
+    return s
+
+
+@inlined
+def run_axpy(runs, i, rows, scale, y):
+    """y += scale * rows[i] over the runs of row i."""
+    row = rows[i]
+    for r in range(runs[i, 0]):
+        c = 1 + 3 * r
+        axpy_seg(y, runs[i, c + 1], scale, row, runs[i, c], runs[i, c + 2])
+
+
+@inlined
+def run_dot3(runs, i, rows, x):
+    """run_dot of the three rows i, i+1, i+2 of a condim-3 contact in one pass over x."""
+    r0 = rows[i]
+    r1 = rows[i + 1]
+    r2 = rows[i + 2]
+    s0 = s1 = s2 = 0.0
+    for r in range(runs[i, 0]):
+        c = 1 + 3 * r
+        t0, t1, t2 = dot3_seg(r0, r1, r2, runs[i, c], x, runs[i, c + 1], runs[i, c + 2])
+        s0 += t0
+        s1 += t1
+        s2 += t2
+    return s0, s1, s2
+
+
+@inlined
+def run_axpy3(runs, i, rows, s0, s1, s2, y):
+    """run_axpy of the three rows i, i+1, i+2 with scales s0, s1, s2 in one pass over y."""
+    r0 = rows[i]
+    r1 = rows[i + 1]
+    r2 = rows[i + 2]
+    for r in range(runs[i, 0]):
+        c = 1 + 3 * r
+        axpy3_seg(y, runs[i, c + 1], s0, r0, s1, r1, s2, r2, runs[i, c], runs[i, c + 2])
+
+
 @jit
 def rows_dot(d, i, rows_a, j, rows_b):
     """rows_a[i] . rows_b[j] for two rows on the same dofs (rows of one object), e.g. an

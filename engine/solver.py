@@ -37,9 +37,8 @@ import math
 import numpy as np
 
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
-                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, dense_rows, range_axpy,
-                         range_axpy3, range_dot, range_dot3, row_axpy, row_col, row_dot,
-                         rows_dot)
+                         FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy,
+                         row_col, row_dot, rows_dot, run_axpy, run_axpy3, run_dot, run_dot3)
 from .jit import inlined, jit
 from .math import MINVAL, dot_row, dot_rows, first_bad
 
@@ -202,13 +201,17 @@ def load_warmstart(d, f):
 # ------------------------------------------------------------------------------------------------
 @jit
 def compute_A(m, d):
-    """efc_MinvJT = M^-1 J' (by rows) and the blocks of A = J M^-1 J' (paper eq. 8) within each
-    object. The solvers never need the rest of A: they keep M^-1 J' f instead (solver_w).
+    """efc_MinvJT = M^-1 J' (by rows), efc_Y = D^-1/2 L^-T J' (M = L' D L, so that
+    A = J M^-1 J' = Y Y') with its runs (efc_run), and the blocks of A (paper eq. 8) within each
+    object. The solvers never need the rest of A: they keep M^-1 J' f (solver_w) or Y' f
+    (solver_y, PGS) instead.
 
     M^-1 J_i' lives on the trees of the row (efc_range), like J_i; the rest of the row of
-    efc_MinvJT is never read. Consecutive rows on the same trees (the rows of a contact, the
-    contacts of a pair of bodies, every contact of a single-tree model) are solved together,
-    one pass over the factor for all of them (_solve_rows)."""
+    efc_MinvJT is never read. Y_i lives on the chains of the row's bodies, as J_i does: L^-T
+    carries an entry of a dof only to the dofs of its ancestors. Consecutive rows on the same
+    trees (the rows of a contact, the contacts of a pair of bodies, every contact of a
+    single-tree model) are solved together, one pass over the factor for all of them
+    (_solve_rows)."""
     nefc = d.nefc[0]
     rng = d.efc_range
     # scratch for a group: its dofs x rows, at most nv x nefc
@@ -227,6 +230,7 @@ def compute_A(m, d):
     i = 0
     while i < nefc:
         n = object_size(d, i)
+        _object_runs(d, i, n)
         # the block is symmetric: its lower triangle, mirrored
         for a in range(n):
             for b in range(a + 1):
@@ -246,12 +250,64 @@ def _same_trees_end(rng, i, nefc):
     return j
 
 
+RUN_GAP = 4      # runs of efc_run fewer dofs apart than this are joined
+
+
+@jit
+def _object_runs(d, i, n):
+    """efc_run of the object at rows i..i+n-1: the runs of consecutive dofs, within each of its
+    ranges, on which one of its rows of efc_Y is nonzero. Runs fewer than RUN_GAP dofs apart
+    are joined, and a range's runs beyond the room of efc_run (6 a range) into its last: a run
+    may hold zeros, never miss a nonzero."""
+    Y = d.efc_Y
+    runs = d.efc_run
+    rng = d.efc_range
+    room = (runs.shape[1] - 1) // 6
+    cnt = 0
+    for r in range(2):
+        adr = rng[i, 2 * r]
+        num = rng[i, 2 * r + 1]
+        col = row_col(d, i, r)
+        first = cnt
+        k = 0
+        while k < num:
+            if not _column_nonzero(Y, i, n, col + k):
+                k += 1
+                continue
+            end = k + 1
+            while end < num and _column_nonzero(Y, i, n, col + end):
+                end += 1
+            last = 3 * cnt - 2              # the previous run's (column, dof, length)
+            if cnt > first and (adr + k - (runs[i, last + 1] + runs[i, last + 2]) < RUN_GAP
+                                or cnt - first == room):
+                runs[i, last + 2] = adr + end - runs[i, last + 1]
+            else:
+                runs[i, 3 * cnt + 1] = col + k
+                runs[i, 3 * cnt + 2] = adr + k
+                runs[i, 3 * cnt + 3] = end - k
+                cnt += 1
+            k = end
+    runs[i, 0] = cnt
+    for a in range(1, n):
+        for c in range(3 * cnt + 1):
+            runs[i + a, c] = runs[i, c]
+
+
+@inlined
+def _column_nonzero(Y, i, n, c):
+    """Whether a row i..i+n-1 of Y is nonzero in column c."""
+    for a in range(n):
+        if Y[i + a, c] != 0.0:
+            return True
+    return False
+
+
 @jit
 def _solve_rows(m, d, X, i0, i1, adr, num, col):
     """efc_MinvJT[i0:i1, adr:adr + num] = (M^-1 J')' on one whole tree (smooth.solve_m_range's
     passes, x <- L^-T x, D^-1 x, L^-1 x, applied to the rows i0..i1-1 at once: X holds them
-    dof by dof, so each entry of the factor is read once for all the rows). col: the column
-    of the rows that holds dof adr (constraint.row_col)."""
+    dof by dof, so each entry of the factor is read once for all the rows), and efc_Y there
+    (D^-1/2 L^-T J'). col: the column of the rows that holds dof adr (constraint.row_col)."""
     nb = i1 - i0
     X = X[:num * nb].reshape((num, nb))
     parent = m.dof_parentid
@@ -279,11 +335,14 @@ def _solve_rows(m, d, X, i0, i1, adr, num, col):
                 X[q, r] += c * X[k, r]
             a += 1
             p = parent[p]
-    # x <- D^-1 x
+    # Y = D^-1/2 x, then x <- D^-1 x
     dinv = d.qLDiagInv
+    Y = d.efc_Y
     for k in range(num):
         c = dinv[adr + k]
+        s = math.sqrt(c)
         for r in range(nb):
+            Y[i0 + r, col + k] = X[k, r] * s
             X[k, r] *= c
     # x <- L^-1 x
     for k in range(num):
@@ -381,8 +440,9 @@ def _densify_row(d, i, rows):
 def condense_hard(m, d, vhat, Mdense):
     """Eliminate the hard rows for PGS (after compute_A): v^ and efc_b as the paper's hard
     formulas, and for every other row M^-1 J_i' -> M^-1 J_i' - M^-1 J_E' A_E^+ J_E M^-1 J_i'
-    (which may reach every dof: the rows' efc_range becomes the whole of v), then the blocks
-    of A again. Returns the number of hard rows."""
+    (which may reach every dof: the rows' efc_range and efc_run become the whole of v), then
+    the blocks of A again. PGS then sweeps with efc_J and these rows (pgs_from). Returns the
+    number of hard rows."""
     nefc = d.nefc[0]
     nv = vhat.shape[0]
     hard = hard_rows(d)
@@ -397,6 +457,10 @@ def condense_hard(m, d, vhat, Mdense):
         d.efc_range[i, 0] = 0
         d.efc_range[i, 1] = nv
         d.efc_range[i, 3] = 0
+        d.efc_run[i, 0] = 1
+        d.efc_run[i, 1] = 0
+        d.efc_run[i, 2] = 0
+        d.efc_run[i, 3] = nv
         if d.efc_hard[i]:
             continue
         for a in range(nh):
@@ -492,13 +556,14 @@ def pgs(m, d, f, iterations, tolerance):
 
 @jit
 def pgs_from(m, d, f, iterations, tolerance, cost):
-    """Generalised projected Gauss-Seidel on (11) from the impulses f, whose dual cost is cost
-    and impulse velocity M^-1 J' f is in solver_v (dual_cost leaves it there); returns
-    (iterations used, residual), and M^-1 J' f of the returned impulses in solver_w.
+    """Generalised projected Gauss-Seidel on (11) from the impulses f, whose dual cost is cost;
+    returns (iterations used, residual), and M^-1 J' f of the returned impulses in solver_w.
 
-    The gradient of a row, ((A + R) f + b)_i = J_i (M^-1 J' f) + R_i f_i + b_i, is computed
-    from w = M^-1 J' f, kept current as impulses change: a sweep costs the nonzeros of J, not
-    the square of the number of rows. The sweeps stop when one lowers the cost by less than
+    The gradient of a row, ((A + R) f + b)_i = Y_i (Y' f) + R_i f_i + b_i with A = Y Y'
+    (compute_A), is computed from y = Y' f, kept current as impulses change: a sweep costs the
+    nonzeros of Y (the chains of the rows' bodies, efc_run), not the square of the number of
+    rows, nor the dofs of their trees as M^-1 J' f would. After condense_hard the rows are J
+    and the condensed M^-1 J' instead, and y is M^-1 J' f. The sweeps stop when one lowers the cost by less than
     tolerance relative to the cost (tolerance 0 runs every iteration). MuJoCo's PGS divides
     the decrease by meaninertia * nv instead: on go1 standing and the humanoid lying that
     stops later (17 and 24 sweeps a step on average against 10 and 15). The
@@ -509,14 +574,17 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     efc_b = d.efc_b
     efc_R = d.efc_R
     efc_A = d.efc_A
-    efc_J = d.efc_J
-    efc_MinvJT = d.efc_MinvJT
     efc_mu = d.efc_mu
     efc_type = d.efc_type
     efc_hard = d.efc_hard
     efc_frictionloss = d.efc_frictionloss
-    rng = d.efc_range
-    dense = dense_rows(d)
+    runs = d.efc_run
+    # gradients from rows_g . y, steps y += delta rows_y
+    condensed = count_hard(d) > 0
+    if condensed:
+        rows_g, rows_y, y = d.efc_J, d.efc_MinvJT, d.solver_w
+    else:
+        rows_g, rows_y, y = d.efc_Y, d.efc_Y, d.solver_y
     # scratch of the contact blocks (at most 6 rows)
     vec = d.solver_vec
     z, out, wt, g, gold = vec[0, :6], vec[1, :6], vec[2, :6], vec[3, :6], vec[4, :6]
@@ -538,12 +606,11 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
         if not _cholesky_small(L[i:i + n], n):
             L[i, 0] = 0.0                  # not positive definite: no unconstrained steps
         i += n
-    w = d.solver_w
-    w[:] = d.solver_v                  # M^-1 J' f, of the cost
     it = 0
     for it in range(1, iterations + 1):
-        if it % 16 == 0:
-            impulse_velocity(d, f, w)      # rebuild w: incremental updates accumulate rounding
+        if it % 16 == 1:
+            # y of f (again every 16 sweeps: incremental updates accumulate rounding)
+            _run_velocity(runs, nefc, f, rows_y, y)
         improvement = 0.0
         i = 0
         while i < nefc:
@@ -553,13 +620,13 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 continue
             if t != CONTACT_ELLIPTIC:
                 # a scalar row: exact minimisation along it, then projection
-                gi = efc_b[i] + efc_R[i] * f[i] + range_dot(rng, dense, i, efc_J, w)
+                gi = efc_b[i] + efc_R[i] * f[i] + run_dot(runs, i, rows_g, y)
                 h = max(efc_A[i, 0] + efc_R[i], MINVAL)
                 fi = project_scalar(t, efc_frictionloss[i], f[i] - gi / h)
                 delta = fi - f[i]
                 if delta != 0.0:
                     f[i] = fi
-                    range_axpy(rng, dense, i, efc_MinvJT, delta, w)
+                    run_axpy(runs, i, rows_y, delta, y)
                     improvement -= delta * (gi + 0.5 * h * delta)
                 i += 1
                 continue
@@ -574,7 +641,7 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 f0 = f[i]
                 f1 = f[i + 1]
                 f2 = f[i + 2]
-                g0, g1, g2 = range_dot3(rng, dense, i, efc_J, w)
+                g0, g1, g2 = run_dot3(runs, i, rows_g, y)
                 g0 = efc_b[i] + efc_R[i] * f0 + g0
                 g1 = efc_b[i + 1] + efc_R[i + 1] * f1 + g1
                 g2 = efc_b[i + 2] + efc_R[i + 2] * f2 + g2
@@ -594,11 +661,11 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                     f[i + 1] = n1
                     f[i + 2] = n2
                     improvement -= _decrease3(efc_A, efc_R, i, e0, e1, e2, g0, g1, g2)
-                    range_axpy3(rng, dense, i, efc_MinvJT, e0, e1, e2, w)
+                    run_axpy3(runs, i, rows_y, e0, e1, e2, y)
                 i += 3
                 continue
             # gradient of the block: (A + R) f + b
-            _rows_dot(rng, dense, i, n, efc_J, w, g)
+            _rows_dot(runs, i, n, rows_g, y, g)
             for k in range(n):
                 g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
                 gold[k] = g[k]
@@ -613,8 +680,8 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 # although friction may make pushing pay: the exact block step decides (it
                 # returns at once when zero is the block's optimum)
                 _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
-            improvement = _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old,
-                                        gold, w, improvement)
+            improvement = _commit_block(runs, efc_A, efc_R, rows_y, i, n, f, old, gold, y,
+                                        improvement)
             i += n
         cost -= improvement
         if tolerance > 0.0 and improvement < tolerance * max(abs(cost), MINVAL):
@@ -628,35 +695,64 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             i += 1
             continue
         n = object_size(d, i)
-        _rows_dot(rng, dense, i, n, efc_J, w, g)
+        _rows_dot(runs, i, n, rows_g, y, g)
         for k in range(n):
             g[k] = efc_b[i + k] + efc_R[i + k] * f[i + k] + g[k]
             fmax = max(fmax, abs(f[i + k]))
         emax = max(emax, natural_residual(d, i, n, f, g, z, out, wt))
         i += n
+    if not condensed:
+        _velocity_of_half(m, d, y, d.solver_w)
     return it, emax / max(fmax, MINVAL)
 
 
+@jit
+def _run_velocity(runs, nefc, f, rows, y):
+    """y = rows' f over the rows' runs (pgs_from's Y' f)."""
+    y[:] = 0.0
+    for i in range(nefc):
+        if f[i] != 0.0:
+            run_axpy(runs, i, rows, f[i], y)
+
+
+@jit
+def _velocity_of_half(m, d, y, w):
+    """w = M^-1 J' f = L^-1 D^-1/2 y from y = Y' f (compute_A's passes after Y)."""
+    parent = m.dof_parentid
+    madr = m.dof_Madr
+    qLD = d.qLD
+    dinv = d.qLDiagInv
+    for k in range(w.shape[0]):
+        w[k] = y[k] * math.sqrt(dinv[k])
+    for k in range(w.shape[0]):
+        a = madr[k] + 1
+        p = parent[k]
+        while p >= 0:
+            w[k] -= qLD[a] * w[p]
+            a += 1
+            p = parent[p]
+
+
 @inlined
-def _rows_dot(rng, dense, i, n, rows, x, out):
-    """out[k] = rows[i + k] . x for k < n, the n rows of an object (range_dot; a condim-3
-    contact's in one pass, range_dot3)."""
+def _rows_dot(runs, i, n, rows, x, out):
+    """out[k] = rows[i + k] . x for k < n, the n rows of an object (run_dot; a condim-3
+    contact's in one pass, run_dot3)."""
     if n == 3:
-        out[0], out[1], out[2] = range_dot3(rng, dense, i, rows, x)
+        out[0], out[1], out[2] = run_dot3(runs, i, rows, x)
         return
     for k in range(n):
-        out[k] = range_dot(rng, dense, i + k, rows, x)
+        out[k] = run_dot(runs, i + k, rows, x)
 
 
 @inlined
-def _commit_block(rng, dense, efc_A, efc_R, efc_MinvJT, i, n, f, old, gold, w, improvement):
+def _commit_block(runs, efc_A, efc_R, rows, i, n, f, old, gold, y, improvement):
     """After the contact at rows i..i+n-1 moved from the impulses old (gradient gold) to f:
-    w += M^-1 J' (f - old) over its rows, and improvement plus its cost decrease
+    y += rows' (f - old) over its rows (pgs_from's y), and improvement plus its cost decrease
     -(gold' e + 1/2 e' H e), e = f - old, H = (A + R)_block, returned."""
     for k in range(n):
         delta = f[i + k] - old[k]
         if delta != 0.0:
-            range_axpy(rng, dense, i + k, efc_MinvJT, delta, w)
+            run_axpy(runs, i + k, rows, delta, y)
             hd = efc_R[i + k] * delta
             for j in range(n):
                 hd += efc_A[i + k, j] * (f[i + j] - old[j])

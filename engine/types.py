@@ -479,11 +479,17 @@ warm_contact_adr    i nconmax    # their first rows
 efc_A               f njmax 6    # A = J M^-1 J' (paper eq. 8) within each object: row i, column
                                  # j holds A(i, first + j), first = the object's first row
 efc_MinvJT          f njmax njcol  # rows of M^-1 J' (efc_J's layout)
+efc_Y               f njmax njcol  # rows of D^-1/2 L^-T J' (M = L' D L; efc_J's layout): A = Y Y',
+                                 # each row nonzero on its bodies' chains only (PGS)
+efc_run             i njmax 37     # the runs of consecutive dofs on which efc_Y's rows of the
+                                 # row's object are nonzero: their number, then (column, dof,
+                                 # length) per run, at most 6 per range (PGS)
 efc_b               f njmax      # v- - v*: linear term of the impulse problem (paper eq. 11)
 efc_grad            f njmax      # scratch: gradient of the impulse problem
 qacc_warmstart      f nv         # qacc of the previous step, to warm-start the solver
 solver_w            f nv         # scratch: M^-1 J' f, the velocity change of the impulses
 solver_v            f nv         # scratch: M^-1 J' f of the cost (solver.dual_cost)
+solver_y            f nv         # scratch: Y' f, PGS's impulse velocity before L^-1 D^-1/2
 solver_L            f njmax 6    # scratch: Cholesky factors of the contact blocks (PGS)
 solver_lam          f njmax      # scratch: a contact's ellipse multiplier in PGS's last sweep
 solver_X            f njmax njcol  # scratch: rows of M^-1 J' being solved, dof by dof (compute_A)

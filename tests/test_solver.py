@@ -465,3 +465,85 @@ def test_row_products_match_numpy_and_mujocos_summation_order():
     y = x.copy()
     axpy(y, 0, 2.0, u, 0, -1)
     assert np.array_equal(y, x)
+
+
+SPIDER = """
+<mujoco>
+  <option solver="PGS" cone="elliptic"/>
+  <default><joint stiffness="20"/><geom contype="0"/></default>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body name="torso" pos="0 0 .33"><freejoint/><geom type="box" size=".2 .2 .05"/>
+      {legs}
+    </body>
+  </worldbody>
+</mujoco>
+"""
+LEG = """
+      <body pos="{x} {y} 0"><joint axis="0 0 1"/><joint axis="{ax} {ay} 0"/>
+        <geom type="capsule" fromto="0 0 0 {x} {y} 0" size=".03"/>
+        <body pos="{x} {y} 0"><joint axis="{ax} {ay} 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03" contype="1"/>
+        </body>
+      </body>"""
+
+
+def test_pgs_sweeps_a_branched_tree_over_the_chains_of_its_rows():
+    """A four-legged body (one tree of 18 dofs: the torso's 6, then 3 a leg) standing on its
+    feet. Y = D^-1/2 L^-T J' (compute_A) satisfies Y Y' = J M^-1 J' with M from MuJoCo's own
+    inertia (mj_fullM); every nonzero of Y lies in its row's runs (efc_run), which leave out
+    the other legs' dofs, so the sweeps read fewer entries than the tree holds; and PGS over
+    the runs reaches the Newton optimum of the same problem."""
+    import mujoco
+    legs = "".join(LEG.format(x=.15 * sx, y=.15 * sy, ax=-sy, ay=sx)
+                   for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1)))
+    xml = SPIDER.format(legs=legs)
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    engine.step(m, d, 200)
+    engine.forward(m, d)
+    n = d.nefc
+    contact = d.efc_type[:n] == CT.CONTACT_ELLIPTIC
+    assert m.nv == 18 and contact.sum() == 12            # the four feet, condim 3
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    md.qpos[:] = d.qpos
+    mujoco.mj_forward(mm, md)
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(mm, md, M)
+    J = d.efc_J[:n]
+    Y = d.efc_Y[:n]
+    np.testing.assert_allclose(Y @ Y.T, J @ np.linalg.solve(M, J.T), rtol=0,
+                               atol=1e-12 * np.abs(J @ np.linalg.solve(M, J.T)).max())
+    covered = 0
+    for i in range(n):
+        inside = np.zeros(m.nv, bool)
+        runs = d.efc_run[i]
+        for r in range(runs[0]):
+            col, dof, length = runs[1 + 3 * r:4 + 3 * r]
+            assert col == dof and not inside[dof:dof + length].any()
+            inside[dof:dof + length] = True
+        assert not Y[i, ~inside].any()
+        covered += inside.sum()
+        if contact[i]:
+            # the foot's chain (its leg's dofs and the torso's), not the other legs' dofs
+            b = m.geom_bodyid[d.contact_geom[d.efc_id[i]]].max()
+            chain, k = [], m.body_dofadr[b] + m.body_dofnum[b] - 1
+            while k >= 0:
+                chain.append(k)
+                k = m.dof_parentid[k]
+            assert len(chain) == 9 and inside[chain].all() and inside.sum() <= 12
+    assert covered < 0.75 * n * m.nv
+    # PGS over the runs against Newton on the same rows
+    vhat = d.qvel + m.opt.timestep * d.qacc_smooth
+    d.efc_b[:n] = J @ vhat - d.efc_vstar[:n]
+    Mdense = dense_M(m, d)
+    vnext = vhat.copy()
+    f_newton = np.zeros(n)
+    solver.newton(m._struct, d._struct, vnext, vhat, Mdense, f_newton, 200, 1e-15)
+    solver.compute_A(m._struct, d._struct)
+    f_pgs = np.zeros(n)
+    solver.pgs(m._struct, d._struct, f_pgs, 20000, 0.0)
+    np.testing.assert_allclose(f_pgs, f_newton, rtol=0, atol=1e-8 * np.abs(f_newton).max())
+    np.testing.assert_allclose(d.solver_w, np.linalg.solve(M, J.T @ f_pgs), rtol=0,
+                               atol=1e-10 * np.abs(vnext - vhat).max())
