@@ -251,6 +251,7 @@ def _same_trees_end(rng, i, nefc):
 
 
 RUN_GAP = 4      # runs of efc_run fewer dofs apart than this are joined
+RUN_MIN = 12     # objects on at most this many dofs take their ranges as runs, unscanned
 
 
 @jit
@@ -258,16 +259,25 @@ def _object_runs(d, i, n):
     """efc_run of the object at rows i..i+n-1: the runs of consecutive dofs, within each of its
     ranges, on which one of its rows of efc_Y is nonzero. Runs fewer than RUN_GAP dofs apart
     are joined, and a range's runs beyond the room of efc_run (6 a range) into its last: a run
-    may hold zeros, never miss a nonzero."""
+    may hold zeros, never miss a nonzero. The ranges themselves when they hold at most RUN_MIN
+    dofs (free bodies, small trees: the scan would cost more than it saves)."""
     Y = d.efc_Y
     runs = d.efc_run
     rng = d.efc_range
     room = (runs.shape[1] - 1) // 6
+    whole = rng[i, 1] + rng[i, 3] <= RUN_MIN
     cnt = 0
     for r in range(2):
         adr = rng[i, 2 * r]
         num = rng[i, 2 * r + 1]
         col = row_col(d, i, r)
+        if whole:
+            if num > 0:
+                runs[i, 3 * cnt + 1] = col
+                runs[i, 3 * cnt + 2] = adr
+                runs[i, 3 * cnt + 3] = num
+                cnt += 1
+            continue
         first = cnt
         k = 0
         while k < num:
