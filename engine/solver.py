@@ -573,12 +573,14 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     (compute_A), is computed from y = Y' f, kept current as impulses change: a sweep costs the
     nonzeros of Y (the chains of the rows' bodies, efc_run), not the square of the number of
     rows, nor the dofs of their trees as M^-1 J' f would. After condense_hard the rows are J
-    and the condensed M^-1 J' instead, and y is M^-1 J' f. The sweeps stop when one lowers the cost by less than
-    tolerance relative to the cost (tolerance 0 runs every iteration). MuJoCo's PGS divides
-    the decrease by meaninertia * nv instead: on go1 standing and the humanoid lying that
-    stops later (17 and 24 sweeps a step on average against 10 and 15). The
-    residual returned is the distance to the optimum: the largest natural residual of an object
-    at the returned impulses (natural_residual) relative to the largest impulse."""
+    and the condensed M^-1 J' instead, and y is M^-1 J' f.
+
+    The sweeps stop when one lowers the cost by less than tolerance relative to the cost
+    (tolerance 0 runs every iteration). MuJoCo's PGS divides the decrease by meaninertia * nv
+    instead: on go1 standing and the humanoid lying that stops later (17 and 24 sweeps a step
+    on average against 10 and 15). The residual returned is the distance to the optimum: the
+    largest natural residual of an object at the returned impulses (natural_residual)
+    relative to the largest impulse."""
     nefc = d.nefc[0]
     # the rows' arrays as locals: the sweeps read them for every row
     efc_b = d.efc_b
