@@ -617,6 +617,8 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             L[i + a, a] += efc_R[i + a]
         if not _cholesky_small(L[i:i + n], n):
             L[i, 0] = 0.0                  # not positive definite: no unconstrained steps
+        if n > 3:
+            _friction_eigen(d, i, n - 1, P)
         i += n
     it = 0
     for it in range(1, iterations + 1):
@@ -853,9 +855,130 @@ def _cone_split(d, i, n, f, g, z, xf, c, H):
             hab = efc_A[i + 1 + a, 1 + b] + (efc_R[i + 1 + a] if a == b else 0.0)
             hx += hab * f[i + 1 + b]
         c[a] = g[1 + a] - hx
-    _friction_ellipse(d, i, m, c, fn, True, H, xf, z)
+    if m == 2 or not _friction_ellipse_eig(d, i, m, c, fn, xf, z):
+        _friction_ellipse(d, i, m, c, fn, True, H, xf, z)
     for a in range(m):
         f[i + 1 + a] = xf[a]
+
+
+@jit
+def _friction_eigen(d, i, m, S):
+    """solver_eig of the contact at row i with m > 2 friction rows: S = diag(mu) H diag(mu)
+    = Q Theta Q' with H = (A + R) over the friction rows, by cyclic Jacobi rotations
+    (symmetric, at most 5 x 5: a few sweeps to the rounding level, each eigenvalue to
+    relative accuracy even where the mu of torsional and rolling friction are orders of
+    magnitude below the sliding ones). H is fixed for a whole solve, so this is done once
+    per contact per step; _friction_ellipse_eig then solves each visit's ellipse problem
+    without a factorization. S (6 x 6) is scratch."""
+    E = d.solver_eig
+    mu = d.efc_mu
+    efc_A = d.efc_A
+    efc_R = d.efc_R
+    for a in range(m):
+        for b in range(m):
+            h = efc_A[i + 1 + a, 1 + b] + (efc_R[i + 1 + a] if a == b else 0.0)
+            S[a, b] = mu[i + 1 + a] * h * mu[i + 1 + b]
+            E[i + 1 + a, b] = 1.0 if a == b else 0.0
+    for _ in range(JACOBI_SWEEPS):
+        rotated = False
+        for p in range(m - 1):
+            for q in range(p + 1, m):
+                # an entry small against its own diagonal (not the largest one: S is graded)
+                if S[p, q] * S[p, q] <= JACOBI_TOL * abs(S[p, p] * S[q, q]):
+                    continue
+                rotated = True
+                # the rotation J = [[c, s], [-s, c]] on (p, q) with (J' S J)_pq = 0
+                theta = (S[q, q] - S[p, p]) / (2.0 * S[p, q])
+                t = 1.0 / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                if abs(theta) > 1e150:
+                    t = 0.5 / abs(theta)
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / math.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(m):
+                    skp = S[k, p]
+                    skq = S[k, q]
+                    S[k, p] = c * skp - s * skq
+                    S[k, q] = s * skp + c * skq
+                for k in range(m):
+                    spk = S[p, k]
+                    sqk = S[q, k]
+                    S[p, k] = c * spk - s * sqk
+                    S[q, k] = s * spk + c * sqk
+                for k in range(m):
+                    vkp = E[i + 1 + k, p]
+                    vkq = E[i + 1 + k, q]
+                    E[i + 1 + k, p] = c * vkp - s * vkq
+                    E[i + 1 + k, q] = s * vkp + c * vkq
+        if not rotated:
+            break
+    for a in range(m):
+        E[i + 1 + a, 6] = S[a, a]
+
+
+JACOBI_SWEEPS = 30   # cyclic Jacobi sweeps at most (_friction_eigen; 5 x 5 takes 2-3)
+JACOBI_TOL = 1e-32   # S_pq^2 <= JACOBI_TOL |S_pp S_qq|: no rotation of (p, q)
+
+
+@inlined
+def _friction_ellipse_eig(d, i, m, c, fn, xf, z):
+    """_friction_ellipse of PGS (H = (A + R) over the friction rows) from the eigenvectors of
+    the contact's scaled friction block (_friction_eigen): with M = diag(mu) (so that
+    D = diag(1 / mu^2) = M^-2) and M H M = Q Theta Q',
+        x(lam) = -(H + lam D)^-1 c = -M Q (Theta + lam I)^-1 e,   e = Q' M c,
+        q(lam) = x' D x = sum_k e_k^2 / (theta_k + lam)^2,
+    so each Newton step on the secular equation costs O(m) instead of a Cholesky
+    factorization. The same steps as _friction_ellipse otherwise (the multiplier warm-started
+    from solver_lam). Returns False, xf untouched, when the block is not positive definite
+    (the caller then uses _friction_ellipse). z (6) is scratch: e."""
+    E = d.solver_eig
+    mu = d.efc_mu
+    for k in range(m):
+        if not E[i + 1 + k, 6] > 0.0:
+            return False
+    for k in range(m):
+        s = 0.0
+        for a in range(m):
+            s += E[i + 1 + a, k] * (mu[i + 1 + a] * c[a])
+        z[k] = s
+    warm = d.solver_lam[i]
+    lam = 0.0
+    for _ in range(30):
+        q = 0.0
+        dq = 0.0
+        for k in range(m):
+            w = 1.0 / (E[i + 1 + k, 6] + lam)
+            t = z[k] * w
+            q += t * t
+            dq -= 2.0 * t * t * w
+        if fn == 0.0 or (lam == 0.0 and q <= fn * fn):
+            break                      # no friction possible, or the unconstrained optimum
+        sq = math.sqrt(q)
+        if abs(sq - fn) <= 1e-10 * fn:
+            break
+        if dq >= 0.0:
+            break
+        step = lam + 2.0 * q * (1.0 - sq / fn) / dq
+        lam = warm if lam == 0.0 and warm > step else max(step, 0.5 * lam)
+    d.solver_lam[i] = lam
+    if fn == 0.0:
+        for a in range(m):
+            xf[a] = 0.0
+        return True
+    q = 0.0
+    for a in range(m):
+        s = 0.0
+        for k in range(m):
+            s += E[i + 1 + a, k] * (z[k] / (E[i + 1 + k, 6] + lam))
+        xf[a] = -mu[i + 1 + a] * s
+        q += s * s                     # (x_a / mu_a)^2
+    # guard against an unconverged multiplier: scale into the ellipse
+    q = math.sqrt(q)
+    if q > fn:
+        for a in range(m):
+            xf[a] *= fn / q
+    return True
 
 
 @inlined

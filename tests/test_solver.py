@@ -257,12 +257,16 @@ def test_pgs_residual_measures_the_distance_to_the_optimum():
 
 
 @pytest.mark.parametrize("seed,warm", [(s, w) for s in range(6) for w in (0.0, 1e-6, 1e6)])
-def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed, warm):
+@pytest.mark.parametrize("eig", [True, False], ids=["eigen", "cholesky"])
+def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed, warm, eig):
     """The first sweeps' update of a contact: after it the friction impulses are optimal for
     the ellipse sum (x_j / mu_j)^2 <= f_0^2 at the new normal impulse (KKT: the friction gradient
     is -lam D x with lam >= 0, D = diag(1 / mu^2), x inside the ellipse and lam = 0 strictly
     inside), with the mu of condim 6 (sliding, torsional and rolling) orders of magnitude apart;
-    from any multiplier left by a last visit (solver_lam: none, far below, far above)."""
+    from any multiplier left by a last visit (solver_lam: none, far below, far above). Both
+    ways of solving the ellipse: from the eigenvectors of the scaled friction block
+    (_friction_eigen, as PGS sets them up) and by a Cholesky factorization per Newton step
+    (where there are none: solver_eig zero)."""
     rng = np.random.default_rng(100 + seed)
     m, d, vhat = random_problem(rng, ["c6"])
     mu = np.array([0.0, 1.0, 0.8, 5e-3, 1e-4, 2e-4])
@@ -279,6 +283,15 @@ def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed, warm):
     g = H @ f + d.efc_b[:6]
     scratch = [np.empty(6) for _ in range(3)] + [np.empty((6, 7))]
     d.solver_lam[0] = warm
+    d.solver_eig[:] = 0.0
+    if eig:
+        solver._friction_eigen(d._struct, 0, 5, np.empty((6, 6)))
+        Q, theta = d.solver_eig[1:6, :5], d.solver_eig[1:6, 6]
+        S = np.diag(mu[1:]) @ H[1:, 1:] @ np.diag(mu[1:])
+        np.testing.assert_allclose(Q.T @ Q, np.eye(5), rtol=0, atol=1e-14)
+        np.testing.assert_allclose(Q @ np.diag(theta) @ Q.T, S, rtol=0,
+                                   atol=1e-14 * np.abs(S).max())
+        np.testing.assert_allclose(np.sort(theta), np.linalg.eigvalsh(S), rtol=1e-8)
     solver._cone_split(d._struct, 0, 6, f, g, *scratch)
     g = H @ f + d.efc_b[:6]                         # the gradient after the update
     x, gF, Dx = f[1:], g[1:], f[1:] / mu[1:] ** 2
