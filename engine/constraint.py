@@ -628,53 +628,6 @@ def range_axpy(rng, dense, i, rows, scale, y):
         c += n
 
 
-@inlined
-def range_dot3(rng, dense, i, rows, x):
-    """range_dot of the three rows i, i+1, i+2 on the same dofs (a condim-3 contact) in one
-    pass over x: (rows[i] . x, rows[i+1] . x, rows[i+2] . x), the same sums bit for bit."""
-    r0 = rows[i]
-    r1 = rows[i + 1]
-    r2 = rows[i + 2]
-    if dense:
-        a = rng[i, 0]
-        s0, s1, s2 = dot3_seg(r0, r1, r2, a, x, a, rng[i, 1])
-        if rng[i, 3] > 0:
-            a = rng[i, 2]
-            t0, t1, t2 = dot3_seg(r0, r1, r2, a, x, a, rng[i, 3])
-            s0 += t0
-            s1 += t1
-            s2 += t2
-        return s0, s1, s2
-    s0 = s1 = s2 = 0.0
-    c = uint64(0)
-    for r in range(2):
-        k = uint64(rng[i, 2 * r])
-        end = k + uint64(rng[i, 2 * r + 1])
-        while k < end:
-            xk = x[k]
-            s0 += r0[c] * xk
-            s1 += r1[c] * xk
-            s2 += r2[c] * xk
-            c += uint64(1)
-            k += uint64(1)
-    return s0, s1, s2
-
-
-@inlined
-def range_axpy3(rng, dense, i, rows, s0, s1, s2, y):
-    """range_axpy of the three rows i, i+1, i+2 on the same dofs with scales s0, s1, s2, in
-    one pass over y (the same results as three range_axpy, bit for bit)."""
-    r0 = rows[i]
-    r1 = rows[i + 1]
-    r2 = rows[i + 2]
-    c = 0
-    for r in range(2):
-        a = rng[i, 2 * r]
-        n = rng[i, 2 * r + 1]
-        axpy3_seg(y, a, s0, r0, s1, r1, s2, r2, a if dense else c, n)
-        c += n
-
-
 # Runs (Data.efc_run, written by solver.compute_A): the dofs on which the rows of an object are
 # nonzero in efc_Y, as runs of consecutive dofs within its ranges. Row i holds their number, then
 # (column, dof, length) per run; every row of an object holds its object's runs. On a large tree
