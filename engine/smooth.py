@@ -540,7 +540,15 @@ def solve_m_range(m, qLD, qLDiagInv, x, adr, num):
     # x <- D^-1 x
     for i in range(adr, adr + num):
         x[i] *= qLDiagInv[i]
-    # x <- L^-1 x
+    solve_l_range(m, qLD, x, adr, num)
+
+
+@inlined
+def solve_l_range(m, qLD, x, adr, num):
+    """x <- L^-1 x (M = L' D L) on the dofs adr .. adr + num - 1 (whole trees): the last pass
+    of solve_m_range."""
+    dof_Madr = m.dof_Madr
+    dof_parentid = m.dof_parentid
     for i in range(adr, adr + num):
         a = dof_Madr[i] + 1
         j = dof_parentid[i]

@@ -41,6 +41,7 @@ from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMID
                          row_col, row_dot, rows_dot, run_axpy, run_axpy3, run_dot, run_dot3)
 from .jit import inlined, jit
 from .math import MINVAL, dot_row, dot_rows, first_bad
+from .smooth import solve_l_range
 
 
 # ------------------------------------------------------------------------------------------------
@@ -732,19 +733,10 @@ def _run_velocity(runs, nefc, f, rows, y):
 @jit
 def _velocity_of_half(m, d, y, w):
     """w = M^-1 J' f = L^-1 D^-1/2 y from y = Y' f (compute_A's passes after Y)."""
-    parent = m.dof_parentid
-    madr = m.dof_Madr
-    qLD = d.qLD
     dinv = d.qLDiagInv
     for k in range(w.shape[0]):
         w[k] = y[k] * math.sqrt(dinv[k])
-    for k in range(w.shape[0]):
-        a = madr[k] + 1
-        p = parent[k]
-        while p >= 0:
-            w[k] -= qLD[a] * w[p]
-            a += 1
-            p = parent[p]
+    solve_l_range(m, d.qLD, w, 0, w.shape[0])
 
 
 @inlined
