@@ -547,20 +547,31 @@ def _nbtype(dtype, shape):
     return nbtypes.Array(_NBTYPES[dtype], len(shape), "C")
 
 
+class _ShortNamedStructRef(nbtypes.StructRef):
+    """A StructRef whose name is its class's and a digest of its fields.
+
+    numba names a StructRef by spelling out all of its fields (some 25 kB for the Model), and
+    that name is the type's mangled form in every symbol of a function that takes it: a kernel
+    of (m, d) had a 42 kB symbol, repeated at each declaration and call of the LLVM modules
+    (575 kB of IR for a two-line function), which LLVM parsed, hashed and wrote into every
+    object file and cache entry. The digest keeps types of different fields distinct."""
+
+    def __init__(self, fields):
+        super().__init__(fields)
+        self.name = f"{self._typename}_{hashlib.sha1(self.name.encode()).hexdigest()[:16]}"
+
+    def preprocess_fields(self, fields):
+        return tuple((n, nbtypes.unliteral(t)) for n, t in fields)
+
+
 @structref.register
-class ModelStructType(nbtypes.StructRef):
+class ModelStructType(_ShortNamedStructRef):
     """numba type of the array bundle that jitted kernels receive as ``m``."""
 
-    def preprocess_fields(self, fields):
-        return tuple((n, nbtypes.unliteral(t)) for n, t in fields)
-
 
 @structref.register
-class DataStructType(nbtypes.StructRef):
+class DataStructType(_ShortNamedStructRef):
     """numba type of the array bundle that jitted kernels receive as ``d``."""
-
-    def preprocess_fields(self, fields):
-        return tuple((n, nbtypes.unliteral(t)) for n, t in fields)
 
 
 class ModelStruct(structref.StructRefProxy):
