@@ -262,6 +262,26 @@ def _no_hard_impulses(d, f, vnext, vhat, Mdense):
 
 
 @jit
+def _no_stage(m, d):
+    """In place of a stage m never runs in the kernels of m: the equality rows of a model
+    without equality constraints, exact stabilization when its option is off (kernels())."""
+    return
+
+
+@jit
+def _no_fluid_geom(m, d, body, g):
+    """In place of passive.ellipsoid_fluid in the kernels of m when the medium has neither
+    density nor viscosity."""
+    return
+
+
+@jit
+def _no_fluid_body(m, d, body):
+    """In place of passive.inertia_box_fluid, likewise."""
+    return
+
+
+@jit
 def _dense_inertia(m, d, M):
     """Dense inertia of the step: M, plus h B with implicit damping (as factored in qLD)."""
     M[:, :] = 0.0
@@ -801,13 +821,15 @@ _COLLISION_CHAIN = (collision_driver.narrowphase, collision_driver.collide_geoms
                     collision_driver.collision)
 _SENSOR_CHAIN = (sensor._compute_pos, sensor._compute_vel, sensor._compute_acc,
                  sensor._stage_sensors, sensor.sensor_pos, sensor.sensor_vel, sensor.sensor_acc)
+_SMOOTH_CHAIN = (constraint.make_constraint, constraint.reference, passive.passive, fwd_velocity)
 
 
 def kernels(m: Model):
     """(forward_kernel, step_kernel) with only what m can use compiled in: its integrator, its
     solver, noslip only if m asks for it, the elimination of hard rows only if m has hard
-    equality constraints, the narrowphase routines of its geom types and the
-    routines of its sensor types. The same code as the kernels that branch at run time (so the
+    equality constraints, the equality rows only if m has equality constraints, exact
+    stabilization and fluid forces only when their options are on, the narrowphase routines of
+    its geom types and the routines of its sensor types. The same code as the kernels that branch at run time (so the
     same results) with the branches m never takes bound to stubs (jit.variant), at a fraction
     of their compile time. Chosen at every call, so a changed option takes effect at once.
     The first model of a process gets its lean kernels (what a cold start compiles); a later
@@ -903,7 +925,9 @@ def _options(m):
     """The options that decide which kernels serve m (_lean_key)."""
     eq_hard = m.eq_hard
     return (m.opt_integrator.item(), m.opt_solver.item(), m.opt_noslip_iterations.item() > 0,
-            len(eq_hard) > 0 and bool(eq_hard.any()))
+            len(eq_hard) > 0 and bool(eq_hard.any()),
+            m.opt_stabilization.item() == constraint.EXACT,
+            m.opt_density.item() > 0.0 or m.opt_viscosity.item() > 0.0)
 
 
 def _on_disk(kernel):
@@ -924,7 +948,7 @@ def _lean_key(m):
     options = _options(m)
     found = _kept(m, "_lean_keys")
     if options not in found:
-        integrator, solver_, noslip, hard = options
+        integrator, solver_, noslip, hard, exact, fluid = options
         # from the geom and sensor types, fixed once a model is compiled
         stubs = collision_driver.unused_narrowphase(m)
         stubs.update(sensor.unused_sensors(m))
@@ -934,6 +958,12 @@ def _lean_key(m):
             # hard rows come only from hard equalities: PGS's elimination of them left out (its
             # dense solves and pseudo-inverse are a tenth of a cold start's compile time)
             stubs.update(condense_hard=_no_condense_hard, hard_impulses=_no_hard_impulses)
+        if len(m.eq_type) == 0:
+            stubs["_equality_rows"] = _no_stage
+        if not exact:
+            stubs["exact_stabilization"] = _no_stage
+        if not fluid:
+            stubs.update(ellipsoid_fluid=_no_fluid_geom, inertia_box_fluid=_no_fluid_body)
         found[options] = ((integrator, solver_ == Solver.NEWTON, tuple(sorted(stubs))), stubs)
     return found[options]          # (the stubs are shared: copied by whoever changes them)
 
@@ -950,8 +980,8 @@ def lean_calls(m) -> dict:
         if key[1:] not in _CHAINS:
             tag = "%s_%08x" % ("newton" if newton else "pgs", zlib.crc32(" ".join(names).encode()))
             calls = dict(stubs)
-            chain = _COLLISION_CHAIN + _SENSOR_CHAIN + (fwd_constraint, fwd_position, forward_skip,
-                                                        runge_kutta4)
+            chain = _COLLISION_CHAIN + _SENSOR_CHAIN + _SMOOTH_CHAIN + (
+                fwd_constraint, fwd_position, forward_skip, runge_kutta4)
             for kernel in chain:
                 if kernel is fwd_constraint:
                     calls["solve"] = jit_variant(_solve_newton if newton else _solve_pgs, tag,

@@ -232,7 +232,10 @@ def variant(kernel, tag, **names):
     if not set(names) & set(fn.__code__.co_names):
         return kernel                 # calls none of them: the kernel itself serves
     glb = dict(fn.__globals__)
-    glb.update(names)
+    for name, value in glb.items():
+        if isinstance(value, pytypes.ModuleType):
+            glb[name] = _module_view(value, names)
+    glb.update((n, k) for n, k in names.items() if not isinstance(glb.get(n), pytypes.ModuleType))
     copy = pytypes.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, fn.__closure__)
     copy.__qualname__ = f"{fn.__qualname__}__{tag}"
     copy.__module__ = fn.__module__
@@ -242,6 +245,21 @@ def variant(kernel, tag, **names):
     if getattr(kernel, "targetoptions", {}).get("inline") == "always":
         return inlined(copy)
     return jit(copy)
+
+
+def _module_view(module, names):
+    """module, or a copy of it in which the kernels that names holds variants of are bound to
+    those variants: so that a variant's calls ``module.name(...)`` reach them too."""
+    def code(k):
+        return getattr(getattr(k, "py_func", k), "__code__", None)
+    bound = {n: k for n, k in names.items()
+             if code(k) is not None and code(getattr(module, n, None)) is code(k)}
+    if not bound:
+        return module
+    view = pytypes.ModuleType(module.__name__, module.__doc__)
+    view.__dict__.update(module.__dict__)
+    view.__dict__.update(bound)
+    return view
 
 
 def inlined(fn):

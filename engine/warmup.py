@@ -27,11 +27,14 @@ CHILD = "ENGINE_WARMUP_CHILD"
 # set_const, here, calls them), then the stages every model needs
 COMMON = tuple("engine._structs:" + k for k in _structs.DATA_KERNELS) + (
     "engine.smooth:crb", "engine.actuator:transmission", "engine.smooth:tendon",
-    "engine.smooth:com_pos", "engine.smooth:kinematics", "engine.constraint:make_constraint",
-    "engine.forward:fwd_velocity", "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
+    "engine.smooth:com_pos", "engine.smooth:kinematics", "engine.constraint:_contact_rows",
+    "engine.constraint:_limit_rows", "engine.constraint:_friction_rows",
+    "engine.smooth:tendon_actuator_velocity", "engine.smooth:com_vel",
+    "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
     "engine.forward:fwd_acceleration", "engine.forward:factor_inertia", "engine.smooth:camlight")
 # the lean kernels of a model, compiled by both processes from the two ends of the list
-LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "sensor_pos", "collision")
+LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "fwd_velocity", "make_constraint",
+        "sensor_pos", "collision")
 
 _process = None
 _sent = False
@@ -194,9 +197,10 @@ def compile_shared(specs=GENERAL, poll=0.2):
 
 def _description(m):
     """What forward.lean_calls reads of a model, as JSON."""
-    return json.dumps({k: [int(x) for x in getattr(m, k)] for k in (
-        "opt_integrator", "opt_solver", "opt_noslip_iterations", "eq_hard", "geom_type",
-        "sensor_type")})
+    import numpy as np
+    return json.dumps({k: np.asarray(getattr(m, k)).tolist() for k in (
+        "opt_integrator", "opt_solver", "opt_noslip_iterations", "opt_stabilization",
+        "opt_density", "opt_viscosity", "eq_type", "eq_hard", "geom_type", "sensor_type")})
 
 
 class _Described:
@@ -205,7 +209,8 @@ class _Described:
     def __init__(self, text):
         import numpy as np
         for k, v in json.loads(text).items():
-            setattr(self, k, np.array(v, dtype=np.int64))
+            setattr(self, k, np.array(v, dtype=np.float64 if k in ("opt_density", "opt_viscosity")
+                                      else np.int64))
 
 
 def lean_kernels(m):

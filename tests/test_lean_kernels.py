@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import Integrator, Solver, collision_driver, compiler, jit, sensor
+from engine import Integrator, Solver, collision_driver, compiler, constraint, jit, passive, sensor
 from engine import solver as engine_solver
 
 forward = importlib.import_module("engine.forward")     # engine.forward is the function
@@ -122,6 +122,44 @@ def test_a_changed_option_takes_effect_at_the_next_step():
         np.testing.assert_array_equal(d1.qvel, d2.qvel)
         np.testing.assert_array_equal(d1.efc_force, d2.efc_force)
     assert d1.ncon > 0
+
+
+def test_fluid_forces_and_exact_stabilization_follow_their_options():
+    """Fluid forces and exact stabilization are left out of the lean kernels while their
+    options are off, and come back when they are switched on between steps: stepped through
+    engine.step, the state equals the general kernel's at each setting."""
+    m = engine.load_model_from_string(BALLS)
+    calls = forward.lean_calls(m)
+    assert calls["passive"].py_func.__globals__["ellipsoid_fluid"] is forward._no_fluid_geom
+    assert calls["reference"].py_func.__globals__["exact_stabilization"] is forward._no_stage
+    assert calls["make_constraint"].py_func.__globals__["_equality_rows"] is forward._no_stage
+    d1, d2 = engine.make_data(m), engine.make_data(m)
+    for d in (d1, d2):
+        d.qvel[:] = np.linspace(-0.3, 0.3, m.nv)
+    for density, stabilization in ((0.0, 0), (1.2, 0), (1.2, 1), (0.0, 0)):
+        m.opt.density = density
+        m.opt.stabilization = stabilization
+        for _ in range(15):
+            engine.step(m, d1)
+            assert forward.step_kernel(m._struct, d2._struct, 1) == 1
+        if density:
+            assert np.abs(d1.qfrc_fluid).max() > 0.0
+        np.testing.assert_array_equal(d1.qvel, d2.qvel)
+        np.testing.assert_array_equal(d1.efc_force, d2.efc_force)
+    assert d1.ncon > 0
+    m.opt.density = 1.2
+    m.opt.stabilization = 1
+    calls = forward.lean_calls(m)
+    assert calls["passive"] is passive.passive
+    assert calls["reference"] is constraint.reference
+
+
+def test_equality_rows_only_with_equality_constraints():
+    """A model with an equality constraint keeps its rows in the lean kernels."""
+    m = compiler.load_model_from_string(BALLS.replace(
+        "</worldbody>", '</worldbody><equality><connect body1="b1" anchor="0 0 0"/></equality>'
+    ).replace('<body pos="0 0 .12">', '<body name="b1" pos="0 0 .12">'))
+    assert forward.lean_calls(m)["make_constraint"] is constraint.make_constraint
 
 
 def test_a_step_from_python_calls_the_compiled_function():
@@ -252,10 +290,12 @@ def test_the_lean_step_reaches_no_routine_the_model_cannot_use():
     calls = forward.lean_calls(m)
     reached = _reachable(calls["step_kernel"]) | _reachable(calls["forward_kernel"])
     general = {collision_driver.narrowphase, collision_driver.collide_geoms,
-               sensor._compute_pos, sensor._compute_acc}
+               sensor._compute_pos, sensor._compute_acc, constraint.make_constraint,
+               constraint.reference, passive.passive, forward.fwd_velocity}
     assert not reached & general, sorted(k.py_func.__qualname__ for k in reached & general)
-    stubs = forward._lean_key(m)[1]      # narrowphase, sensors, noslip, hard rows
-    assert {"box_box", "_rangefinder", "_noslip", "condense_hard"} <= set(stubs)
+    stubs = forward._lean_key(m)[1]      # narrowphase, sensors, noslip, hard rows, ...
+    assert {"box_box", "_rangefinder", "_noslip", "condense_hard", "_equality_rows",
+            "exact_stabilization", "ellipsoid_fluid", "inertia_box_fluid"} <= set(stubs)
     names = {k.py_func.__name__ for k in reached}
     assert not names & set(stubs), sorted(names & set(stubs))
     # the stubs stand where the routines were

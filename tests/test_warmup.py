@@ -136,7 +136,8 @@ def test_model_is_sent_once(tmp_path):
     then closed: it compiles that model's kernels, then stops)."""
     script = ("import types, engine.warmup as w; p = w._process; "
               "m = types.SimpleNamespace(opt_integrator=[0], opt_solver=[2], "
-              "opt_noslip_iterations=[0], eq_hard=[], geom_type=[0, 2], sensor_type=[]); "
+              "opt_noslip_iterations=[0], opt_stabilization=[0], opt_density=[0.0], "
+              "opt_viscosity=[0.0], eq_type=[], eq_hard=[], geom_type=[0, 2], sensor_type=[]); "
               "w.model(m); w.model(m); print(p.stdin.closed, w._sent); p.kill(); p.wait()")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="1")
     out = subprocess.run([sys.executable, "-c", "import engine; " + script], env=env,
