@@ -51,7 +51,7 @@ from .collision_primitive import (box_box, box_box_clean,
                                   plane_cylinder, plane_sphere, sphere_box, sphere_capsule,
                                   sphere_cylinder, sphere_sphere)
 from .enums import DisableBit, GeomType
-from .jit import inlined, jit
+from .jit import calls_stages, inlined, jit
 from .math import MINVAL, cross3, dot3, mat9, mulmatvec3, vec3
 
 NGEOMTYPE = 8
@@ -646,7 +646,7 @@ def broadphase(m, d, narrow):
         d.bp_npairs[0] = npairs
 
 
-@jit
+@calls_stages
 def collision(m, d):
     """Contacts: ncon, contact_* (dist pos frame includemargin friction epsilon kappa rmin geom1
     geom2 dim efc_address); scratch geom_aabb_world bp_order bp_pairs bp_npairs; nefc_overflow."""

@@ -22,7 +22,7 @@ from . import (actuator, collision_driver, constraint, derivative, passive, sens
 from .collision_driver import collision
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from . import jit as _jit
-from .jit import inlined, jit
+from .jit import calls_stages, inlined, jit
 from .jit import variant as jit_variant
 from .math import cross3, first_bad, norm3, quat_integrate, warn
 from .sensor import sensor_acc, sensor_pos, sensor_vel
@@ -59,7 +59,7 @@ def factor_inertia(m, d):
     smooth.factor_m(m, d.qLD, d.qLDiagInv)
 
 
-@jit
+@calls_stages
 def fwd_position(m, d):
     """Position-dependent stages: kinematics, com, cameras, tendons, inertia, transmission."""
     smooth.kinematics(m, d)
@@ -73,7 +73,7 @@ def fwd_position(m, d):
     actuator.transmission(m, d)
 
 
-@jit
+@calls_stages
 def fwd_velocity(m, d):
     """Velocity-dependent stages: tendon/actuator velocities, cvel, passive forces, qfrc_bias."""
     smooth.tendon_actuator_velocity(m, d)
@@ -101,7 +101,7 @@ def fwd_acceleration(m, d):
     smooth.solve_m(m, d.qLD, d.qLDiagInv, d.qacc_smooth)
 
 
-@jit
+@calls_stages
 def fwd_constraint(m, d):
     """Impulses of the constraint rows (paper eq. 6-11): efc_impulse, efc_force, qfrc_constraint,
     qacc = (v' - v) / h with v' = v^ + M^-1 J' f, v^ = v + h qacc_smooth."""
@@ -324,7 +324,7 @@ def forward_skip(m, d, skipsensor):
         sensor_acc(m, d, d.qacc, implicit_damping(m))
 
 
-@jit
+@calls_stages
 def forward_kernel(m, d):
     """The whole forward dynamics with the sensors (MuJoCo's mj_forward)."""
     forward_skip(m, d, False)
@@ -766,7 +766,7 @@ def integrate(m, d):
         euler(m, d)
 
 
-@jit
+@calls_stages
 def step_kernel(m, d, n):
     """n steps: check the state, forward, check qacc, integrate. Bad values are counted in
     d.warning and the state is reset (MuJoCo's BADQPOS/BADQVEL/BADQACC with auto-reset; also

@@ -46,7 +46,7 @@ import sys
 import types as pytypes
 
 from numba import njit, types
-from numba.core import caching, config, ir
+from numba.core import caching, codegen, config, ir
 
 ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
 LEAN = os.environ.get("ENGINE_LEAN", "1") != "0"
@@ -220,6 +220,37 @@ def jit(fn):
     return dispatcher
 
 
+# the kernels of calls_stages (numba's library names: their qualified names, variants included)
+_STAGE_CALLERS = set()
+
+
+def calls_stages(fn):
+    """jit, for a kernel whose own code mostly calls other kernels (the step calls the stages,
+    a stage its parts): its compiled module is not optimized again once its callees' modules are
+    linked in.
+
+    numba links the module of every kernel a kernel calls into its own, then runs LLVM's
+    module passes over the whole: the callees, already optimized in their own modules, once
+    more at each level above them. The step kernel re-optimized the whole engine below it
+    (13 s of CPU of a cold start against 6.6 s without, benchmarks/cold_start.py). Its own code
+    is still optimized function by function (numba's function passes, as for every kernel);
+    only the inlining of small callees into it is lost, which a caller of whole stages does not
+    miss (the humanoid's step took the same time either way). numba names a library by the
+    function's qualified name, so a function of another package with the same name would be
+    compiled alike."""
+    dispatcher = jit(fn)
+    _STAGE_CALLERS.add(fn.__qualname__)
+    return dispatcher
+
+
+def _optimize_final_module(library, _optimize=codegen.CPUCodeLibrary._optimize_final_module):
+    if library.name not in _STAGE_CALLERS:
+        _optimize(library)
+
+
+codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
+
+
 def variant(kernel, tag, **names):
     """A copy of ``kernel`` in which the module-level ``names`` are bound to other objects (other
     kernels, usually leaner ones), compiled and cached apart under the name ``<kernel>__<tag>``
@@ -244,6 +275,8 @@ def variant(kernel, tag, **names):
         return copy
     if getattr(kernel, "targetoptions", {}).get("inline") == "always":
         return inlined(copy)
+    if fn.__qualname__ in _STAGE_CALLERS:
+        return calls_stages(copy)
     return jit(copy)
 
 

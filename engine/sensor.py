@@ -22,7 +22,7 @@ from . import collision_driver as cd
 from .enums import (CONDATA_SIZE, ConDataField, ConReduce, ConstraintType, DataType, DisableBit,
                     EqType, JointType, ObjType, Projection, RayDataField, SensorType, Stage,
                     TrnType)
-from .jit import jit
+from .jit import calls_stages, jit
 from .math import (MINVAL, add3, cross3, cross_force, dot3, mat9, mul_inert_vec, mulmattvec3,
                    mulmatvec3, norm3, quat4, quat_mul, quat_normalize, quat_sub, row6, row10,
                    scl3, sub3, vec3)
@@ -1059,7 +1059,7 @@ def _needs(m, stage, t1, t2, t3, t4, t5):
     return False
 
 
-@jit
+@calls_stages
 def sensor_pos(m, d):
     """Position-dependent sensors (mj_sensorPos): their entries of sensordata."""
     if m.opt_disableflags[0] & SENSOR_OFF:
@@ -1067,7 +1067,7 @@ def sensor_pos(m, d):
     _stage_sensors(m, d, POS)
 
 
-@jit
+@calls_stages
 def sensor_vel(m, d):
     """Velocity-dependent sensors (mj_sensorVel): sensordata; subtree_linvel and
     subtree_angmom when a subtree sensor needs them."""
@@ -1099,7 +1099,7 @@ def sensor_qacc(m, d, qacc, damped):
         b[i] += qacc[i]
 
 
-@jit
+@calls_stages
 def sensor_acc(m, d, qacc, damped):
     """Acceleration and force sensors (mj_sensorAcc): sensordata; sensor_qacc, and cacc,
     cfrc_int and cfrc_ext (rne_post_constraint) when a sensor needs them, from the joint

@@ -256,3 +256,41 @@ def test_the_inliner_is_mended_whether_imported_before_or_after_the_engine():
         out = subprocess.run([sys.executable, "-c", check.format(first=first)], check=True,
                              capture_output=True, text=True).stdout.split()
         assert out == [imported, "_InlineCopy", "inline_ir_shared"], (first, out)
+
+
+def test_a_kernel_calling_stages_is_not_optimized_again_with_its_callees():
+    """A kernel made with calls_stages keeps its callees as calls (their modules, already
+    optimized, are linked in as they are); a kernel made with jit is optimized again with its
+    callees linked in, and LLVM inlines a small one. Both compute the same; a variant of a
+    kernel calling stages calls stages too."""
+    import numpy as np
+    from numba import njit
+    from numba.core.caching import NullCache
+
+    @njit
+    def squares(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s += x[i] * x[i]
+        return s
+
+    def twice(x):
+        return squares(x) * 2.0
+
+    def staged_twice(x):
+        return squares(x) * 2.0
+
+    x = np.arange(5.0)
+    symbol = None
+    for make, fn in ((jit.jit, twice), (jit.calls_stages, staged_twice)):
+        kernel = make(fn)
+        kernel._cache = NullCache()          # (a closure: compiled here, not cached)
+        assert kernel(x) == 60.0
+        ir_text = next(iter(kernel.inspect_llvm().values()))
+        symbol = symbol or next(f.name for f in squares.overloads[
+            next(iter(squares.overloads))].library.get_defined_functions()
+            if "squares" in f.name and not f.name.startswith("cpython"))
+        assert (f"@{symbol}(" in ir_text) == (make is jit.calls_stages), make
+    assert "staged_twice__t" not in jit._STAGE_CALLERS
+    copy = jit.variant(jit.calls_stages(staged_twice), "t", squares=squares)
+    assert copy.py_func.__qualname__ in jit._STAGE_CALLERS
