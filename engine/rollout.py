@@ -24,7 +24,7 @@ from numba import typed
 from . import warmup
 from .enums import Integrator, Solver, State, Warning
 from .forward import _grow, _kept, make_data, reset_history, reset_state, step_kernel
-from .jit import jit
+from .jit import calls_stages, jit
 from .types import Data, Model, check_data
 
 TIME = int(State.TIME)
@@ -211,7 +211,7 @@ def _warned(d):
     return False
 
 
-@jit
+@calls_stages
 def rollout_kernel(models, d, r, t, r_end, nstep, state_spec, control_spec,
                    initial_state, initial_warmstart, control, state, sensordata):
     """Rollouts r .. r_end - 1, from step t of rollout r on: state, sensordata.
