@@ -829,9 +829,9 @@ def kernels(m: Model):
     solver, noslip only if m asks for it, the elimination of hard rows only if m has hard
     equality constraints, the equality rows only if m has equality constraints, exact
     stabilization and fluid forces only when their options are on, the narrowphase routines of
-    its geom types and the routines of its sensor types. The same code as the kernels that branch at run time (so the
-    same results) with the branches m never takes bound to stubs (jit.variant), at a fraction
-    of their compile time. Chosen at every call, so a changed option takes effect at once.
+    its geom types and the routines of its sensor types. The same code as the kernels that
+    branch at run time (so the same results) with the branches m never takes bound to stubs
+    (jit.variant), at a fraction of their compile time. Chosen at every call, so a changed option takes effect at once.
     The first model of a process gets its lean kernels (what a cold start compiles); a later
     model gets kernels this process has already compiled if they have all it needs (lean ones
     with more in them, or the general ones), else the general ones: a process that steps many

@@ -253,7 +253,8 @@ codegen.CPUCodeLibrary._optimize_final_module = _optimize_final_module
 
 def variant(kernel, tag, **names):
     """A copy of ``kernel`` in which the module-level ``names`` are bound to other objects (other
-    kernels, usually leaner ones), compiled and cached apart under the name ``<kernel>__<tag>``
+    kernels, usually leaner ones; its calls ``module.name(...)`` reach a variant of
+    ``module.name`` in names too), compiled and cached apart under the name ``<kernel>__<tag>``
     (or compiled into its callers if the kernel is ``inlined``).
 
     numba compiles a kernel together with every kernel it can call: a branch taken only for

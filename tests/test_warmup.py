@@ -291,6 +291,15 @@ def test_a_kernel_calling_stages_is_not_optimized_again_with_its_callees():
             next(iter(squares.overloads))].library.get_defined_functions()
             if "squares" in f.name and not f.name.startswith("cpython"))
         assert (f"@{symbol}(" in ir_text) == (make is jit.calls_stages), make
-    assert "staged_twice__t" not in jit._STAGE_CALLERS
-    copy = jit.variant(jit.calls_stages(staged_twice), "t", squares=squares)
-    assert copy.py_func.__qualname__ in jit._STAGE_CALLERS
+    name = _staged.__qualname__ + "__t"
+    assert name not in jit._STAGE_CALLERS
+    copy = jit.variant(jit.calls_stages(_staged), "t", _squares=squares)
+    assert copy.py_func.__qualname__ == name and name in jit._STAGE_CALLERS
+
+
+def _squares(x):
+    return x
+
+
+def _staged(x):
+    return _squares(x) * 2.0
