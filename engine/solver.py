@@ -914,6 +914,22 @@ JACOBI_TOL = 1e-32   # S_pq^2 <= JACOBI_TOL |S_pp S_qq|: no rotation of (p, q)
 
 
 @inlined
+def _ellipse_converged(lam, q, fn):
+    """The stopping test of the ellipse multiplier's Newton steps (_friction_ellipse,
+    _friction_ellipse_eig) at q = x(lam)' D x(lam): no friction possible (fn = 0), the
+    unconstrained optimum inside the ellipse, or q^1/2 = fn to 1e-10."""
+    return fn == 0.0 or (lam == 0.0 and q <= fn * fn) or abs(math.sqrt(q) - fn) <= 1e-10 * fn
+
+
+@inlined
+def _ellipse_step(lam, q, dq, fn, warm):
+    """The next multiplier: a Newton step on psi(lam) = q^-1/2 - 1/fn (dq = dq/dlam < 0), at
+    least half the current one; from lam = 0, the warm start when the step falls short of it."""
+    step = lam + 2.0 * q * (1.0 - math.sqrt(q) / fn) / dq
+    return warm if lam == 0.0 and warm > step else max(step, 0.5 * lam)
+
+
+@inlined
 def _friction_ellipse_eig(d, i, m, c, fn, xf, z):
     """_friction_ellipse of PGS (H = (A + R) over the friction rows) from the eigenvectors of
     the contact's scaled friction block (_friction_eigen): with M = diag(mu) (so that
@@ -944,15 +960,9 @@ def _friction_ellipse_eig(d, i, m, c, fn, xf, z):
             t = z[k] * w
             q += t * t
             dq -= 2.0 * t * t * w
-        if fn == 0.0 or (lam == 0.0 and q <= fn * fn):
-            break                      # no friction possible, or the unconstrained optimum
-        sq = math.sqrt(q)
-        if abs(sq - fn) <= 1e-10 * fn:
+        if _ellipse_converged(lam, q, fn) or dq >= 0.0:
             break
-        if dq >= 0.0:
-            break
-        step = lam + 2.0 * q * (1.0 - sq / fn) / dq
-        lam = warm if lam == 0.0 and warm > step else max(step, 0.5 * lam)
+        lam = _ellipse_step(lam, q, dq, fn, warm)
     d.solver_lam[i] = lam
     if fn == 0.0:
         for a in range(m):
@@ -1060,10 +1070,7 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
         q = 0.0
         for a in range(m):
             q += (xf[a] / efc_mu[i + 1 + a]) ** 2
-        if fn == 0.0 or (lam == 0.0 and q <= fn * fn):
-            break                      # no friction possible, or the unconstrained optimum
-        sq = math.sqrt(q)
-        if abs(sq - fn) <= 1e-10 * fn:
+        if _ellipse_converged(lam, q, fn):
             break
         # dq/dlam = -2 (D x)' (H + lam D)^-1 (D x)
         for a in range(m):
@@ -1074,8 +1081,7 @@ def _friction_ellipse(d, i, m, c, fn, with_r, H, xf, z):
             dq -= 2.0 * xf[a] / efc_mu[i + 1 + a] ** 2 * z[a]
         if dq >= 0.0:
             break
-        step = lam + 2.0 * q * (1.0 - sq / fn) / dq
-        lam = warm if lam == 0.0 and warm > step else max(step, 0.5 * lam)
+        lam = _ellipse_step(lam, q, dq, fn, warm)
     if with_r:
         d.solver_lam[i] = lam
     if fn == 0.0:
