@@ -922,12 +922,20 @@ def _kept(m, name):
 
 
 def _options(m):
-    """The options that decide which kernels serve m (_lean_key)."""
-    eq_hard = m.eq_hard
-    return (m.opt_integrator.item(), m.opt_solver.item(), m.opt_noslip_iterations.item() > 0,
-            len(eq_hard) > 0 and bool(eq_hard.any()),
-            m.opt_stabilization.item() == constraint.EXACT,
-            m.opt_density.item() > 0.0 or m.opt_viscosity.item() > 0.0)
+    """The options that decide which kernels serve m (_lean_key). Read at every step from
+    Python: the scalar options are kept with m.opt until the next edit through it (the only
+    way to change them); eq_hard is a plain editable array, read each time."""
+    opt = m.opt
+    options = opt._kept
+    if options is None:
+        options = (m.opt_integrator.item(), m.opt_solver.item(),
+                   m.opt_noslip_iterations.item() > 0,
+                   m.opt_stabilization.item() == constraint.EXACT,
+                   m.opt_density.item() > 0.0 or m.opt_viscosity.item() > 0.0)
+        object.__setattr__(opt, "_kept", options)
+    if m.neq:
+        return options + (bool(m.eq_hard.any()),)
+    return options + (False,)
 
 
 def _on_disk(kernel):
@@ -948,7 +956,7 @@ def _lean_key(m):
     options = _options(m)
     found = _kept(m, "_lean_keys")
     if options not in found:
-        integrator, solver_, noslip, hard, exact, fluid = options
+        integrator, solver_, noslip, exact, fluid, hard = options
         # from the geom and sensor types, fixed once a model is compiled
         stubs = collision_driver.unused_narrowphase(m)
         stubs.update(sensor.unused_sensors(m))

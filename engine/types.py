@@ -913,6 +913,7 @@ class Option:
                    if k[4:] not in self._SCALARS}
         object.__setattr__(self, "_arrays", arrays)
         object.__setattr__(self, "_vectors", vectors)
+        object.__setattr__(self, "_kept", None)     # forward._options; cleared by every edit
 
     def __getattr__(self, name):
         arrays = self.__dict__.get("_arrays")
@@ -937,6 +938,7 @@ class Option:
         if key not in self._arrays:
             raise self._unknown(name)
         self._arrays[key][...] = check_option(name, value)
+        object.__setattr__(self, "_kept", None)
 
     # MuJoCo's options that this engine does not have
     _MUJOCO_ONLY = ("ls_tolerance ccd_tolerance sleep_tolerance o_margin "

@@ -254,6 +254,9 @@ def test_hard_row_elimination_only_with_hard_equalities():
     calls = forward.lean_calls(hard)
     assert calls["solve"].py_func.__globals__["condense_hard"] is forward.condense_hard
     assert calls["solve"].py_func.__globals__["hard_impulses"] is forward.hard_impulses
+    hard.eq_hard[0] = 0            # a plain array, edited in place: seen at the next call
+    assert forward.lean_calls(hard)["solve"].py_func.__globals__["condense_hard"] is \
+        forward._no_condense_hard
 
 
 def _reachable(kernel, found=None):
