@@ -644,6 +644,19 @@ def run_dot(runs, i, rows, x):
 
 
 @inlined
+def runs_dot(runs, i, rows, j):
+    """rows[i] . rows[j] over the runs of row i, for two rows of one object (they share the
+    runs and the columns)."""
+    a = rows[i]
+    b = rows[j]
+    s = 0.0
+    for r in range(runs[i, 0]):
+        c = 1 + 3 * r
+        s += dot_seg(a, runs[i, c], b, runs[i, c], runs[i, c + 2])
+    return s
+
+
+@inlined
 def run_axpy(runs, i, rows, scale, y):
     """y += scale * rows[i] over the runs of row i."""
     row = rows[i]

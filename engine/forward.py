@@ -149,7 +149,7 @@ def _solve_newton(m, d, f, vhat, vnext, warm):
         niter, residual = solver_sparse.solve_newton(m, d, f, vhat, vnext, warm,
                                                      implicit_damping(m))
         if m.opt_noslip_iterations[0] > 0:
-            solver.compute_A(m, d)
+            solver.compute_A(m, d, True)
             niter += _noslip(m, d, f, vhat, vnext)
         return niter, residual
     _dense_inertia(m, d, d.dense_M)
@@ -164,7 +164,7 @@ def _solve_newton(m, d, f, vhat, vnext, warm):
                                     m.opt_tolerance[0])
     if m.opt_noslip_iterations[0] > 0:
         # the noslip sweeps work on impulses, as PGS: A's blocks, hard rows eliminated
-        solver.compute_A(m, d)
+        solver.compute_A(m, d, True)
         niter += _noslip(m, d, f, vhat, vnext)
     return niter, residual
 
@@ -175,17 +175,17 @@ def _solve_pgs(m, d, f, vhat, vnext, warm):
     (niter, residual)."""
     nv = d.qvel.shape[0]
     nefc = d.nefc[0]
-    solver.compute_A(m, d)
     # hard equality rows: eliminated from the problem, v^ then satisfies them (section II.C)
     nhard = solver.count_hard(d)
+    noslip = m.opt_noslip_iterations[0] > 0
+    solver.compute_A(m, d, nhard > 0 or noslip)    # (both read M^-1 J')
     vsmooth = d.scratch_nv[2]
     if nhard > 0:
         _dense_inertia(m, d, d.dense_M)
         vsmooth[:] = vhat
         condense_hard(m, d, vhat, d.dense_M)
     f[:nefc] = 0.0
-    cost = 0.0                            # the dual cost of f, M^-1 J' f in solver_v
-    d.solver_v[:] = 0.0
+    cost = 0.0                            # the dual cost of f
     if warm:
         solver.load_warmstart(d, f)
         warm_cost = solver.dual_cost(d, f)
@@ -193,9 +193,8 @@ def _solve_pgs(m, d, f, vhat, vnext, warm):
             cost = warm_cost
         else:
             f[:nefc] = 0.0
-            d.solver_v[:] = 0.0
     niter, residual = solver.pgs_from(m, d, f, m.opt_iterations[0], m.opt_tolerance[0], cost)
-    if m.opt_noslip_iterations[0] > 0:
+    if noslip:
         niter += _noslip(m, d, f, vhat, vnext)
     else:
         # v' = v^ + M^-1 J' f, the impulse velocity that the sweeps kept current

@@ -44,6 +44,12 @@ def _noop(m, d):
     return
 
 
+@jit
+def _projection(m, d):
+    """compute_A as PGS's step calls it (M^-1 J' only for hard rows or noslip)."""
+    solver.compute_A(m, d, solver.count_hard(d) > 0 or m.opt_noslip_iterations[0] > 0)
+
+
 def _kernels():
     forward = importlib.import_module("engine.forward")   # (engine.forward is the function)
     return [("kinematics", [smooth.kinematics, smooth.com_pos, smooth.camlight, smooth.tendon]),
@@ -55,7 +61,7 @@ def _kernels():
             ("velocity", [forward.fwd_velocity]),
             ("actuation", [actuator.fwd_actuation]),
             ("acceleration", [forward.energy_kernel, forward.fwd_acceleration]),
-            ("constraint projection", [solver.compute_A]),
+            ("constraint projection", [_projection]),
             ("fwd_constraint", [forward.fwd_constraint]),
             ("forward", [forward.forward_kernel]),
             ("step", [forward.step_kernel])]

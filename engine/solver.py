@@ -38,7 +38,8 @@ import numpy as np
 
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, contact_nrows, row_axpy,
-                         row_col, row_dot, rows_dot, run_axpy, run_axpy3, run_dot, run_dot3)
+                         row_col, row_dot, rows_dot, run_axpy, run_axpy3, run_dot, run_dot3,
+                         runs_dot)
 from .jit import inlined, jit
 from .math import MINVAL, dot_row, dot_rows, first_bad
 from .smooth import solve_l_range
@@ -201,11 +202,13 @@ def load_warmstart(d, f):
 # problem set-up
 # ------------------------------------------------------------------------------------------------
 @jit
-def compute_A(m, d):
-    """efc_MinvJT = M^-1 J' (by rows), efc_Y = D^-1/2 L^-T J' (M = L' D L, so that
-    A = J M^-1 J' = Y Y') with its runs (efc_run), and the blocks of A (paper eq. 8) within each
-    object. The solvers never need the rest of A: they keep M^-1 J' f (solver_w) or Y' f
-    (solver_y, PGS) instead.
+def compute_A(m, d, minv):
+    """efc_Y = D^-1/2 L^-T J' (M = L' D L, so that A = J M^-1 J' = Y Y') with its runs
+    (efc_run), the blocks of A (paper eq. 8) within each object, and with minv efc_MinvJT =
+    M^-1 J' (by rows). The solvers never need the rest of A: they keep M^-1 J' f (solver_w) or
+    Y' f (solver_y, PGS) instead. PGS without hard rows or noslip needs no M^-1 J' (its
+    velocity is L^-1 D^-1/2 Y' f at the end, _velocity_of_half): the blocks are then Y Y' over
+    the runs, and the second half of the solves is left out.
 
     M^-1 J_i' lives on the trees of the row (efc_range), like J_i; the rest of the row of
     efc_MinvJT is never read. Y_i lives on the chains of the row's bodies, as J_i does: L^-T
@@ -223,10 +226,12 @@ def compute_A(m, d):
         for r in range(2):
             if rng[i, 2 * r + 1] > 0:
                 _solve_rows(m, d, X, i, j, rng[i, 2 * r], rng[i, 2 * r + 1],
-                            row_col(d, i, r))
+                            row_col(d, i, r), minv)
         i = j
     J = d.efc_J
     MinvJT = d.efc_MinvJT
+    Y = d.efc_Y
+    runs = d.efc_run
     A = d.efc_A
     i = 0
     while i < nefc:
@@ -235,7 +240,10 @@ def compute_A(m, d):
         # the block is symmetric: its lower triangle, mirrored
         for a in range(n):
             for b in range(a + 1):
-                v = rows_dot(d, i + a, J, i + b, MinvJT)
+                if minv:
+                    v = rows_dot(d, i + a, J, i + b, MinvJT)
+                else:
+                    v = runs_dot(runs, i + a, Y, i + b)
                 A[i + a, b] = v
                 A[i + b, a] = v
         i += n
@@ -314,11 +322,12 @@ def _column_nonzero(Y, i, n, c):
 
 
 @jit
-def _solve_rows(m, d, X, i0, i1, adr, num, col):
-    """efc_MinvJT[i0:i1, adr:adr + num] = (M^-1 J')' on one whole tree (smooth.solve_m_range's
-    passes, x <- L^-T x, D^-1 x, L^-1 x, applied to the rows i0..i1-1 at once: X holds them
-    dof by dof, so each entry of the factor is read once for all the rows), and efc_Y there
-    (D^-1/2 L^-T J'). col: the column of the rows that holds dof adr (constraint.row_col)."""
+def _solve_rows(m, d, X, i0, i1, adr, num, col, minv):
+    """efc_Y[i0:i1, adr:adr + num] = (D^-1/2 L^-T J')' on one whole tree and, with minv,
+    efc_MinvJT there = (M^-1 J')' (smooth.solve_m_range's passes, x <- L^-T x, D^-1 x, L^-1 x,
+    applied to the rows i0..i1-1 at once: X holds them dof by dof, so each entry of the factor
+    is read once for all the rows). col: the column of the rows that holds dof adr
+    (constraint.row_col)."""
     nb = i1 - i0
     X = X[:num * nb].reshape((num, nb))
     parent = m.dof_parentid
@@ -349,6 +358,12 @@ def _solve_rows(m, d, X, i0, i1, adr, num, col):
     # Y = D^-1/2 x, then x <- D^-1 x
     dinv = d.qLDiagInv
     Y = d.efc_Y
+    if not minv:
+        for k in range(num):
+            s = math.sqrt(dinv[adr + k])
+            for r in range(nb):
+                Y[i0 + r, col + k] = X[k, r] * s
+        return
     for k in range(num):
         c = dinv[adr + k]
         s = math.sqrt(c)
@@ -540,12 +555,23 @@ def primal_cost(d, vnext, vhat, Mdense, f):
 
 @jit
 def dual_cost(d, f):
-    """1/2 f' (A + R) f + f' b of the impulse problem (11), with f' A f = (J' f)' M^-1 J' f."""
-    w = d.solver_v
-    impulse_velocity(d, f, w)
+    """1/2 f' (A + R) f + f' b of the impulse problem (11) (after compute_A), with
+    f' A f = |Y' f|^2, or (J' f)' M^-1 J' f once condense_hard has condensed M^-1 J' (Y is
+    not condensed)."""
+    nefc = d.nefc[0]
     c = 0.0
-    for i in range(d.nefc[0]):
-        c += f[i] * (0.5 * row_dot(d, i, d.efc_J, w) + 0.5 * d.efc_R[i] * f[i] + d.efc_b[i])
+    if count_hard(d) > 0:
+        w = d.solver_v
+        impulse_velocity(d, f, w)
+        for i in range(nefc):
+            c += f[i] * (0.5 * row_dot(d, i, d.efc_J, w) + 0.5 * d.efc_R[i] * f[i] + d.efc_b[i])
+        return c
+    y = d.solver_y           # (scratch here: pgs_from computes it again at its first sweep)
+    _run_velocity(d.efc_run, nefc, f, d.efc_Y, y)
+    for k in range(y.shape[0]):
+        c += 0.5 * y[k] * y[k]
+    for i in range(nefc):
+        c += f[i] * (0.5 * d.efc_R[i] * f[i] + d.efc_b[i])
     return c
 
 

@@ -69,7 +69,7 @@ def load_rows_from_mujoco(m, d, mm, md):
             continue
         if md.efc_type[adr] == mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC:
             d.efc_mu[adr + 1:adr + dim] = md.contact.friction[c, :dim - 1]
-    solver.compute_A(m._struct, d._struct)
+    solver.compute_A(m._struct, d._struct, True)
 
 
 def mujoco_with_and_without_noslip(mm, md):

@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 import engine
-from engine import solver
+from engine import constraint, solver
 from engine.forward import _dense_inertia
 from engine.enums import ConstraintType as CT
 
@@ -92,7 +92,7 @@ def test_pgs_reaches_newton_optimum(seed, kinds):
     f_newton = np.zeros(n)
     it, res = solver.newton(m._struct, d._struct, vnext, vhat, M, f_newton, 200, 1e-15)
     assert res < 1e-10
-    solver.compute_A(m._struct, d._struct)
+    solver.compute_A(m._struct, d._struct, "hard" in kinds)    # as the step: M^-1 J' if hard
     vcond = vhat.copy()
     nhard = solver.condense_hard(m._struct, d._struct, vcond, M)
     assert nhard == kinds.count("hard")
@@ -223,6 +223,52 @@ def test_pgs_with_default_options_agrees_with_newton_along_a_run():
     assert worst < 5e-3
 
 
+def _lying_humanoid():
+    """The dm_control humanoid lying on the floor: contacts, limits and friction-loss rows of
+    one tree of 27 dofs, whose rows' chains (efc_run) are a few of its dofs."""
+    import dm_control
+    m = engine.load_model(str(pathlib.Path(dm_control.__file__).parent / "suite" / "humanoid.xml"))
+    m.dof_frictionloss[6:] = 0.05
+    m.dof_damping[:] = 0.0           # (the factored inertia is then M itself: full_inertia)
+    d = engine.make_data(m)
+    d.qpos[2] = 0.12
+    d.qpos[3:7] = [np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0]
+    engine.forward(m, d)
+    return m, d
+
+
+@pytest.mark.parametrize("minv", [True, False], ids=["from-MinvJT", "from-Y"])
+@pytest.mark.parametrize("problem", ["random", "humanoid"])
+def test_projection_blocks_equal_J_Minv_Jt(problem, minv):
+    """compute_A's blocks of A = J M^-1 J' within each object, from J and M^-1 J' or (PGS
+    without hard rows or noslip) from Y Y' over the runs, against the dense product; Y Y' is
+    the whole of A."""
+    if problem == "random":
+        m, d, _ = random_problem(np.random.default_rng(3))
+        M = dense_M(m, d)
+    else:
+        m, d = _lying_humanoid()
+        M = engine.full_inertia(m, d)
+        assert d.ncon >= 4
+    n = d.nefc
+    d.efc_A[:] = np.nan
+    solver.compute_A(m._struct, d._struct, minv)
+    J = constraint.dense_jacobian(d)
+    A = J @ np.linalg.solve(M, J.T)
+    Y = constraint.dense_jacobian(d, d.efc_Y)
+    np.testing.assert_allclose(Y @ Y.T, A, rtol=0, atol=1e-12 * np.abs(A).max())
+    i = 0
+    while i < n:
+        size = solver.object_size(d._struct, i)
+        np.testing.assert_allclose(d.efc_A[i:i + size, :size], A[i:i + size, i:i + size],
+                                   rtol=0, atol=1e-12 * np.abs(A).max())
+        i += size
+    if minv:
+        MinvJT = constraint.dense_jacobian(d, d.efc_MinvJT)
+        np.testing.assert_allclose(MinvJT, np.linalg.solve(M, J.T).T, rtol=0,
+                                   atol=1e-12 * np.abs(MinvJT).max())
+
+
 def test_pgs_residual_measures_the_distance_to_the_optimum():
     """With few sweeps the reported residual is large where the impulses are far from the
     optimum; with many sweeps both vanish together."""
@@ -232,7 +278,7 @@ def test_pgs_residual_measures_the_distance_to_the_optimum():
     vnext = vhat.copy()
     f_opt = np.zeros(n)
     solver.newton(m._struct, d._struct, vnext, vhat, M, f_opt, 200, 1e-15)
-    solver.compute_A(m._struct, d._struct)
+    solver.compute_A(m._struct, d._struct, False)
     scale = np.abs(f_opt).max()
     for sweeps in (2, 20000):
         f = np.zeros(n)
@@ -275,7 +321,7 @@ def test_split_update_solves_the_friction_ellipse_of_flat_cones(seed, warm, eig)
     d.efc_R[1:6] = rF / mu[1:] ** 2 / np.mean(mu[1:] ** -2.0)           # (22)
     d.efc_b[:6] *= 10.0 ** rng.uniform(-1, 1)
     d.efc_b[0] = -3.0 * np.abs(d.efc_b[:6]).max()    # approaching: the normal impulse stays > 0
-    solver.compute_A(m._struct, d._struct)
+    solver.compute_A(m._struct, d._struct, True)
     H = d.efc_A[:6, :6] + np.diag(d.efc_R[:6])
     f = np.zeros(6)
     f[0] = abs(rng.standard_normal())               # a contact already pushing
@@ -316,7 +362,7 @@ def test_split_update_of_a_condim3_contact_sticks_and_slides():
         m, d, vhat = random_problem(rng, ["c3"])
         d.efc_b[1:3] *= 10.0 ** rng.uniform(-3, 1)     # weak to strong tangential pull
         d.efc_b[0] = -3.0 * np.abs(d.efc_b[:3]).max()   # approaching: the normal impulse > 0
-        solver.compute_A(m._struct, d._struct)
+        solver.compute_A(m._struct, d._struct, True)
         mu = d.efc_mu[1:3].copy()
         H = d.efc_A[:3, :3] + np.diag(d.efc_R[:3])
         f = np.zeros(3)
@@ -349,7 +395,7 @@ def test_free_block_step_of_a_condim3_contact_is_the_unconstrained_minimum_in_th
         m, d, vhat = random_problem(rng, ["c3"])
         d.efc_b[1:3] *= 10.0 ** rng.uniform(-3, 1)
         d.efc_b[0] = -3.0 * np.abs(d.efc_b[:3]).max()
-        solver.compute_A(m._struct, d._struct)
+        solver.compute_A(m._struct, d._struct, True)
         H = d.efc_A[:3, :3] + np.diag(d.efc_R[:3])
         L = np.zeros((3, 6))
         L[:, :3] = np.linalg.cholesky(H)
@@ -374,7 +420,7 @@ def test_block_step_of_a_condim3_contact_in_scalars_is_the_general_one():
     for trial in range(200):
         m, d, vhat = random_problem(rng, ["c3"])
         d.efc_b[:3] *= 10.0 ** rng.uniform(-2, 2, 3)
-        solver.compute_A(m._struct, d._struct)
+        solver.compute_A(m._struct, d._struct, True)
         A, R, mu = d.efc_A[:3, :3], d.efc_R[:3], d.efc_mu[1:3]
         H = A + np.diag(R)
         f = np.zeros(3)
@@ -554,7 +600,7 @@ def test_pgs_sweeps_a_branched_tree_over_the_chains_of_its_rows():
     vnext = vhat.copy()
     f_newton = np.zeros(n)
     solver.newton(m._struct, d._struct, vnext, vhat, Mdense, f_newton, 200, 1e-15)
-    solver.compute_A(m._struct, d._struct)
+    solver.compute_A(m._struct, d._struct, True)
     f_pgs = np.zeros(n)
     solver.pgs(m._struct, d._struct, f_pgs, 20000, 0.0)
     np.testing.assert_allclose(f_pgs, f_newton, rtol=0, atol=1e-8 * np.abs(f_newton).max())
