@@ -200,45 +200,53 @@ def contact_world(d, c, f6):
 def subtree_vel(m, d):
     """Linear velocity of each subtree's com and its angular momentum about it (mj_subtreeVel):
     subtree_linvel subtree_angmom."""
-    nbody = m.body_parentid.shape[0]
+    _subtree_vel(m.body_parentid, m.body_rootid, m.body_mass, m.body_inertia,
+                 m.body_subtreemass, d.cvel, d.xipos, d.ximat, d.subtree_com, d.subtree_linvel,
+                 d.subtree_angmom)
+
+
+@jit
+def _subtree_vel(parent, rootid, mass, inertia, subtreemass, cvel, xipos, ximat, subtree_com,
+                 linvel, angmom):
+    """subtree_vel over the arrays (arguments: compiled code would read a field of d again
+    after every store to d's arrays)."""
+    nbody = parent.shape[0]
     for b in range(nbody):
-        v = object_velocity(m, d, OBJ_BODY, b, False)
-        mass = m.body_mass[b]
+        # the body's velocity at its com (object_velocity of OBJ_BODY, world frame)
+        v = shift_motion(row6(cvel, b), vec3(xipos, b), vec3(subtree_com, rootid[b]))
         for k in range(3):
-            d.subtree_linvel[b, k] = mass * v[3 + k]
+            linvel[b, k] = mass[b] * v[3 + k]
         # body angular momentum about its com: R diag(I) R' w
-        R = mat9(d.ximat, b)
+        R = mat9(ximat, b)
         wl = mulmattvec3(R, (v[0], v[1], v[2]))
-        L = mulmatvec3(R, (wl[0] * m.body_inertia[b, 0], wl[1] * m.body_inertia[b, 1],
-                           wl[2] * m.body_inertia[b, 2]))
+        L = mulmatvec3(R, (wl[0] * inertia[b, 0], wl[1] * inertia[b, 1], wl[2] * inertia[b, 2]))
         for k in range(3):
-            d.subtree_angmom[b, k] = L[k]
+            angmom[b, k] = L[k]
     # linear momentum summed up the tree, then divided by the subtree mass
     for b in range(nbody - 1, -1, -1):
         if b > 0:
-            p = m.body_parentid[b]
+            p = parent[b]
             for k in range(3):
-                d.subtree_linvel[p, k] += d.subtree_linvel[b, k]
-        s = 1.0 / max(MINVAL, m.body_subtreemass[b])
+                linvel[p, k] += linvel[b, k]
+        s = 1.0 / max(MINVAL, subtreemass[b])
         for k in range(3):
-            d.subtree_linvel[b, k] *= s
+            linvel[b, k] *= s
     for b in range(nbody - 1, 0, -1):
-        p = m.body_parentid[b]
-        v = object_velocity(m, d, OBJ_BODY, b, False)
+        p = parent[b]
+        v = shift_motion(row6(cvel, b), vec3(xipos, b), vec3(subtree_com, rootid[b]))
         # momentum of the body's com motion relative to its subtree com
-        dx = sub3(vec3(d.xipos, b), vec3(d.subtree_com, b))
-        dv = sub3((v[3], v[4], v[5]), vec3(d.subtree_linvel, b))
-        dl = cross3(dx, scl3(dv, m.body_mass[b]))
+        dx = sub3(vec3(xipos, b), vec3(subtree_com, b))
+        dv = sub3((v[3], v[4], v[5]), vec3(linvel, b))
+        dl = cross3(dx, scl3(dv, mass[b]))
         for k in range(3):
-            d.subtree_angmom[b, k] += dl[k]
-            d.subtree_angmom[p, k] += d.subtree_angmom[b, k]
+            angmom[b, k] += dl[k]
+            angmom[p, k] += angmom[b, k]
         # momentum of the subtree's com motion relative to the parent's subtree com
-        dx = sub3(vec3(d.subtree_com, b), vec3(d.subtree_com, p))
-        dv = scl3(sub3(vec3(d.subtree_linvel, b), vec3(d.subtree_linvel, p)),
-                  m.body_subtreemass[b])
+        dx = sub3(vec3(subtree_com, b), vec3(subtree_com, p))
+        dv = scl3(sub3(vec3(linvel, b), vec3(linvel, p)), subtreemass[b])
         dl = cross3(dx, dv)
         for k in range(3):
-            d.subtree_angmom[p, k] += dl[k]
+            angmom[p, k] += dl[k]
 
 
 @jit
@@ -308,27 +316,38 @@ def rne_post_constraint(m, d, qacc):
                 point = add3(vec3(d.xpos, body), mulmatvec3(mat9(d.xmat, body), offset))
                 _add_ext(m, d, body, w, point, 1.0 if side == 0 else -1.0)
         i += 6 if weld else 3
-    # cacc = cacc_parent + cdof_dot qvel + cdof qacc; cfrc_int = cinert cacc + cvel x* (cinert
-    # cvel) - cfrc_ext, then summed from the leaves
+    _rne_post_bodies(m.body_parentid, m.body_dofadr, m.body_dofnum, d.cdof, d.cdof_dot, d.qvel,
+                     qacc, d.cinert, d.cvel, d.cfrc_ext, d.cacc, d.cfrc_int)
+
+
+@jit
+def _rne_post_bodies(parent, dofadr, dofnum, cdof, cdof_dot, qvel, qacc, cinert, cvel, cfrc_ext,
+                     cacc, cfrc_int):
+    """rne_post_constraint's passes over the bodies: cacc = cacc_parent + cdof_dot qvel +
+    cdof qacc; cfrc_int = cinert cacc + cvel x* (cinert cvel) - cfrc_ext, then summed from the
+    leaves. (The arrays are arguments: compiled code would read a field of d again after every
+    store to d's arrays.)"""
+    nbody = parent.shape[0]
     for b in range(1, nbody):
-        p = m.body_parentid[b]
-        da = m.body_dofadr[b]
+        p = parent[b]
+        da = dofadr[b]
         for k in range(6):
-            d.cacc[b, k] = d.cacc[p, k]
-            for j in range(da, da + m.body_dofnum[b]):
-                d.cacc[b, k] += d.cdof_dot[j, k] * d.qvel[j]
-            for j in range(da, da + m.body_dofnum[b]):
-                d.cacc[b, k] += d.cdof[j, k] * qacc[j]
-        inert = row10(d.cinert, b)
-        cvel = row6(d.cvel, b)
-        fb = mul_inert_vec(inert, row6(d.cacc, b))
-        fc = cross_force(cvel, mul_inert_vec(inert, cvel))
+            s = cacc[p, k]
+            for j in range(da, da + dofnum[b]):
+                s += cdof_dot[j, k] * qvel[j]
+            for j in range(da, da + dofnum[b]):
+                s += cdof[j, k] * qacc[j]
+            cacc[b, k] = s
+        inert = row10(cinert, b)
+        v = row6(cvel, b)
+        fb = mul_inert_vec(inert, row6(cacc, b))
+        fc = cross_force(v, mul_inert_vec(inert, v))
         for k in range(6):
-            d.cfrc_int[b, k] = fb[k] + fc[k] - d.cfrc_ext[b, k]
+            cfrc_int[b, k] = fb[k] + fc[k] - cfrc_ext[b, k]
     for b in range(nbody - 1, 0, -1):
-        p = m.body_parentid[b]
+        p = parent[b]
         for k in range(6):
-            d.cfrc_int[p, k] += d.cfrc_int[b, k]
+            cfrc_int[p, k] += cfrc_int[b, k]
 
 
 # ------------------------------------------------------------------------------------------------
