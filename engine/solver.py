@@ -647,10 +647,11 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
         if n > 3:
             _friction_eigen(d, i, n - 1, P)
         i += n
+    # y of f (again every 16 sweeps: incremental updates accumulate rounding)
+    _run_velocity(runs, nefc, f, rows_y, y)
     it = 0
     for it in range(1, iterations + 1):
-        if it % 16 == 1:
-            # y of f (again every 16 sweeps: incremental updates accumulate rounding)
+        if it % 16 == 1 and it > 1:
             _run_velocity(runs, nefc, f, rows_y, y)
         improvement = 0.0
         i = 0

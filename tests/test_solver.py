@@ -269,6 +269,32 @@ def test_projection_blocks_equal_J_Minv_Jt(problem, minv):
                                    atol=1e-12 * np.abs(MinvJT).max())
 
 
+@pytest.mark.parametrize("kinds", [KINDS, KINDS_PYR_HARD], ids=["elliptic", "pyramidal-hard"])
+def test_pgs_without_sweeps_returns_the_velocity_of_its_impulses(kinds):
+    """With 0 iterations (an admitted option) PGS returns the impulses it was given and their
+    velocity M^-1 J' f, not one left from an earlier solve."""
+    m, d, _ = random_problem(np.random.default_rng(11), kinds)
+    n = d.nefc
+    M = dense_M(m, d)
+    solver.compute_A(m._struct, d._struct, "hard" in kinds)
+    solver.condense_hard(m._struct, d._struct, np.zeros(m.nv), M)
+    rng = np.random.default_rng(12)
+    solver.pgs(m._struct, d._struct, rng.uniform(0.0, 1.0, n), 30, 0.0)   # an earlier solve
+    f = rng.uniform(0.0, 1.0, n)
+    f[d.efc_hard[:n].astype(bool)] = 0.0
+    given = f.copy()
+    it, _ = solver.pgs(m._struct, d._struct, f, 0, 0.0)
+    assert it == 0
+    np.testing.assert_array_equal(f, given)
+    J = constraint.dense_jacobian(d)
+    if "hard" in kinds:     # the condensed rows: M^-1 J' with the hard rows' response removed
+        expected = constraint.dense_jacobian(d, d.efc_MinvJT).T @ f
+    else:
+        expected = np.linalg.solve(M, J.T @ f)
+    np.testing.assert_allclose(d.solver_w, expected, rtol=0,
+                               atol=1e-12 * np.abs(expected).max())
+
+
 def test_pgs_residual_measures_the_distance_to_the_optimum():
     """With few sweeps the reported residual is large where the impulses are far from the
     optimum; with many sweeps both vanish together."""
