@@ -923,18 +923,19 @@ def _kept(m, name):
 def _options(m):
     """The options that decide which kernels serve m (_lean_key). Read at every step from
     Python: the scalar options are kept with m.opt until the next edit through it (the only
-    way to change them); eq_hard is a plain editable array, read each time."""
-    opt = m.opt
-    options = opt._kept
+    way to change them); eq_hard is a plain editable array, read each time. (m may also be a
+    model as warmup describes it to its background process: its fields, no m.opt.)"""
+    opt = getattr(m, "opt", None)
+    options = None if opt is None else opt._kept
     if options is None:
         options = (m.opt_integrator.item(), m.opt_solver.item(),
                    m.opt_noslip_iterations.item() > 0,
                    m.opt_stabilization.item() == constraint.EXACT,
                    m.opt_density.item() > 0.0 or m.opt_viscosity.item() > 0.0)
-        object.__setattr__(opt, "_kept", options)
-    if m.neq:
-        return options + (bool(m.eq_hard.any()),)
-    return options + (False,)
+        if opt is not None:
+            object.__setattr__(opt, "_kept", options)
+    eq_hard = m.eq_hard
+    return options + (len(eq_hard) > 0 and bool(eq_hard.any()),)
 
 
 def _on_disk(kernel):
