@@ -830,7 +830,8 @@ def kernels(m: Model):
     stabilization and fluid forces only when their options are on, the narrowphase routines of
     its geom types and the routines of its sensor types. The same code as the kernels that
     branch at run time (so the same results) with the branches m never takes bound to stubs
-    (jit.variant), at a fraction of their compile time. Chosen at every call, so a changed option takes effect at once.
+    (jit.variant), at a fraction of their compile time. Chosen at every call, so a changed
+    option takes effect at once.
     The first model of a process gets its lean kernels (what a cold start compiles); a later
     model gets kernels this process has already compiled if they have all it needs (lean ones
     with more in them, or the general ones), else the general ones: a process that steps many
@@ -923,17 +924,15 @@ def _kept(m, name):
 def _options(m):
     """The options that decide which kernels serve m (_lean_key). Read at every step from
     Python: the scalar options are kept with m.opt until the next edit through it (the only
-    way to change them); eq_hard is a plain editable array, read each time. (m may also be a
-    model as warmup describes it to its background process: its fields, no m.opt.)"""
-    opt = getattr(m, "opt", None)
-    options = None if opt is None else opt._kept
+    way to change them); eq_hard is a plain editable array, read each time."""
+    opt = m.opt
+    options = opt._kept
     if options is None:
         options = (m.opt_integrator.item(), m.opt_solver.item(),
                    m.opt_noslip_iterations.item() > 0,
                    m.opt_stabilization.item() == constraint.EXACT,
                    m.opt_density.item() > 0.0 or m.opt_viscosity.item() > 0.0)
-        if opt is not None:
-            object.__setattr__(opt, "_kept", options)
+        object.__setattr__(opt, "_kept", options)
     eq_hard = m.eq_hard
     return options + (len(eq_hard) > 0 and bool(eq_hard.any()),)
 

@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 from . import _structs, jit
 
@@ -211,6 +212,7 @@ class _Described:
         for k, v in json.loads(text).items():
             setattr(self, k, np.array(v, dtype=np.float64 if k in ("opt_density", "opt_viscosity")
                                       else np.int64))
+        self.opt = SimpleNamespace(_kept=None)    # (where forward._options keeps its key)
 
 
 def lean_kernels(m):
