@@ -3,7 +3,9 @@
 Every compiled kernel is decorated with ``jit``: nopython, cached on disk, the GIL released so
 that a simulation thread never blocks the studio, and NumPy's error model (a division by zero
 gives inf/nan instead of raising, which the divergence check reports). ``fastmath`` stays off:
-results are compared with MuJoCo to 1e-9.
+results are compared with MuJoCo to 1e-9. No kernel gets numba's C-callable wrapper (``cfunc``):
+the kernels are called from Python or from each other only, and the wrapper cost a few percent
+of the compile time.
 
 numba's cache does not notice when a kernel that another kernel calls has changed, so the cache
 lives in a directory named after a digest of the engine's sources: any edit starts a fresh
@@ -46,7 +48,7 @@ import sys
 import types as pytypes
 
 from numba import njit, types
-from numba.core import caching, codegen, config, ir
+from numba.core import caching, codegen, config, errors, ir
 
 ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
 LEAN = os.environ.get("ENGINE_LEAN", "1") != "0"
@@ -204,11 +206,26 @@ if _EngineCacheLocator not in caching.CacheImpl._locator_classes:
 _when_imported("numba.core.inline_closurecall", _share_inline_copies)
 
 
+class _PlainMessages(errors._DummyColorScheme):
+    """numba's error messages without terminal colours. With colorama installed numba marks up
+    every message it builds, and typing builds one for each overload it tries and rejects: the
+    markup re-initialised colorama's stream wrappers each time (a few percent of a cold
+    start's compile time)."""
+
+    def code(self, msg):
+        return msg
+
+    errmsg = filename = indicate = highlight = reset = code
+
+
+errors._termcolor_inst = _PlainMessages()
+
+
 def jit(fn):
     """Compile ``fn`` with the engine's policy."""
     if not ENABLED:
         return fn
-    dispatcher = njit(cache=True, nogil=True, error_model="numpy")(fn)
+    dispatcher = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)(fn)
     typed_call = dispatcher.get_call_template
 
     def get_call_template(args, kws):
@@ -304,4 +321,4 @@ def inlined(fn):
     the whole forward pipeline once more."""
     if not ENABLED:
         return fn
-    return njit(inline="always", nogil=True, error_model="numpy")(fn)
+    return njit(inline="always", nogil=True, error_model="numpy", no_cfunc_wrapper=True)(fn)
