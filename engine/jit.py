@@ -38,6 +38,7 @@ the callee's every variable again; importing the engine makes it copy each IR on
 (_InlineCopy), which took about a tenth off the compile time of a first step (most of it in
 PGS).
 """
+import contextlib
 import copy
 import hashlib
 import importlib.abc
@@ -45,10 +46,17 @@ import importlib.util
 import os
 import pathlib
 import sys
+import time
 import types as pytypes
 
 from numba import njit, types
-from numba.core import caching, codegen, config, errors, ir
+from numba.core import caching, codegen, config, errors, ir, sigutils
+from numba.core.compiler_lock import global_compiler_lock
+
+try:
+    import fcntl
+except ImportError:       # no file locks: every process compiles what it needs
+    fcntl = None
 
 ENABLED = os.environ.get("ENGINE_JIT", "1") != "0"
 LEAN = os.environ.get("ENGINE_LEAN", "1") != "0"
@@ -221,11 +229,71 @@ class _PlainMessages(errors._DummyColorScheme):
 errors._termcolor_inst = _PlainMessages()
 
 
+LOCK_WAIT = 900.0      # seconds a process waits for another's compilation of a kernel
+_held = set()          # the locks this process holds (its threads take them in turn)
+
+
+@contextlib.contextmanager
+def _kernel_lock(fn, args):
+    """Hold the lock file of kernel fn for argument types args while compiling it (a lock per
+    kernel and signature in the cache directory), waiting while another process holds it."""
+    name = hashlib.sha1(f"{fn.__module__}:{fn.__qualname__}{args}".encode()).hexdigest()[:20]
+    if name in _held:         # (numba compiling it again within its own compilation)
+        yield
+        return
+    try:
+        os.makedirs(os.path.join(_EngineCacheLocator._root, "locks"), exist_ok=True)
+        lock = open(os.path.join(_EngineCacheLocator._root, "locks", name), "a")
+    except OSError:           # a read-only cache: nothing is shared anyway
+        yield
+        return
+    with lock:
+        _held.add(name)
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break     # a process stuck with the lock: compile here all the same
+                time.sleep(0.05)
+        try:
+            yield             # (closing the file releases the lock)
+        finally:
+            _held.discard(name)
+
+
+def _compile_once(dispatcher):
+    """Make the processes compiling the engine at the same time (the cold start's background
+    process, a test suite's workers) compile each kernel once: the first to need a kernel,
+    directly or as the callee of a kernel it compiles, compiles it; another that needs it then
+    waits, and loads it from the cache (numba looks there before compiling).
+
+    Without it both processes of a cold start compiled the constraint stage with its solver,
+    one from the front of its list, the other from the end (37 s of each one's 100). The lock
+    is taken inside numba's compiler lock, which serialises a process's threads: the locks a
+    process holds are then those of one chain of callers and callees, and as no kernel calls
+    itself, two processes never wait for each other."""
+    compile_ = dispatcher.compile
+
+    def compile(sig):
+        with global_compiler_lock:
+            args, _ = sigutils.normalize_signature(sig)
+            if fcntl is None or tuple(args) in dispatcher.overloads:
+                return compile_(sig)
+            with _kernel_lock(dispatcher.py_func, tuple(args)):
+                return compile_(sig)
+
+    dispatcher.compile = compile
+
+
 def jit(fn):
     """Compile ``fn`` with the engine's policy."""
     if not ENABLED:
         return fn
     dispatcher = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)(fn)
+    _compile_once(dispatcher)
     typed_call = dispatcher.get_call_template
 
     def get_call_template(args, kws):

@@ -3,15 +3,16 @@
 The first run after installing (or after editing the engine) compiles the kernels that the
 first step needs, in one thread per process. A kernel compiled and cached by one process is
 loaded, not recompiled, by another (numba looks in the cache before compiling any kernel,
-callees included). So on a cold cache ``start()`` (called when the engine is imported) starts
-a background process that compiles COMMON, the stages every model needs and that loading a
-model does not (this process meanwhile compiles what loading needs). When the model is known
-(``model(m)``, called by load_model), the background process goes on with the lean kernels
-of that model (forward.lean_calls: its solver, its collisions, its sensors), in the order of
-``lean_kernels``, while ``join(m)`` (called by the first forward, step or inverse) compiles
-the same list from its other end here, then waits for the background process; the kernels
-that call all of them (the step) then compile on top of the cache. With a warm cache nothing
-happens.
+callees included), and no two processes compile one kernel at the same time (jit's lock per
+kernel: the second waits for the first). So on a cold cache ``start()`` (called when the
+engine is imported) starts a background process that compiles what loading a model needs
+(LOADING, from the other end than this process does) and the stages every model needs
+(STAGES) until the model is known (``model(m)``, called by load_model, before the model's
+constants are set). It then goes on with the lean kernels of that model (forward.lean_calls:
+its solver, its collisions, its sensors), in the order of ``lean_kernels``, while ``join(m)``
+(called by the first forward, step or inverse) compiles the same list from its other end here,
+then waits for the background process; the kernels that call all of them (the step) then
+compile on top of the cache. With a warm cache nothing happens.
 """
 import json
 import os
@@ -23,16 +24,18 @@ from . import _structs, jit
 
 CHILD = "ENGINE_WARMUP_CHILD"
 
-# compiled in the background while this process loads the model: first what loading needs
-# (the constructor of Data, then set_const's kernels, in the reverse of the order in which
-# set_const, here, calls them), then the stages every model needs
-COMMON = tuple("engine._structs:" + k for k in _structs.DATA_KERNELS) + (
+# compiled in the background while this process loads the model: what loading needs (the
+# constructor of Data, then set_const's kernels, in the reverse of the order in which set_const,
+# here, calls them), then, until the model is known, the stages every model needs
+LOADING = tuple("engine._structs:" + k for k in _structs.DATA_KERNELS) + (
     "engine.smooth:crb", "engine.actuator:transmission", "engine.smooth:tendon",
-    "engine.smooth:com_pos", "engine.smooth:kinematics", "engine.constraint:_contact_rows",
-    "engine.constraint:_limit_rows", "engine.constraint:_friction_rows",
-    "engine.smooth:tendon_actuator_velocity", "engine.smooth:com_vel",
-    "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
+    "engine.smooth:com_pos", "engine.smooth:kinematics")
+STAGES = (
+    "engine.constraint:_contact_rows", "engine.constraint:_limit_rows",
+    "engine.constraint:_friction_rows", "engine.smooth:tendon_actuator_velocity",
+    "engine.smooth:com_vel", "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
     "engine.forward:fwd_acceleration", "engine.forward:factor_inertia", "engine.smooth:camlight")
+COMMON = LOADING + STAGES
 # the lean kernels of a model, compiled by both processes from the two ends of the list
 LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "fwd_velocity", "make_constraint",
         "sensor_pos", "collision")
@@ -266,16 +269,19 @@ def model(m):
 
 
 def join(m=None):
-    """Compile the lean kernels of m here from the end of the list, then wait for the
-    background process (first call only)."""
+    """Compile the lean kernels of m here from the end of the list, STAGES before the first,
+    then wait for the background process (first call only)."""
     global _process
     if _process is None:
         return
     model(m)
     process, _process = _process, None
     if m is not None:
-        for kernel, name in reversed(list(zip(lean_kernels(m), LEAN))):
+        kernels = list(zip(lean_kernels(m), LEAN))
+        for kernel, name in reversed(kernels[1:]):
             kernel.compile(_argument_types(name))
+        compile_kernels(STAGES)    # while the background process compiles the first
+        kernels[0][0].compile(_argument_types(kernels[0][1]))
     try:
         process.wait(timeout=900)
     except subprocess.TimeoutExpired:
@@ -283,11 +289,20 @@ def join(m=None):
 
 
 def _child():
-    compile_kernels(COMMON)
+    """Compile LOADING, then STAGES, until the model is told, then the model's lean kernels
+    from the front of LEAN (the constraint stage first, the longest: with the solver, a third
+    of a cold start's compile time), then what remains of LOADING and STAGES (compiled by the
+    other process meanwhile, usually: loaded from the cache)."""
+    import select
+
+    pending = list(COMMON)
+    while pending and not select.select([sys.stdin], [], [], 0)[0]:
+        compile_kernels([pending.pop(0)])
     line = sys.stdin.readline()
     if line.strip():
         for kernel, name in zip(lean_kernels(_Described(line)), LEAN):
             kernel.compile(_argument_types(name))
+    compile_kernels(pending)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from engine import jit, warmup
 
@@ -172,7 +173,6 @@ def test_copies_of_the_same_engine_share_the_compiled_kernels(tmp_path):
     later (a reinstall, another checkout): a kernel compiled by the first is loaded, not
     compiled, by the second."""
     import shutil
-    import time
     root = os.path.dirname(os.path.dirname(os.path.abspath(jit.__file__)))
     copies = []
     for k in range(2):
@@ -197,6 +197,72 @@ def test_copies_of_the_same_engine_share_the_compiled_kernels(tmp_path):
     assert [os.path.dirname(os.path.dirname(r[0])) for r in runs] == [str(c) for c in copies]
     assert runs[0][1:] == [1, 0]       # compiled by the first copy
     assert runs[1][1:] == [0, 1]       # loaded by the second
+
+
+KERNELS = """from engine.jit import jit
+
+
+@jit
+def callee(x):
+    return x.sum() * 2.0
+
+
+@jit
+def caller(x):
+    return callee(x) + 1.0
+"""
+
+HOLDER = """import sys
+from numba import types
+from numba.core.dispatcher import Dispatcher
+from engine import jit
+import kernels
+with jit._kernel_lock(kernels.callee.py_func, (types.float64[::1],)):
+    open("held", "w").close()
+    sys.stdin.readline()                 # until told: the other process is compiling
+    Dispatcher.compile(kernels.callee, (types.float64[::1],))    # numba's own, no lock
+"""
+
+WAITER = """import json, time, numpy as np
+import kernels
+sleep = time.sleep
+
+
+def waiting(seconds):                    # the lock's wait: tell the test it has begun
+    open("waiting", "w").close()
+    sleep(seconds)
+
+
+time.sleep = waiting
+print(kernels.caller(np.ones(3)), json.dumps(sum(kernels.callee._cache_misses.values())))
+"""
+
+
+def _wait_for(path, process):
+    while not path.exists():
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.02)
+
+
+def test_a_kernel_compiled_by_another_process_is_waited_for_not_compiled_again(tmp_path):
+    """A process holds the lock of a kernel (as while compiling it); another process compiling
+    a caller of that kernel waits for it, then loads it from the cache instead of compiling
+    it too (as both processes of a cold start compiled the solver)."""
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), ENGINE_LEAN="0",
+               PYTHONPATH=str(tmp_path))
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], env=env, cwd=tmp_path,
+                              stdin=subprocess.PIPE, text=True)
+    _wait_for(tmp_path / "held", holder)
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER], env=env, cwd=tmp_path,
+                              stdout=subprocess.PIPE, text=True)
+    _wait_for(tmp_path / "waiting", waiter)
+    holder.communicate("go\n")           # compiles the callee, then lets the lock go
+    out, _ = waiter.communicate()
+    assert holder.returncode == 0 and waiter.returncode == 0
+    result, misses = out.split()
+    assert float(result) == 7.0
+    assert misses == "0"                  # loaded from the cache: compiled once, by the holder
 
 
 def _inlined_callee(k):
