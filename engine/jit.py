@@ -229,6 +229,25 @@ class _PlainMessages(errors._DummyColorScheme):
 errors._termcolor_inst = _PlainMessages()
 
 
+def _drop_llvm_lock_events():
+    """Stop numba from broadcasting an event at every call into LLVM.
+
+    numba registers callbacks on llvmlite's lock, taken by every call into LLVM's C API (about
+    300 000 in a cold start), that broadcast its "numba:llvm_lock" event to one timer per
+    compilation under way (a kernel's, its callee's, ...): 5-11 us a call at the nesting of the
+    engine's compiles against 0.45 us without. The timers only fill the llvm_lock entry of a
+    kernel's compile metadata (``get_metadata``), which then reads zero, here as for any numba
+    function compiled in the process."""
+    from llvmlite.binding import ffi
+    lock = ffi.lib._lock
+    for acquire, release in list(lock._cblist):
+        if getattr(acquire, "__module__", None) == "numba.core.base":
+            lock.unregister(acquire, release)
+
+
+_drop_llvm_lock_events()
+
+
 LOCK_WAIT = 900.0      # seconds a process waits for another's compilation of a kernel
 _held = set()          # the locks this process holds (its threads take them in turn)
 

@@ -324,6 +324,28 @@ def test_the_inliner_is_mended_whether_imported_before_or_after_the_engine():
         assert out == [imported, "_InlineCopy", "inline_ir_shared"], (first, out)
 
 
+def test_calls_into_llvm_broadcast_no_event_and_compiling_still_works(tmp_path):
+    """numba's callbacks on llvmlite's lock (an event at every call into LLVM) are gone once the
+    engine is imported, whichever of numba and the engine came first; kernels compile and run,
+    and numba's own compile events (the cold-start profile's) still come."""
+    check = ("{first}\n"
+             "from llvmlite.binding import ffi\n"
+             "from numba.core import event\n"
+             "import numpy as np\n"
+             "from numba import njit\n"
+             "seen = []\n"
+             "class Listener(event.Listener):\n"
+             "    def on_start(self, ev): pass\n"
+             "    def on_end(self, ev): seen.append(ev.kind)\n"
+             "event.register('numba:compile', Listener())\n"
+             "f = njit(lambda x: x.sum() * 2.0)\n"
+             "print(len(ffi.lib._lock._cblist), f(np.ones(3)), len(seen))\n")
+    for first in ("import engine", "import numba.core.base, engine"):
+        out = subprocess.run([sys.executable, "-c", check.format(first=first)], check=True,
+                             capture_output=True, text=True, cwd=tmp_path).stdout.split()
+        assert out[:2] == ["0", "6.0"] and int(out[2]) >= 1, (first, out)
+
+
 def test_a_kernel_calling_stages_is_not_optimized_again_with_its_callees():
     """A kernel made with calls_stages keeps its callees as calls (their modules, already
     optimized, are linked in as they are); a kernel made with jit is optimized again with its
