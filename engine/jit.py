@@ -253,32 +253,37 @@ _held = set()          # the locks this process holds (its threads take them in 
 
 
 @contextlib.contextmanager
-def _kernel_lock(fn, args):
-    """Hold the lock file of kernel fn for argument types args while compiling it (a lock per
-    kernel and signature in the cache directory), waiting while another process holds it."""
+def kernel_lock(fn, args, wait=True):
+    """Hold the lock file of kernel fn for argument types args (a lock per kernel and signature
+    in the cache directory), to be taken inside numba's compiler lock: yields True, once any
+    other process holding it has let it go; with wait=False, yields False at once instead
+    when another process holds it."""
     name = hashlib.sha1(f"{fn.__module__}:{fn.__qualname__}{args}".encode()).hexdigest()[:20]
-    if name in _held:         # (numba compiling it again within its own compilation)
-        yield
+    if fcntl is None or name in _held:    # (numba compiling it again within its compilation)
+        yield True
         return
     try:
         os.makedirs(os.path.join(_EngineCacheLocator._root, "locks"), exist_ok=True)
         lock = open(os.path.join(_EngineCacheLocator._root, "locks", name), "a")
     except OSError:           # a read-only cache: nothing is shared anyway
-        yield
+        yield True
         return
     with lock:
-        _held.add(name)
         deadline = time.monotonic() + LOCK_WAIT
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if not wait:
+                    yield False
+                    return
                 if time.monotonic() > deadline:
                     break     # a process stuck with the lock: compile here all the same
                 time.sleep(0.05)
+        _held.add(name)
         try:
-            yield             # (closing the file releases the lock)
+            yield True        # (closing the file releases the lock)
         finally:
             _held.discard(name)
 
@@ -299,9 +304,9 @@ def _compile_once(dispatcher):
     def compile(sig):
         with global_compiler_lock:
             args, _ = sigutils.normalize_signature(sig)
-            if fcntl is None or tuple(args) in dispatcher.overloads:
+            if tuple(args) in dispatcher.overloads:
                 return compile_(sig)
-            with _kernel_lock(dispatcher.py_func, tuple(args)):
+            with kernel_lock(dispatcher.py_func, tuple(args)):
                 return compile_(sig)
 
     dispatcher.compile = compile

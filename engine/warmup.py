@@ -166,32 +166,28 @@ def _waits(specs):
 def compile_shared(specs=GENERAL, poll=0.2):
     """Compile the kernels of specs (names as in COMMON) with other processes that do the same
     at the same time, without two of them compiling one kernel or a callee they share: each
-    process compiles, in the order of specs, a kernel that no other is compiling (a lock file
-    per kernel in the cache) once those it waits for (_waits) are compiled, by it or by another
-    process (it then loads them from the cache). For processes that start together and step
+    process compiles, in the order of specs, a kernel that no other is compiling (jit's lock of
+    the kernel, not waited for) once those it waits for (_waits) are compiled, by it or by
+    another process (it then loads them from the cache). For processes that start together and step
     models of many kinds (ENGINE_LEAN=0), such as a test suite's workers; alone, a process
     compiles them all."""
-    import fcntl
     import time
+
+    from numba.core.compiler_lock import global_compiler_lock
 
     if not jit.ENABLED:
         return
-    root = jit.cache_dir()
-    os.makedirs(root, exist_ok=True)
     waits = _waits(list(specs))
     done, pending = set(), list(specs)
     while pending:
         for spec in pending:
             if not waits[spec] <= done:
                 continue
-            lock = open(os.path.join(root, spec.replace(":", ".") + ".lock"), "w")
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                lock.close()         # another process is compiling it
-                continue
-            with lock:
-                compile_kernels([spec])    # (loaded if another process compiled it before)
+            kernel, args = _kernel(spec), _argument_types(spec)
+            with global_compiler_lock, jit.kernel_lock(kernel.py_func, args, wait=False) as mine:
+                if not mine:
+                    continue       # another process is compiling it
+                kernel.compile(args)   # (loaded if another process compiled it before)
             done.add(spec)
             pending.remove(spec)
             break

@@ -217,7 +217,7 @@ from numba import types
 from numba.core.dispatcher import Dispatcher
 from engine import jit
 import kernels
-with jit._kernel_lock(kernels.callee.py_func, (types.float64[::1],)):
+with jit.kernel_lock(kernels.callee.py_func, (types.float64[::1],)):
     open("held", "w").close()
     sys.stdin.readline()                 # until told: the other process is compiling
     Dispatcher.compile(kernels.callee, (types.float64[::1],))    # numba's own, no lock
