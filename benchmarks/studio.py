@@ -31,6 +31,7 @@ time per step: it runs concurrently).
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -196,7 +197,8 @@ def window_seconds(model):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "studio", str(model)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
         # the new window's first title says that it is starting
         wid = subprocess.run(["xdotool", "search", "--sync", "--name", "starting"],
@@ -211,7 +213,9 @@ def window_seconds(model):
             time.sleep(0.1)
         return seconds, title
     finally:
-        proc.kill()
+        # the studio and its background compile (which would go on compiling into the removed
+        # cache, on the cores the next measurements use)
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         shutil.rmtree(cache, ignore_errors=True)
 
