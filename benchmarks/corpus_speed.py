@@ -77,6 +77,12 @@ def _now_us():
 _CLOCK = ctypes.cast(_now_us.address, ctypes.CFUNCTYPE(ctypes.c_double))
 
 
+# the state --same-state copies from MuJoCo to ours (the fields both engines pack the same way)
+_S = engine.State
+SYNCED = int(_S.TIME | _S.QPOS | _S.QVEL | _S.ACT | _S.WARMSTART | _S.CTRL | _S.QFRC_APPLIED
+             | _S.XFRC_APPLIED | _S.MOCAP_POS | _S.MOCAP_QUAT)
+
+
 def mujoco_stage_times(mm, md, nstep):
     """{stage: seconds per step} of MuJoCo's timers over nstep steps from md's state."""
     timers = {k: getattr(mujoco.mjtTimer, "mjTIMER_" + v) for k, v in MJ_TIMER.items() if v}
@@ -98,7 +104,7 @@ def mujoco_stage_times(mm, md, nstep):
 class Run:
     """Both engines on one model, from the first keyframe (or the default state)."""
 
-    def __init__(self, path, settle=0.0, same_solver=False):
+    def __init__(self, path, settle=0.0, same_solver=False, same_state=0):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.mm = mujoco.MjModel.from_xml_path(str(path))
@@ -108,6 +114,8 @@ class Run:
             self.mm.opt.solver = int(self.m.opt.solver)      # the same numbers as mjtSolver
             self.mm.opt.cone = int(self.m.opt.cone)          # ... and mjtCone
         self.md, self.d = mujoco.MjData(self.mm), engine.make_data(self.m)
+        self.same_state = same_state
+        self.state = np.empty(mujoco.mj_stateSize(self.mm, SYNCED))
         if self.mm.nkey:
             mujoco.mj_resetDataKeyframe(self.mm, self.md, 0)
             engine.reset_keyframe(self.m, self.d, 0)
@@ -131,15 +139,31 @@ class Run:
             n *= 2
         rows = []
         for _ in range(rounds):
-            t = time.perf_counter()
-            mujoco.mj_step(self.mm, self.md, nstep=n)
-            t_mj = time.perf_counter() - t
-            t = time.perf_counter()
-            engine.step(self.m, self.d, n)
-            t_ours = time.perf_counter() - t
+            t_mj, t_ours = self.steps(n)
             rows.append((t_ours / t_mj, t_mj / n, t_ours / n))
         rows.sort()
         return rows[len(rows) // 2]
+
+    def steps(self, n):
+        """MuJoCo's and our seconds for n steps each. With same_state = k, ours start every k
+        steps from the state MuJoCo's steps started from (untimed): both then step the same
+        states, though the trajectories of a model whose motion is chaotic part ways (the Jaco
+        arm starts with its links deep inside one another, which the two engines' collisions
+        resolve differently: a speed ratio of two different motions)."""
+        t_mj = t_ours = 0.0
+        for k in range(0, n, self.same_state or n):
+            piece = min(self.same_state or n, n - k)
+            if self.same_state:
+                mujoco.mj_getState(self.mm, self.md, self.state, SYNCED)
+            t = time.perf_counter()
+            mujoco.mj_step(self.mm, self.md, nstep=piece)
+            t_mj += time.perf_counter() - t
+            if self.same_state:
+                engine.set_state(self.m, self.d, self.state, SYNCED)
+            t = time.perf_counter()
+            engine.step(self.m, self.d, piece)
+            t_ours += time.perf_counter() - t
+        return t_mj, t_ours
 
     def best_step(self, nstep):
         """(ours / MuJoCo's best time of a single step over nstep interleaved steps, MuJoCo's
@@ -155,7 +179,11 @@ class Run:
         return t_ours / t_mj, t_mj, t_ours
 
     def profile(self, seconds=1.0):
-        """(ours, MuJoCo's) {stage: seconds} at the states where the runs are."""
+        """(ours, MuJoCo's) {stage: seconds} at the states where the runs are (ours at
+        MuJoCo's with same_state)."""
+        if self.same_state:
+            mujoco.mj_getState(self.mm, self.md, self.state, SYNCED)
+            engine.set_state(self.m, self.d, self.state, SYNCED)
         ours = stage_times(self.m, self.d, rounds=100000, seconds=seconds)
         n = max(1, int(seconds / max(ours["step"], 1e-7) / 20))
         mine = mujoco_stage_times(self.mm, self.md, n)
@@ -203,19 +231,24 @@ def main():
                         help="simulated seconds run untimed by both engines before the chunks")
     parser.add_argument("--same-solver", action="store_true",
                         help="MuJoCo runs with our solver and cone instead of its defaults")
+    parser.add_argument("--same-state", type=int, default=0, metavar="K",
+                        help="ours start every K steps from MuJoCo's state (both engines time "
+                             "the same states, whatever their motions do)")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     print("corpus:", ", ".join(label for label, _ in corpus_roots()) or "none installed")
     print(load_line(), f"({numba.config.NUMBA_NUM_THREADS} cores)")
     print(f"settle {args.settle} s untimed; MuJoCo's solver and cone: "
-          + ("ours" if args.same_solver else "the file's (its defaults where it names none)"))
+          + ("ours" if args.same_solver else "the file's (its defaults where it names none)")
+          + (f"; ours from MuJoCo's state every {args.same_state} steps" if args.same_state
+             else ""))
     paths, _ = corpus(args.profile or args.filter)
     rows, runs, refused = [], {}, 0
     for k, path in enumerate(paths):
         print(f"\r[{k + 1}/{len(paths)}] {short_name(path)[:100]:<100}", end="", flush=True,
               file=sys.stderr)
         try:
-            run = Run(path, args.settle, args.same_solver)
+            run = Run(path, args.settle, args.same_solver, args.same_state)
         except engine.ModelError:
             refused += 1
             continue
@@ -253,7 +286,7 @@ def main():
         for ratio, name, nv, t_mj, t_ours in rows[:5]:
             print(f"  {ratio:7.2f}  {name}")
     for ratio, name, *_ in rows[:args.worst]:
-        run = Run(runs[name], args.settle, args.same_solver)
+        run = Run(runs[name], args.settle, args.same_solver, args.same_state)
         run.ratio(args.chunk, 1)
         ours, mj = run.profile()
         print_profile(f"{name} ({ratio:.2f}x)", ours, mj, run.d.ncon, run.d.nefc,
