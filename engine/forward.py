@@ -14,6 +14,7 @@ The implicit integrators (MuJoCo's) instead solve the constraints with M and the
 """
 import math
 import zlib
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from .collision_driver import collision
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from . import jit as _jit
 from .jit import calls_stages, inlined, jit
+from .jit import on_disk as _on_disk
 from .jit import variant as jit_variant
 from .math import cross3, first_bad, norm3, quat_integrate, warn
 from .sensor import sensor_acc, sensor_pos, sensor_vel
@@ -887,6 +889,8 @@ def entry_point(kernel, *args):
     every argument on every call (about 3 us, a tenth of the humanoid's step from Python); the
     dispatcher itself until it has compiled for these types. Every Model and every Data have
     one struct type each, so one function serves them all."""
+    if any(isinstance(a, SimpleNamespace) for a in args):
+        return kernel      # plain handles (a cold cache): the dispatcher runs the plain twin
     entry = _ENTRY.get(kernel)
     if entry is None:
         if not _compiled(kernel):
@@ -935,17 +939,6 @@ def _options(m):
         object.__setattr__(opt, "_kept", options)
     eq_hard = m.eq_hard
     return options + (len(eq_hard) > 0 and bool(eq_hard.any()),)
-
-
-def _on_disk(kernel):
-    """Whether numba's cache holds kernel compiled for this machine (by any process since the
-    engine's sources last changed): calling it then loads it in about a second."""
-    try:
-        index = kernel._cache._cache_file._load_index()
-        magic = kernel.targetctx.codegen().magic_tuple()
-    except Exception:                 # not a cached dispatcher (ENGINE_JIT=0), or numba changed
-        return False
-    return any(key[1] == magic for key in index)
 
 
 def _lean_key(m):
@@ -1050,7 +1043,7 @@ def _grow(m: Model, d: Data) -> None:
 def forward(m: Model, d: Data) -> None:
     """Forward dynamics at the current state: every stage up to qacc (MuJoCo's mj_forward)."""
     check_data(m, d)
-    warmup.join(m)
+    warmup.join(m, wait=False)     # (while a cold cache compiles: plain Python, warmup)
     if m.opt_solver.item() == _LCP:
         from . import hard_contact          # hard contact: a Python-level driver of the stages
         return hard_contact.forward(m, d)
@@ -1065,10 +1058,19 @@ def forward(m: Model, d: Data) -> None:
 def step(m: Model, d: Data, nstep: int = 1) -> None:
     """Advance the simulation by nstep timesteps (a positive integer) with m.opt.integrator, in
     one compiled call (another only if the contacts outgrew the capacities of d, which then
-    grow)."""
+    grow). On a cold cache, while the kernels compile in the background, one plain-Python call
+    per step until they are ready (engine.warmup)."""
     check_data(m, d)
     n = positive_int(nstep, "nstep")
-    warmup.join(m)
+    warmup.join(m, wait=False)
+    while n > 1 and warmup.interpreting():   # a cold cache: a step at a time as plain Python,
+        _step(m, d, 1)                       # until the compiled kernels take over
+        n -= 1
+        warmup.join(m, wait=False)
+    _step(m, d, n)
+
+
+def _step(m: Model, d: Data, n: int) -> None:
     if m.opt_solver.item() == _LCP:
         from . import hard_contact
         return hard_contact.step(m, d, n)

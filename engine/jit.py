@@ -16,10 +16,12 @@ locator that recognises the engine's source files); other numba code in the same
 numba's usual cache places.
 Set ``ENGINE_JIT=0`` to run the kernels as plain Python (slow; for debugging only).
 
-A process compiles lean variants of the step for its first model (forward.kernels), some of
-them in a background process on a cold cache (warmup). Set ``ENGINE_LEAN=0`` in a process
-that steps models of many kinds, such as a test suite's workers: it then compiles the general
-kernels only (the same results, bit for bit), once, and starts no background process.
+A process compiles lean variants of the step for its first model (forward.kernels), on a cold
+cache in two background processes, while its own kernels run as plain Python (``twin``: a
+kernel's code with the kernels it calls bound to their twins; warmup). Set ``ENGINE_LEAN=0`` in
+a process that steps models of many kinds, such as a test suite's workers: it then compiles
+the general kernels only (the same results, bit for bit), once, and starts no background
+process.
 
 LLVM optimizes at level 1 unless ``NUMBA_OPT`` says otherwise: the kernels are short loops over
 small arrays that level 3 does not make measurably faster (benchmarks/smooth.py and contact.py
@@ -46,6 +48,7 @@ import importlib.util
 import os
 import pathlib
 import sys
+import threading
 import time
 import types as pytypes
 
@@ -318,6 +321,7 @@ def jit(fn):
         return fn
     dispatcher = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)(fn)
     _compile_once(dispatcher)
+    _interpret_when_cold(dispatcher)
     typed_call = dispatcher.get_call_template
 
     def get_call_template(args, kws):
@@ -413,4 +417,102 @@ def inlined(fn):
     the whole forward pipeline once more."""
     if not ENABLED:
         return fn
-    return njit(inline="always", nogil=True, error_model="numpy", no_cfunc_wrapper=True)(fn)
+    dispatcher = njit(inline="always", nogil=True, error_model="numpy", no_cfunc_wrapper=True)(fn)
+    _interpret_when_cold(dispatcher)
+    return dispatcher
+
+
+# ------------------------------------------------------------------------------------------------
+# the kernels as plain Python while a cold cache compiles
+# ------------------------------------------------------------------------------------------------
+def interpreting():
+    """Whether kernels that are not in the cache run as plain Python instead of compiling here
+    (set by warmup: while the background processes compile a cold cache)."""
+    return False
+
+
+def on_disk(kernel):
+    """Whether numba's cache holds kernel compiled for this machine (by any process since the
+    engine's sources last changed): calling it then loads it in about a second."""
+    try:
+        index = kernel._cache._cache_file._load_index()
+        magic = kernel.targetctx.codegen().magic_tuple()
+    except Exception:                 # not a cached dispatcher (ENGINE_JIT=0), or numba changed
+        return False
+    return any(key[1] == magic for key in index)
+
+
+def _interpret_when_cold(dispatcher):
+    """Calls from Python that would compile the kernel (no compiled version for the arguments'
+    types) run its plain-Python twin instead when the arguments are plain handles of a Model or
+    Data (types._new_struct makes them while interpreting()), or while interpreting() and the
+    cache does not hold the kernel. numba's dispatcher calls what ``_compile_for_args`` returns
+    when it is not compiled code: here, the twin with the struct handles made plain."""
+    compile_for_args = type(dispatcher)._compile_for_args
+
+    def _compile_for_args(*args, **kws):
+        if any(isinstance(a, pytypes.SimpleNamespace) for a in args) or (
+                interpreting() and not on_disk(dispatcher)):
+            return _plain_call(twin(dispatcher))
+        return compile_for_args(dispatcher, *args, **kws)
+
+    dispatcher._compile_for_args = _compile_for_args
+
+
+def _plain_call(fn):
+    def call(*args):
+        return fn(*[getattr(a, "_plain", a) for a in args])
+    return call
+
+
+_TWINS = {}                 # engine module name -> the globals of its plain-Python twin
+_twins_lock = threading.RLock()
+
+
+def twin(dispatcher):
+    """The plain-Python twin of an engine kernel (a lean variant's twin is that of the kernel it
+    varies: the same results): its code, with the kernels and engine modules it names bound to
+    their twins. As ENGINE_JIT=0 runs them, in the process that also compiles them: the same
+    results, bit for bit (tests/test_warmup.py), without compiling."""
+    fn = dispatcher.py_func
+    found = _twin_globals(fn.__module__).get(fn.__name__)
+    if getattr(found, "__code__", None) is fn.__code__:
+        return found
+    return _twin_of(dispatcher)          # (not a global of its module under its name)
+
+
+def _twin_globals(module_name):
+    with _twins_lock:
+        found = _TWINS.get(module_name)
+        if found is not None:
+            return found
+        found = _TWINS[module_name] = {}      # registered first: modules import each other
+        found.update((k, _twin_of(v)) for k, v in vars(sys.modules[module_name]).items())
+        return found
+
+
+def _is_engine(name):
+    return name == __package__ or name.startswith(__package__ + ".")
+
+
+def _twin_of(value):
+    fn = getattr(value, "py_func", None)
+    if fn is not None and hasattr(value, "targetoptions") and _is_engine(fn.__module__):
+        # a kernel of this module, or one it imported: its code over its own module's twin
+        twin_fn = pytypes.FunctionType(fn.__code__, _twin_globals(fn.__module__), fn.__name__,
+                                       fn.__defaults__, fn.__closure__)
+        twin_fn.__qualname__ = fn.__qualname__
+        return twin_fn
+    if isinstance(value, pytypes.ModuleType) and _is_engine(value.__name__):
+        return _TwinModule(value.__name__)
+    return value
+
+
+class _TwinModule:
+    """An engine module as its twins see it: its kernels' twins, its other names as they are."""
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def __getattr__(self, attr):
+        return _twin_globals(self.__name__)[attr]

@@ -33,6 +33,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from . import warmup
 from .analysis import Progress
 from .forward import forward, make_data, reset_keyframe, step
 from .types import Model, ModelError
@@ -322,6 +323,7 @@ def run_cell(m: Model, params, values, duration: float, metrics, sample_dt: floa
     """Simulate one cell: a copy of m with params set to values, `duration` seconds from the
     default state (or keyframe), the metrics sampled every sample_dt of simulated time; returns
     the metric columns and sim_time, wall, steps."""
+    warmup.join(m)         # a cold cache: the compiled kernels, not plain Python (the wall time)
     m = m.copy()
     for p, v in zip(params, values):
         p.apply(m, v)

@@ -25,6 +25,7 @@ import hashlib
 import math
 import operator
 import os
+import weakref
 from types import SimpleNamespace
 
 import numpy as np
@@ -606,12 +607,36 @@ def _new_struct(constructor, spec, arrays):
     """The handle that kernels receive: a structref over the arrays of the field table spec
     (built by the generated constructor of _structs.py), which keeps the arrays alive; with
     ENGINE_JIT=0, where the kernels run as plain Python, a namespace of the arrays."""
-    if not jit.ENABLED:
-        return SimpleNamespace(**{n: arrays[n] for n, _, _ in spec})
+    plain = SimpleNamespace(**{n: arrays[n] for n, _, _ in spec})
+    if not jit.ENABLED or jit.interpreting():
+        return plain         # (while a cold cache compiles: rebuilt by compiled_structs)
     from . import _structs
     s = getattr(_structs, constructor)(*[arrays[n] for n, _, _ in spec])
     s._arrays = tuple(arrays.values())
+    s._plain = plain         # what the kernels' plain-Python twins receive (engine.jit.twin)
     return s
+
+
+_PLAIN_OWNERS = []           # weak references to the Models and Data holding plain handles
+
+
+def _owns_plain(obj) -> None:
+    if jit.ENABLED and isinstance(obj._struct, SimpleNamespace):
+        _PLAIN_OWNERS.append(weakref.ref(obj))
+
+
+def compiled_structs() -> None:
+    """Give the Models and Data made while the kernels ran as plain Python (a cold cache) the
+    compiled handles, once they compile (warmup.join)."""
+    while _PLAIN_OWNERS:
+        obj = _PLAIN_OWNERS.pop()()
+        if obj is None or not isinstance(obj._struct, SimpleNamespace):
+            continue
+        if isinstance(obj, Model):
+            object.__setattr__(obj, "_struct", obj.thread_struct())
+        else:
+            object.__setattr__(obj, "_struct",
+                               _new_struct("new_data_struct", DATA_SPEC, obj._arrays))
 
 
 def _shape(shape, sizes):
@@ -1018,6 +1043,7 @@ class Model(_ArrayHolder):
         for k, v in extras.items():
             object.__setattr__(self, k, v)
         object.__setattr__(self, "_struct", self.thread_struct())
+        _owns_plain(self)
         self._freeze()
 
     def thread_struct(self):
@@ -1198,6 +1224,7 @@ class Data(_ArrayHolder):
             if k not in self._PROPERTIES:
                 object.__setattr__(self, k, v)
         object.__setattr__(self, "_struct", _new_struct("new_data_struct", DATA_SPEC, arrays))
+        _owns_plain(self)
 
     def grow(self, nconmax: int, njmax: int) -> "Data":
         """Raise the contact and constraint-row capacities in place and return self.

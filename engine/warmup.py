@@ -1,18 +1,26 @@
-"""Parallel compilation of the kernels when the numba cache is empty.
+"""Parallel compilation of the kernels when the numba cache is empty, and plain Python meanwhile.
 
 The first run after installing (or after editing the engine) compiles the kernels that the
 first step needs, in one thread per process. A kernel compiled and cached by one process is
 loaded, not recompiled, by another (numba looks in the cache before compiling any kernel,
 callees included), and no two processes compile one kernel at the same time (jit's lock per
 kernel: the second waits for the first). So on a cold cache ``start()`` (called when the
-engine is imported) starts a background process that compiles what loading a model needs
-(LOADING, from the other end than this process does) and the stages every model needs
-(STAGES) until the model is known (``model(m)``, called by load_model, before the model's
-constants are set). It then goes on with the lean kernels of that model (forward.lean_calls:
-its solver, its collisions, its sensors), in the order of ``lean_kernels``, while ``join(m)``
-(called by the first forward, step or inverse) compiles the same list from its other end here,
-then waits for the background process; the kernels that call all of them (the step) then
-compile on top of the cache. With a warm cache nothing happens.
+engine is imported) starts a background process that compiles the stages every model needs
+(COMMON) until the model is known (``model(m)``, called by load_model). It then goes on with
+the lean kernels of that model (forward.lean_calls: its solver, its collisions, its sensors),
+in the order of ``lean_kernels``, while a second process, started by ``model(m)``, compiles
+the same list from its other end; the kernels that call all of them (the step) then compile on
+top of the cache.
+
+Meanwhile this process compiles nothing: from ``start()`` until ``join``, ``interpreting()``
+holds, Models and Data get plain handles (types._new_struct) and every kernel that is not in
+the cache runs as plain Python (engine.jit.twin, the same results bit for bit): loading the
+humanoid and its first step take a second instead of a minute and a half, and its steps about
+50 ms each until the compiled ones take over. ``forward`` and ``step`` call ``join(m,
+wait=False)``, which takes over once both processes have ended: it loads the model's lean
+kernels and gives the Models and Data made meanwhile compiled handles. What needs the compiled
+kernels at once (rollouts, the inverse, derivatives, the studio) calls ``join()``, which waits.
+With a warm cache nothing happens.
 """
 import json
 import os
@@ -27,7 +35,7 @@ CHILD = "ENGINE_WARMUP_CHILD"
 # compiled in the background while this process loads the model: what loading needs (the
 # constructor of Data, then set_const's kernels, in the reverse of the order in which set_const,
 # here, calls them), then, until the model is known, the stages every model needs
-LOADING = tuple("engine._structs:" + k for k in _structs.DATA_KERNELS) + (
+LOADING = tuple("engine._structs:" + k for k in _structs.MODEL_KERNELS + _structs.DATA_KERNELS) + (
     "engine.smooth:crb", "engine.actuator:transmission", "engine.smooth:tendon",
     "engine.smooth:com_pos", "engine.smooth:kinematics")
 STAGES = (
@@ -40,8 +48,19 @@ COMMON = LOADING + STAGES
 LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "fwd_velocity", "make_constraint",
         "sensor_pos", "collision")
 
-_process = None
+_process = None             # the background process (compiles from the front of LEAN)
+_back = None                # the second one, started with the model (from the back of LEAN)
 _sent = False
+
+
+def interpreting():
+    """While the background processes compile a cold cache: the kernels run as plain Python
+    here (engine.jit.twin) instead of compiling (the first steps of the humanoid take about
+    50 ms each instead of waiting a minute and a half), until join."""
+    return _process is not None
+
+
+jit.interpreting = interpreting
 
 
 def _argument_types(name):
@@ -50,12 +69,14 @@ def _argument_types(name):
     struct and the arrays they set."""
     import inspect
 
-    from .types import DATA_SPEC, DATA_TYPE, MODEL_TYPE, _nbtype
+    from .types import DATA_SPEC, DATA_TYPE, MODEL_SPEC, MODEL_TYPE, _nbtype
     if name.startswith("engine._structs:"):
-        fields = {n: _nbtype(t, s) for n, t, s in DATA_SPEC}
-        kernel = getattr(_structs, name.split(":")[1])
-        return tuple(DATA_TYPE if p == "s" else fields[p]
-                     for p in inspect.signature(kernel.py_func).parameters)
+        kernel = name.split(":")[1]
+        struct, spec = (MODEL_TYPE, MODEL_SPEC) if kernel.startswith("_model") else (
+            DATA_TYPE, DATA_SPEC)
+        fields = {n: _nbtype(t, s) for n, t, s in spec}
+        return tuple(struct if p == "s" else fields[p]
+                     for p in inspect.signature(getattr(_structs, kernel).py_func).parameters)
     codes = next((c for spec, c in KERNEL_TYPES.items()
                   if name in (spec, spec.split(":")[1])), "M D")
     return tuple(_type_of(code, MODEL_TYPE, DATA_TYPE) for code in codes.split())
@@ -231,17 +252,22 @@ def start():
         jit.prune_caches()       # a new cache begins: drop those of long-edited sources
     except OSError:
         pass
+    _process = _spawn()
+
+
+def _spawn(*args):
+    """A background compiling process (python -m engine.warmup args), or None."""
     # the child imports this very engine (not another one on its path): same sources, same cache
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.environ.get("PYTHONPATH")
     env = dict(os.environ, **{CHILD: "1"},
                PYTHONPATH=package_root + (os.pathsep + path if path else ""))
     try:
-        _process = subprocess.Popen([sys.executable, "-m", "engine.warmup"], env=env,
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, text=True)
+        return subprocess.Popen([sys.executable, "-m", "engine.warmup", *args], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, text=True)
     except OSError:
-        _process = None
+        return None
 
 
 def compiling():
@@ -251,37 +277,48 @@ def compiling():
 
 def model(m):
     """Tell the background process which model to compile the lean kernels of (the first
-    model only; none: it stops after COMMON)."""
-    global _sent
+    model only; none: it stops after COMMON), and start a second one that compiles them from
+    the other end."""
+    global _sent, _back
     if _process is None or _sent:
         return
     _sent = True
-    try:
-        if m is not None:
-            _process.stdin.write(_description(m) + "\n")
-        _process.stdin.close()
-    except OSError:
-        pass
+    description = None if m is None else _description(m) + "\n"
+    if description is not None:
+        _back = _spawn("--back")
+    for process in (_process, _back):
+        try:
+            if process is not None:
+                if description is not None:
+                    process.stdin.write(description)
+                process.stdin.close()
+        except OSError:
+            pass
 
 
-def join(m=None):
-    """Compile the lean kernels of m here from the end of the list, STAGES before the first,
-    then wait for the background process (first call only)."""
-    global _process
+def join(m=None, wait=True):
+    """Once the background processes have compiled (at once with wait; else this call returns
+    at once while they run, the kernels running as plain Python meanwhile): load the lean
+    kernels of m (compiling what they left out) and give the Models and Data made meanwhile
+    their compiled handles. Does anything only once."""
+    global _process, _back
     if _process is None:
         return
     model(m)
-    process, _process = _process, None
+    processes = [p for p in (_process, _back) if p is not None]
+    if not wait and any(p.poll() is None for p in processes):
+        return
+    for process in processes:
+        try:
+            process.wait(timeout=900)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    _process = _back = None         # interpreting() ends: the kernels compile from here on
     if m is not None:
-        kernels = list(zip(lean_kernels(m), LEAN))
-        for kernel, name in reversed(kernels[1:]):
+        for kernel, name in zip(lean_kernels(m), LEAN):
             kernel.compile(_argument_types(name))
-        compile_kernels(STAGES)    # while the background process compiles the first
-        kernels[0][0].compile(_argument_types(kernels[0][1]))
-    try:
-        process.wait(timeout=900)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    from .types import compiled_structs
+    compiled_structs()
 
 
 def _child():
@@ -301,5 +338,19 @@ def _child():
     compile_kernels(pending)
 
 
+def _child_back():
+    """The second background process: the model's lean kernels from the end of LEAN, then
+    STAGES, then the first of LEAN (which the first process has usually compiled by then:
+    loaded from the cache)."""
+    line = sys.stdin.readline()
+    if not line.strip():
+        return
+    kernels = list(zip(lean_kernels(_Described(line)), LEAN))
+    for kernel, name in reversed(kernels[1:]):
+        kernel.compile(_argument_types(name))
+    compile_kernels(STAGES)
+    kernels[0][0].compile(_argument_types(kernels[0][1]))
+
+
 if __name__ == "__main__":
-    _child()
+    _child_back() if sys.argv[1:] == ["--back"] else _child()

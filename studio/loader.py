@@ -17,6 +17,7 @@ EMPTY_WORLD = '<mujoco model="empty"/>'
 
 def _prepared(m, keyframe=None):
     import engine
+    engine.warmup.join(m)      # on a cold cache the kernels compile now, not run as plain Python
     d = engine.make_data(m)
     if keyframe is not None:
         engine.reset_keyframe(m, d, keyframe)

@@ -133,17 +133,92 @@ def test_the_background_process_compiles_the_lean_kernels_of_the_model():
 
 
 def test_model_is_sent_once(tmp_path):
-    """On an empty cache, load_model hands the model to the background process (its stdin is
-    then closed: it compiles that model's kernels, then stops)."""
+    """On an empty cache, load_model hands the model to the background process and to a
+    second one it starts (their stdin is then closed: they compile that model's kernels from
+    the two ends of the list, then stop)."""
     script = ("import types, engine.warmup as w; p = w._process; "
               "m = types.SimpleNamespace(opt_integrator=[0], opt_solver=[2], "
               "opt_noslip_iterations=[0], opt_stabilization=[0], opt_density=[0.0], "
               "opt_viscosity=[0.0], eq_type=[], eq_hard=[], geom_type=[0, 2], sensor_type=[]); "
-              "w.model(m); w.model(m); print(p.stdin.closed, w._sent); p.kill(); p.wait()")
+              "w.model(m); back = w._back; w.model(m); "
+              "print(p.stdin.closed, back.stdin.closed, back is w._back, w._sent); "
+              "[(q.kill(), q.wait()) for q in (p, back)]")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="1")
     out = subprocess.run([sys.executable, "-c", "import engine; " + script], env=env,
                          capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True True"
+    assert out.stdout.strip() == "True True True True"
+
+
+def _state(d):
+    return [d.qpos.tolist(), d.qvel.tolist(), d.sensordata.tolist(), int(d.ncon)]
+
+
+def test_a_cold_start_steps_at_once_as_plain_python_with_the_compiled_results(tmp_path):
+    """On an empty cache the process that loads and steps a model compiles nothing (no numba
+    compile event): its kernels run as plain Python while the background processes compile,
+    with the compiled engine's results, bit for bit (floats through JSON are exact)."""
+    script = (
+        "import json, numba.core.event as ev\n"
+        "compiled = []\n"
+        "class Seen(ev.Listener):\n"
+        "    def on_start(self, e): compiled.append(e.data['dispatcher'].py_func.__qualname__)\n"
+        "    def on_end(self, e): pass\n"
+        "ev.register('numba:compile', Seen())\n"
+        "import engine, engine.warmup as w\n"
+        f"m = engine.load_model_from_string({TWO_BALLS!r}); d = engine.make_data(m)\n"
+        "engine.step(m, d, 150)\n"
+        "print(json.dumps([w.interpreting(), type(d._struct).__name__, compiled,\n"
+        "                  [d.qpos.tolist(), d.qvel.tolist(), d.sensordata.tolist(), int(d.ncon)]]))\n"
+        "[(p.kill(), p.wait()) for p in (w._process, w._back)]\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="1")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    interpreting, handle, compiled, state = json.loads(out.stdout)
+    assert interpreting and handle == "SimpleNamespace"
+    assert compiled == []
+    import engine
+    m = engine.load_model_from_string(TWO_BALLS)
+    d = engine.make_data(m)
+    engine.step(m, d, 150)
+    assert d.ncon > 0
+    assert state == _state(d)
+
+
+def test_models_made_while_interpreting_get_compiled_handles_at_join(monkeypatch):
+    """While the background processes run, Models and Data hold plain handles and step as
+    plain Python; once they have ended, join gives them compiled handles, and the steps go on
+    compiled, with the same results as compiled steps all along, bit for bit."""
+    from types import SimpleNamespace
+
+    import engine
+    from engine import jit
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        monkeypatch.setattr(warmup, "_process", running)
+        monkeypatch.setattr(warmup, "_sent", True)
+        assert jit.interpreting()
+        m = engine.load_model_from_string(TWO_BALLS)
+        d = engine.make_data(m)
+        assert isinstance(m._struct, SimpleNamespace) and isinstance(d._struct, SimpleNamespace)
+        engine.step(m, d, 120)                   # the processes run: as plain Python
+        assert isinstance(d._struct, SimpleNamespace)
+        ended = subprocess.Popen([sys.executable, "-c", "pass"])
+        ended.wait()
+        monkeypatch.setattr(warmup, "_process", ended)
+        warmup.join()
+        assert not jit.interpreting()
+        assert not isinstance(m._struct, SimpleNamespace)
+        assert not isinstance(d._struct, SimpleNamespace)
+        engine.step(m, d, 30)                    # compiled
+    finally:
+        running.kill()
+        running.wait()
+    m2 = engine.load_model_from_string(TWO_BALLS)
+    d2 = engine.make_data(m2)
+    engine.step(m2, d2, 150)
+    assert d.ncon > 0
+    assert _state(d) == _state(d2)
 
 
 def test_prune_caches_keeps_the_current_the_recent_and_what_is_not_a_cache(tmp_path, monkeypatch):
