@@ -15,10 +15,11 @@ top of the cache.
 Meanwhile this process compiles nothing: from ``start()`` until ``join``, ``interpreting()``
 holds, Models and Data get plain handles (types._new_struct) and every kernel that is not in
 the cache runs as plain Python (engine.jit.twin, the same results bit for bit): loading the
-humanoid and its first step take a second instead of a minute and a half, and its steps about
-50 ms each until the compiled ones take over. ``forward`` and ``step`` call ``join(m,
-wait=False)``, which takes over once both processes have ended: it loads the model's lean
-kernels and gives the Models and Data made meanwhile compiled handles. What needs the compiled
+humanoid and its first step take a second instead of a minute, its next steps about 50 ms
+each. ``forward`` and ``step`` call ``join(m, wait=False)``, which takes over once both
+processes have ended (or waits for them once the steps have run as plain Python for
+INTERPRET_SECONDS): it loads the model's lean kernels and gives the Models and Data made
+meanwhile compiled handles. What needs the compiled
 kernels at once (rollouts, the inverse, derivatives, the studio) calls ``join()``, which waits.
 With a warm cache nothing happens.
 """
@@ -26,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 from . import _structs, jit
@@ -51,6 +53,11 @@ LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "fwd_velocity", "make_cons
 _process = None             # the background process (compiles from the front of LEAN)
 _back = None                # the second one, started with the model (from the back of LEAN)
 _sent = False
+# seconds for which steps run as plain Python, from the first one on; then they wait for the
+# compiled kernels: plain-Python steps take a core from the background compilation, which then
+# ends about 40 s later for the humanoid when they go on all the time (benchmarks/cold_start.py)
+INTERPRET_SECONDS = 10.0
+_interpreting_since = None
 
 
 def interpreting():
@@ -298,16 +305,20 @@ def model(m):
 
 def join(m=None, wait=True):
     """Once the background processes have compiled (at once with wait; else this call returns
-    at once while they run, the kernels running as plain Python meanwhile): load the lean
-    kernels of m (compiling what they left out) and give the Models and Data made meanwhile
-    their compiled handles. Does anything only once."""
-    global _process, _back
+    at once while they run, for INTERPRET_SECONDS from the first such call, the kernels running
+    as plain Python meanwhile): load the lean kernels of m (compiling what they left out) and
+    give the Models and Data made meanwhile their compiled handles. Does anything only once."""
+    global _process, _back, _interpreting_since
     if _process is None:
         return
     model(m)
     processes = [p for p in (_process, _back) if p is not None]
     if not wait and any(p.poll() is None for p in processes):
-        return
+        now = time.perf_counter()
+        if _interpreting_since is None:
+            _interpreting_since = now
+        if now - _interpreting_since < INTERPRET_SECONDS:
+            return
     for process in processes:
         try:
             process.wait(timeout=900)
@@ -324,8 +335,8 @@ def join(m=None, wait=True):
 def _child():
     """Compile LOADING, then STAGES, until the model is told, then the model's lean kernels
     from the front of LEAN (the constraint stage first, the longest: with the solver, a third
-    of a cold start's compile time), then what remains of LOADING and STAGES (compiled by the
-    other process meanwhile, usually: loaded from the cache)."""
+    of a cold start's compile time), then what remains of LOADING and STAGES (the second
+    process compiles them from the other end), then the model's forward."""
     import select
 
     pending = list(COMMON)
@@ -336,20 +347,30 @@ def _child():
         for kernel, name in zip(lean_kernels(_Described(line)), LEAN):
             kernel.compile(_argument_types(name))
     compile_kernels(pending)
+    if line.strip():
+        _model_kernel(_Described(line), "forward_kernel")
+
+
+def _model_kernel(described, name):
+    """Compile the lean kernel called name (forward_kernel, step_kernel) of the model."""
+    from .forward import lean_calls
+    lean_calls(described)[name].compile(_argument_types(name))
 
 
 def _child_back():
     """The second background process: the model's lean kernels from the end of LEAN, then
-    STAGES, then the first of LEAN (which the first process has usually compiled by then:
-    loaded from the cache)."""
+    COMMON from its end (the first process compiles it from the front after the first of
+    LEAN), then the model's step, which calls all of them (it waits for those the first
+    process is compiling, then loads them from the cache)."""
     line = sys.stdin.readline()
     if not line.strip():
         return
-    kernels = list(zip(lean_kernels(_Described(line)), LEAN))
+    described = _Described(line)
+    kernels = list(zip(lean_kernels(described), LEAN))
     for kernel, name in reversed(kernels[1:]):
         kernel.compile(_argument_types(name))
-    compile_kernels(STAGES)
-    kernels[0][0].compile(_argument_types(kernels[0][1]))
+    compile_kernels(reversed(COMMON))
+    _model_kernel(described, "step_kernel")
 
 
 if __name__ == "__main__":

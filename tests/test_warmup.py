@@ -165,6 +165,7 @@ def test_a_cold_start_steps_at_once_as_plain_python_with_the_compiled_results(tm
         "    def on_end(self, e): pass\n"
         "ev.register('numba:compile', Seen())\n"
         "import engine, engine.warmup as w\n"
+        "w.INTERPRET_SECONDS = 1e9     # (a loaded machine: never wait for the compilation)\n"
         f"m = engine.load_model_from_string({TWO_BALLS!r}); d = engine.make_data(m)\n"
         "engine.step(m, d, 150)\n"
         "print(json.dumps([w.interpreting(), type(d._struct).__name__, compiled,\n"
@@ -197,6 +198,8 @@ def test_models_made_while_interpreting_get_compiled_handles_at_join(monkeypatch
     try:
         monkeypatch.setattr(warmup, "_process", running)
         monkeypatch.setattr(warmup, "_sent", True)
+        monkeypatch.setattr(warmup, "_interpreting_since", None)
+        monkeypatch.setattr(warmup, "INTERPRET_SECONDS", 1e9)
         assert jit.interpreting()
         m = engine.load_model_from_string(TWO_BALLS)
         d = engine.make_data(m)
@@ -466,3 +469,18 @@ def _squares(x):
 
 def _staged(x):
     return _squares(x) * 2.0
+
+
+def test_plain_python_steps_wait_for_the_compilation_once_their_time_is_spent(monkeypatch):
+    """join(wait=False) returns at once while the background processes run, for
+    INTERPRET_SECONDS from its first call; after that it waits for them."""
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0)"])
+    monkeypatch.setattr(warmup, "_process", running)
+    monkeypatch.setattr(warmup, "_sent", True)
+    monkeypatch.setattr(warmup, "_interpreting_since", None)
+    monkeypatch.setattr(warmup, "INTERPRET_SECONDS", 1e9)
+    warmup.join(wait=False)
+    assert warmup.interpreting() and running.poll() is None
+    monkeypatch.setattr(warmup, "INTERPRET_SECONDS", 0.0)
+    warmup.join(wait=False)
+    assert not warmup.interpreting() and running.poll() == 0
