@@ -19,9 +19,9 @@ humanoid and its first step take a second instead of a minute, its next steps ab
 each. ``forward`` and ``step`` call ``join(m, wait=False)``, which takes over once both
 processes have ended (or waits for them once the steps have run as plain Python for
 INTERPRET_SECONDS): it loads the model's lean kernels and gives the Models and Data made
-meanwhile compiled handles. What needs the compiled
-kernels at once (rollouts, the inverse, derivatives, the studio) calls ``join()``, which waits.
-With a warm cache nothing happens.
+meanwhile compiled handles. What needs the compiled kernels at once (rollouts, the inverse,
+derivatives, sweeps, the studio) calls ``join()``, which waits. With a warm cache nothing
+happens.
 """
 import json
 import os
@@ -34,10 +34,11 @@ from . import _structs, jit
 
 CHILD = "ENGINE_WARMUP_CHILD"
 
-# compiled in the background while this process loads the model: what loading needs (the
-# constructor of Data, then set_const's kernels, in the reverse of the order in which set_const,
-# here, calls them), then, until the model is known, the stages every model needs
-LOADING = tuple("engine._structs:" + k for k in _structs.MODEL_KERNELS + _structs.DATA_KERNELS) + (
+# compiled in the background first: the constructors of the compiled handles of Model and Data,
+# then set_const's kernels (in the reverse of the order in which set_const calls them), then,
+# until the model is known, the stages every model needs
+LOADING = tuple("engine._structs:" + k
+                for k in _structs.MODEL_KERNELS + _structs.DATA_KERNELS) + (
     "engine.smooth:crb", "engine.actuator:transmission", "engine.smooth:tendon",
     "engine.smooth:com_pos", "engine.smooth:kinematics")
 STAGES = (
@@ -63,7 +64,7 @@ _interpreting_since = None
 def interpreting():
     """While the background processes compile a cold cache: the kernels run as plain Python
     here (engine.jit.twin) instead of compiling (the first steps of the humanoid take about
-    50 ms each instead of waiting a minute and a half), until join."""
+    50 ms each instead of waiting a minute), until join."""
     return _process is not None
 
 

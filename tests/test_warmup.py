@@ -168,8 +168,8 @@ def test_a_cold_start_steps_at_once_as_plain_python_with_the_compiled_results(tm
         "w.INTERPRET_SECONDS = 1e9     # (a loaded machine: never wait for the compilation)\n"
         f"m = engine.load_model_from_string({TWO_BALLS!r}); d = engine.make_data(m)\n"
         "engine.step(m, d, 150)\n"
-        "print(json.dumps([w.interpreting(), type(d._struct).__name__, compiled,\n"
-        "                  [d.qpos.tolist(), d.qvel.tolist(), d.sensordata.tolist(), int(d.ncon)]]))\n"
+        "state = [d.qpos.tolist(), d.qvel.tolist(), d.sensordata.tolist(), int(d.ncon)]\n"
+        "print(json.dumps([w.interpreting(), type(d._struct).__name__, compiled, state]))\n"
         "[(p.kill(), p.wait()) for p in (w._process, w._back)]\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"), ENGINE_LEAN="1")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
