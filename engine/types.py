@@ -605,8 +605,9 @@ DATA_TYPE = DataStructType([(n, _nbtype(t, s)) for n, t, s in DATA_SPEC])
 
 def _new_struct(constructor, spec, arrays):
     """The handle that kernels receive: a structref over the arrays of the field table spec
-    (built by the generated constructor of _structs.py), which keeps the arrays alive; with
-    ENGINE_JIT=0, where the kernels run as plain Python, a namespace of the arrays."""
+    (built by the generated constructor of _structs.py), which keeps the arrays alive, and
+    carries their namespace as ``_plain``; with ENGINE_JIT=0, or while a cold cache compiles
+    (jit.interpreting), where the kernels run as plain Python, the namespace itself."""
     plain = SimpleNamespace(**{n: arrays[n] for n, _, _ in spec})
     if not jit.ENABLED or jit.interpreting():
         return plain         # (while a cold cache compiles: rebuilt by compiled_structs)
