@@ -55,8 +55,9 @@ _process = None             # the background process (compiles from the front of
 _back = None                # the second one, started with the model (from the back of LEAN)
 _sent = False
 # seconds for which steps run as plain Python, from the first one on; then they wait for the
-# compiled kernels: plain-Python steps take a core from the background compilation, which then
-# ends about 40 s later for the humanoid when they go on all the time (benchmarks/cold_start.py)
+# compiled kernels: plain-Python steps take a core from the background compilation (the
+# humanoid's, with one process compiling each end of the lean list only: the compiled steps
+# came after 96 s with plain steps all along, against 53-65 s before; benchmarks/cold_start.py)
 INTERPRET_SECONDS = 10.0
 _interpreting_since = None
 
