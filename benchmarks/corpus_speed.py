@@ -6,6 +6,7 @@
     python benchmarks/corpus_speed.py --best 300 [--filter TEXT]  # best single steps instead
     python benchmarks/corpus_speed.py --profile TEXT     # the stage profile of matching models
     python benchmarks/corpus_speed.py --settle 1 --same-solver   # see below
+    python benchmarks/corpus_speed.py --steps 1000 --same-state 25  # ours from MuJoCo's states
 
 The corpus is benchmarks/corpus.py's (every distinct model MuJoCo loads under the installed
 dm_control, gymnasium and envpool asset packages). For each model that our compiler loads, both

@@ -445,24 +445,18 @@ def on_disk(kernel):
 def _interpret_when_cold(dispatcher):
     """Calls from Python that would compile the kernel (no compiled version for the arguments'
     types) run its plain-Python twin instead when the arguments are plain handles of a Model or
-    Data (types._new_struct makes them while interpreting()), or while interpreting() and the
-    cache does not hold the kernel. numba's dispatcher calls what ``_compile_for_args`` returns
-    when it is not compiled code: here, the twin with the struct handles made plain."""
+    Data (types._new_struct makes every handle plain while interpreting()), or while
+    interpreting() and the cache does not hold the kernel. numba's dispatcher calls what
+    ``_compile_for_args`` returns when it is not compiled code: here, the twin."""
     compile_for_args = type(dispatcher)._compile_for_args
 
     def _compile_for_args(*args, **kws):
         if any(isinstance(a, pytypes.SimpleNamespace) for a in args) or (
                 interpreting() and not on_disk(dispatcher)):
-            return _plain_call(twin(dispatcher))
+            return twin(dispatcher)
         return compile_for_args(dispatcher, *args, **kws)
 
     dispatcher._compile_for_args = _compile_for_args
-
-
-def _plain_call(fn):
-    def call(*args):
-        return fn(*[getattr(a, "_plain", a) for a in args])
-    return call
 
 
 _TWINS = {}                 # engine module name -> the globals of its plain-Python twin

@@ -605,16 +605,14 @@ DATA_TYPE = DataStructType([(n, _nbtype(t, s)) for n, t, s in DATA_SPEC])
 
 def _new_struct(constructor, spec, arrays):
     """The handle that kernels receive: a structref over the arrays of the field table spec
-    (built by the generated constructor of _structs.py), which keeps the arrays alive, and
-    carries their namespace as ``_plain``; with ENGINE_JIT=0, or while a cold cache compiles
-    (jit.interpreting), where the kernels run as plain Python, the namespace itself."""
-    plain = SimpleNamespace(**{n: arrays[n] for n, _, _ in spec})
+    (built by the generated constructor of _structs.py), which keeps the arrays alive; with
+    ENGINE_JIT=0, or while a cold cache compiles (jit.interpreting), where the kernels run as
+    plain Python, a namespace of the arrays (rebuilt by compiled_structs)."""
     if not jit.ENABLED or jit.interpreting():
-        return plain         # (while a cold cache compiles: rebuilt by compiled_structs)
+        return SimpleNamespace(**{n: arrays[n] for n, _, _ in spec})
     from . import _structs
     s = getattr(_structs, constructor)(*[arrays[n] for n, _, _ in spec])
     s._arrays = tuple(arrays.values())
-    s._plain = plain         # what the kernels' plain-Python twins receive (engine.jit.twin)
     return s
 
 

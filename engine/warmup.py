@@ -34,19 +34,16 @@ from . import _structs, jit
 
 CHILD = "ENGINE_WARMUP_CHILD"
 
-# compiled in the background first: the constructors of the compiled handles of Model and Data,
-# then set_const's kernels (in the reverse of the order in which set_const calls them), then,
-# until the model is known, the stages every model needs
-LOADING = tuple("engine._structs:" + k
-                for k in _structs.MODEL_KERNELS + _structs.DATA_KERNELS) + (
+# the kernels every model needs beside its lean ones (the constructors of the compiled handles
+# of Model and Data, the stages the lean kernels do not vary): the first background process
+# compiles them from the front (at first, until the model is told), the second from the end
+COMMON = tuple("engine._structs:" + k for k in _structs.MODEL_KERNELS + _structs.DATA_KERNELS) + (
     "engine.smooth:crb", "engine.actuator:transmission", "engine.smooth:tendon",
-    "engine.smooth:com_pos", "engine.smooth:kinematics")
-STAGES = (
+    "engine.smooth:com_pos", "engine.smooth:kinematics",
     "engine.constraint:_contact_rows", "engine.constraint:_limit_rows",
     "engine.constraint:_friction_rows", "engine.smooth:tendon_actuator_velocity",
     "engine.smooth:com_vel", "engine.actuator:fwd_actuation", "engine.forward:energy_kernel",
     "engine.forward:fwd_acceleration", "engine.forward:factor_inertia", "engine.smooth:camlight")
-COMMON = LOADING + STAGES
 # the lean kernels of a model, compiled by both processes from the two ends of the list
 LEAN = ("fwd_constraint", "sensor_acc", "sensor_vel", "fwd_velocity", "make_constraint",
         "sensor_pos", "collision")
@@ -335,10 +332,10 @@ def join(m=None, wait=True):
 
 
 def _child():
-    """Compile LOADING, then STAGES, until the model is told, then the model's lean kernels
-    from the front of LEAN (the constraint stage first, the longest: with the solver, a third
-    of a cold start's compile time), then what remains of LOADING and STAGES (the second
-    process compiles them from the other end), then the model's forward."""
+    """Compile COMMON until the model is told, then the model's lean kernels from the front of
+    LEAN (the constraint stage first, the longest: with the solver, a third of a cold start's
+    compile time), then what remains of COMMON (the second process compiles it from the other
+    end), then the model's forward."""
     import select
 
     pending = list(COMMON)
