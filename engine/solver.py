@@ -527,13 +527,21 @@ def hard_impulses(d, f, vnext, vhat, Mdense):
 def primal_cost(d, vnext, vhat, Mdense, f):
     """c(v') of the module docstring; writes f = f*(J v')."""
     nv = vnext.shape[0]
-    nefc = d.nefc[0]
     dv = d.newton_vec[2]               # (scratch of newton's that is free here)
     for a in range(nv):
         dv[a] = vnext[a] - vhat[a]
     cost = 0.0
     for a in range(nv):
         cost += 0.5 * dv[a] * dot_row(Mdense, a, dv, 0, nv)
+    return cost + rows_cost(d, vnext, f)
+
+
+@jit
+def rows_cost(d, vnext, f):
+    """The constraint rows' part of c(v'), sum_obj [f*' (v* - y) - 1/2 f*' R f*]; writes
+    f = f*(J v')."""
+    nefc = d.nefc[0]
+    cost = 0.0
     z, out = d.solver_vec[0, :6], d.solver_vec[1, :6]
     i = 0
     while i < nefc:
@@ -1948,7 +1956,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         for a in range(nh):
             JE[a, :] = d.efc_J[hard[a]]
         project_hard(d, vnext, Mdense)
-    primal_cost(d, vnext, vhat, Mdense, f)
+    rows_cost(d, vnext, f)                 # f = f*(J v') (the cost's value is not needed)
     for it in range(1, iterations + 1):
         # gradient M (v' - v^) - J' f and Hessian M + J' D J; the residual is the largest
         # gradient component relative to the largest of its two terms (force balance, eq. 6)
@@ -2030,7 +2038,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         alpha = line_search(d, y0, jp, a0, a1, dlo, z, out)
         for a in range(nv):
             vnext[a] += alpha * p[a]
-        primal_cost(d, vnext, vhat, Mdense, f)
+        rows_cost(d, vnext, f)
     if nh > 0:
         hard_impulses(d, f, vnext, vhat, Mdense)
     return it, residual
