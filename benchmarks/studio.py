@@ -12,7 +12,10 @@ the dm_control humanoid (when dm-control is installed), Menagerie's go1 and pand
 the envpool assets are installed) and a generated scene of 100 free bodies, side by side in one
 run: the studio's defaults (render scale and antialiasing "auto": see studio/viewport.py), and
 for each robot the 3D view at render scale 0.75 with FXAA and at 0.5 without it. Frames are
-drawn back to back (no frame-rate cap). Also printed: the CPU time the process spent per frame
+drawn back to back (no frame-rate cap). Beside them, for each robot, MuJoCo's own renderer (the
+3D view of simulate: mjr_render with the model's shadows, reflections and skybox) drawing the
+same model at 1280x720 on the same rasteriser (EGL, in a process of its own), with the 4x
+multisampling simulate's window asks for and without it. Also printed: the CPU time the process spent per frame
 (all threads: Python, the simulation thread and llvmpipe's rasteriser), which other load on the
 machine inflates less than the wall time, the real-time factor of the engine alone (the same
 steps replayed from the same state without the studio), the load average of the machine, and
@@ -220,6 +223,49 @@ def window_seconds(model):
         shutil.rmtree(cache, ignore_errors=True)
 
 
+MUJOCO_RENDER = """
+import sys, time
+import mujoco
+m = mujoco.MjModel.from_xml_path(sys.argv[1])
+width, height, samples, frames = (int(v) for v in sys.argv[2:6])
+m.vis.global_.offwidth, m.vis.global_.offheight = max(width, 640), max(height, 480)
+m.vis.quality.offsamples = samples
+d = mujoco.MjData(m)
+if m.nkey:
+    mujoco.mj_resetDataKeyframe(m, d, 0)
+mujoco.mj_forward(m, d)
+renderer = mujoco.Renderer(m, height, width)
+cam = mujoco.MjvCamera()
+mujoco.mjv_defaultFreeCamera(m, cam)
+renderer.update_scene(d, cam)
+renderer.render()
+t = time.perf_counter()
+for _ in range(frames):
+    mujoco.mj_step(m, d)
+    renderer.update_scene(d, cam)
+    renderer.render()
+print(frames / (time.perf_counter() - t))
+"""
+
+
+def mujoco_renderer_fps(path, samples, width=1280, height=720, frames=20):
+    """Frames per second of MuJoCo's own renderer (mjr_render: simulate's 3D view, with the
+    model's shadows, reflections, skybox and lights) drawing ``path`` offscreen at ``width``
+    x ``height`` with ``samples`` multisamples (simulate's window asks for 4), in a process of
+    its own on EGL (the same Mesa rasteriser as the window here; the pixels are read back after
+    every frame, as simulate's buffer swap copies them to the X server under Xvfb). None when
+    mujoco cannot render offscreen."""
+    import subprocess
+    env = dict(os.environ, MUJOCO_GL="egl")
+    try:
+        out = subprocess.run([sys.executable, "-c", MUJOCO_RENDER, str(path), str(width),
+                              str(height), str(samples), str(frames)], env=env,
+                             capture_output=True, text=True, timeout=600)
+        return float(out.stdout.split()[-1]) if out.returncode == 0 else None
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
 def load_average():
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -276,6 +322,12 @@ def main():
                 print(f"    {k:34s} wall {w:6.2f} ms  CPU {c:6.2f} ms")
         if scale is None:
             results[name] = r
+    for name, path in robots:
+        fps = {k: mujoco_renderer_fps(path, k) for k in (4, 0)}
+        if None not in fps.values():
+            print(f"{name:22s} MuJoCo's renderer (simulate's 3D view, no panels) at 1280x720: "
+                  f"fps={fps[4]:6.1f} with 4x multisampling (simulate's), {fps[0]:.1f} without"
+                  f"  load={load_average()}", flush=True)
     seconds, title = window_seconds(robots[0][1] if robots else tmp)
     if seconds is not None:
         print(f"start-up on an empty numba cache: window after {seconds:.2f} s, "
