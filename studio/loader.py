@@ -1,6 +1,6 @@
 """Loading a model file for the studio: never raises for a bad or missing file.
 
-``load_model_file(path)`` returns ``(m, d, None)`` with the step kernels compiled (or loaded from
+``load_model_file(path, preview=None)`` returns ``(m, d, None)`` with the step kernels compiled (or loaded from
 numba's cache) before any clock starts, or ``(None, None, message)`` with the ModelError's
 message (file, line, element, attribute) or the reason the file could not be read. A path
 DIR/CELL into a sweep directory (engine.sweep) loads that cell's model.
@@ -26,16 +26,22 @@ def _prepared(m, keyframe=None):
     return m, d
 
 
-def load_model_file(path):
+def load_model_file(path, preview=None):
     """(m, d, None) or (None, None, message). A cell of a sweep directory (DIR/CELL, written
-    by python -m engine.sweep) loads as the sweep's model with that cell's parameters."""
+    by python -m engine.sweep) loads as the sweep's model with that cell's parameters.
+    ``preview(m, keyframe)``, when given, is called once the model is compiled, before its
+    kernels are (studio.startup shows the model meanwhile)."""
     import engine
     from engine import sweep
     try:
         if sweep.is_cell(str(path)):
             m, cell = sweep.cell_model(str(path))
-            return (*_prepared(m, cell["keyframe"]), None)
-        return (*_prepared(engine.load_model(str(path))), None)
+            keyframe = cell["keyframe"]
+        else:
+            m, keyframe = engine.load_model(str(path)), None
+        if preview is not None:
+            preview(m, keyframe)
+        return (*_prepared(m, keyframe), None)
     except (engine.ModelError, sweep.SweepError) as e:
         msg = str(e)
         if os.path.basename(str(path)) not in msg:

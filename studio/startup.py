@@ -4,6 +4,9 @@ model loads and, on a fresh install or after an engine update, the engine compil
 ``open_window`` creates the window before the engine is imported, then runs ``LoadJob`` (import
 the engine, compile the model file, compile or load the kernels and take a first step:
 ``studio.loader.load_model_file``) in a thread while the window draws a progress screen.
+While the kernels compile, the engine runs as plain Python (engine/warmup.py): the job computes
+the model's first pose that way, and the progress screen draws the model behind the progress
+bar, still, until the simulation can start.
 numba compiles with the GIL released for most of its time (LLVM runs in C), and the engine's
 cold-cache warm-up compiles part of the kernels in a second process (engine/warmup.py), so the
 screen keeps redrawing. Progress is the number of kernels in the numba cache against the number
@@ -30,6 +33,7 @@ class LoadJob(threading.Thread):
         self.stage = "starting the engine"
         self.cache = None                 # the numba cache directory, once known
         self.compiling = False
+        self.preview = None               # (m, d) at the first pose while the kernels compile
         self.started = time.perf_counter()
 
     def run(self):
@@ -42,12 +46,23 @@ class LoadJob(threading.Thread):
                   "updating it; a few minutes on 2 cores)", file=sys.stderr, flush=True)
         from .loader import empty_world, load_model_file
         self.stage = "compiling the engine" if self.compiling else "loading the model"
-        m, d, error = load_model_file(self.path)
+        m, d, error = load_model_file(self.path, preview=self._preview)
         if error:
             print(f"studio: {error}", file=sys.stderr, flush=True)
             self.stage = "opening an empty world"
             m, d = empty_world()
         self.result = (m, d, error or "")
+
+    def _preview(self, m, keyframe):
+        """The model's first pose (forward as plain Python) while the kernels compile."""
+        import engine
+        if not engine.warmup.interpreting():
+            return
+        d = engine.make_data(m)
+        if keyframe is not None:
+            engine.reset_keyframe(m, d, keyframe)
+        engine.forward(m, d)
+        self.preview = (m, d)
 
     @property
     def done(self) -> bool:
@@ -65,13 +80,16 @@ class LoadJob(threading.Thread):
         if not self.compiling:
             return f"{self.stage} ({elapsed:.0f} s)", None
         n = self.kernels()
+        shown = "; the model as loaded, the simulation starts once compiled" \
+            if self.preview is not None else ""
         return (f"compiling the engine for this machine: {n} of about {EXPECTED_KERNELS} kernels, "
-                f"{elapsed:.0f} s (once after installing or updating it)"), \
+                f"{elapsed:.0f} s (once after installing or updating it){shown}"), \
             min(n / EXPECTED_KERNELS, 0.98)
 
 
 class ProgressScreen:
-    """A centred ImGui window with the model's name, the stage and a progress bar."""
+    """An ImGui window with the model's name, the stage and a progress bar: centred, or at the
+    bottom over the model once a preview (m, d) is given."""
 
     def __init__(self, window, ctx, title):
         from imgui_bundle import imgui
@@ -81,9 +99,25 @@ class ProgressScreen:
         self.imgui_ctx = imgui.create_context()
         imgui.get_io().set_ini_filename(None)
         self.gui = ImGuiRenderer(ctx)
+        self.renderer = self.viewport = self.scene = self.d = None
 
-    def draw(self, text, fraction) -> None:
+    def _show(self, m, d) -> None:
+        """The 3D view's renderer for the model at d, framed as the studio frames it."""
+        from . import scene
+        from .renderer import Renderer
+        from .viewport import SceneViewport
+        w, h = self.window.get_framebuffer_size()
+        self.renderer = Renderer(self.ctx, m, d)
+        self.renderer.align(w / max(h, 1))
+        self.viewport = SceneViewport(self.ctx)
+        self.scene = scene.build(m, d, self.renderer.options, colors=self.renderer.colors,
+                                 extent=self.renderer.extent)
+        self.d = d
+
+    def draw(self, text, fraction, preview=None) -> None:
         from imgui_bundle import imgui
+        if preview is not None and self.renderer is None:
+            self._show(*preview)
         io = imgui.get_io()
         w, h = self.window.get_framebuffer_size()
         io.display_size = imgui.ImVec2(float(self.window.width), float(self.window.height))
@@ -92,8 +126,12 @@ class ProgressScreen:
         io.delta_time = 1.0 / 30.0
         imgui.new_frame()
         vp = imgui.get_main_viewport()
-        imgui.set_next_window_pos(imgui.ImVec2(vp.work_size.x * 0.5, vp.work_size.y * 0.5),
-                                  imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
+        if self.renderer is None:
+            imgui.set_next_window_pos(imgui.ImVec2(vp.work_size.x * 0.5, vp.work_size.y * 0.5),
+                                      imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
+        else:                                      # below the model
+            imgui.set_next_window_pos(imgui.ImVec2(vp.work_size.x * 0.5, vp.work_size.y - 16.0),
+                                      imgui.Cond_.always, imgui.ImVec2(0.5, 1.0))
         imgui.set_next_window_size(imgui.ImVec2(min(620.0, vp.work_size.x * 0.9), 0))
         flags = imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.no_move
         if imgui.begin("starting", None, flags)[0]:
@@ -107,10 +145,20 @@ class ProgressScreen:
         self.ctx.screen.use()
         self.ctx.viewport = (0, 0, w, h)
         self.ctx.screen.clear(0.11, 0.13, 0.17, 1.0)
+        if self.renderer is not None:
+            from .viewport import auto_render_scale, is_software
+            self.viewport.draw(self.renderer, self.ctx.screen, (0, 0, w, h), self.d,
+                               scene=self.scene, scale=auto_render_scale(self.ctx),
+                               fxaa=is_software(self.ctx))
+            self.ctx.screen.use()
+            self.ctx.viewport = (0, 0, w, h)
         self.gui.render(imgui.get_draw_data(), self.ctx.screen)
 
     def release(self) -> None:
         from imgui_bundle import imgui
+        for obj in (self.viewport, self.renderer):
+            if obj is not None:
+                obj.release()
         self.gui.release()
         imgui.destroy_context(self.imgui_ctx)
 
@@ -142,7 +190,7 @@ def open_window(path, width, height):
             window.switch_to()
             window.dispatch_events()
             text, fraction = job.progress()
-            screen.draw(text, fraction)
+            screen.draw(text, fraction, job.preview)
             window.flip()
             window.set_caption(f"studio - {name} - starting: {text.split(':')[0]}")
             job.join(1.0 / 30.0)

@@ -1350,16 +1350,16 @@ def test_the_window_shows_progress_while_the_model_loads(xdisplay, monkeypatch):
     release = threading.Event()
     real = loader.load_model_file
 
-    def held(path):
+    def held(path, **kwargs):
         assert release.wait(120)
-        return real(path)
+        return real(path, **kwargs)
     monkeypatch.setattr(loader, "load_model_file", held)
     draws = []
     original = startup.ProgressScreen.draw
 
-    def draw(self, text, fraction):
+    def draw(self, text, fraction, preview=None):
         draws.append((text, self.window.caption))
-        original(self, text, fraction)
+        original(self, text, fraction, preview)
         if len(draws) == 3:
             release.set()
     monkeypatch.setattr(startup.ProgressScreen, "draw", draw)
@@ -1368,6 +1368,48 @@ def test_the_window_shows_progress_while_the_model_loads(xdisplay, monkeypatch):
         assert len(draws) >= 3 and error == "" and m.nbody > 1
         assert "starting" in draws[-1][1]
         assert "loading the model" in draws[-1][0] or "compiling" in draws[-1][0]
+    finally:
+        window.close()
+
+
+def test_the_model_is_shown_while_the_kernels_compile(xdisplay, monkeypatch):
+    """While the kernels compile (the engine runs as plain Python meanwhile), the load job
+    computes the model's first pose and the progress screen draws the model behind its
+    progress bar; the simulation starts once the kernels are ready (here the compilation is
+    simulated: the cache is warm, the job is held back until the model has been drawn)."""
+    import threading
+
+    import engine
+    from studio import loader, startup
+    from studio.capture import read_pixels
+    monkeypatch.setattr(engine.warmup, "interpreting", lambda: True)
+    monkeypatch.setattr(engine.warmup, "compiling", lambda: True)
+    release = threading.Event()
+    real = loader._prepared
+
+    def held(*args, **kwargs):
+        assert release.wait(120)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(loader, "_prepared", held)
+    seen = []
+    original = startup.ProgressScreen.draw
+
+    def draw(self, text, fraction, preview=None):
+        original(self, text, fraction, preview)
+        if self.renderer is not None:
+            w, h = self.window.get_framebuffer_size()
+            pixels = read_pixels(self.ctx, (0, 0, w, h))
+            seen.append((text, pixels.reshape(-1, 3).astype(float)))
+            if len(seen) == 2:
+                release.set()
+    monkeypatch.setattr(startup.ProgressScreen, "draw", draw)
+    window, (m, d, error) = startup.open_window(str(ROOT / "assets" / "scene.xml"), 640, 360)
+    try:
+        assert error == "" and m.nbody > 1 and len(seen) >= 2
+        assert "the model as loaded" in seen[-1][0]
+        plain = 255 * np.array([0.11, 0.13, 0.17])            # the screen without the model
+        drawn = np.abs(seen[-1][1] - plain).max(axis=1) > 8
+        assert drawn.mean() > 0.5, drawn.mean()
     finally:
         window.close()
 
