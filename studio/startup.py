@@ -6,7 +6,7 @@ the engine, compile the model file, compile or load the kernels and take a first
 ``studio.loader.load_model_file``) in a thread while the window draws a progress screen.
 While the kernels compile, the engine runs as plain Python (engine/warmup.py): the job computes
 the model's first pose that way, and the progress screen draws the model behind the progress
-bar, still, until the simulation can start.
+bar, still (the camera moves with the mouse as in the studio), until the simulation can start.
 numba compiles with the GIL released for most of its time (LLVM runs in C), and the engine's
 cold-cache warm-up compiles part of the kernels in a second process (engine/warmup.py), so the
 screen keeps redrawing. Progress is the number of kernels in the numba cache against the number
@@ -113,6 +113,20 @@ class ProgressScreen:
         self.scene = scene.build(m, d, self.renderer.options, colors=self.renderer.colors,
                                  extent=self.renderer.extent)
         self.d = d
+        self.window.push_handlers(on_mouse_drag=self._drag, on_mouse_scroll=self._scroll)
+
+    # the camera moves as in the studio: left drag orbits, right or middle drag pans, the wheel
+    # zooms (the view is drawn again only when the camera moved: SceneViewport's frame key)
+    def _drag(self, x, y, dx, dy, buttons, modifiers):
+        from pyglet.window import mouse
+        cam = self.renderer.camera
+        if buttons & mouse.LEFT:
+            cam.orbit(dx, -dy)
+        elif buttons & (mouse.RIGHT | mouse.MIDDLE):
+            cam.pan(dx, dy, self.window.height)
+
+    def _scroll(self, x, y, scroll_x, scroll_y):
+        self.renderer.camera.zoom(scroll_y)
 
     def draw(self, text, fraction, preview=None) -> None:
         from imgui_bundle import imgui
@@ -156,6 +170,8 @@ class ProgressScreen:
 
     def release(self) -> None:
         from imgui_bundle import imgui
+        if self.renderer is not None:
+            self.window.remove_handlers(on_mouse_drag=self._drag, on_mouse_scroll=self._scroll)
         for obj in (self.viewport, self.renderer):
             if obj is not None:
                 obj.release()

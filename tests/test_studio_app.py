@@ -1375,9 +1375,12 @@ def test_the_window_shows_progress_while_the_model_loads(xdisplay, monkeypatch):
 def test_the_model_is_shown_while_the_kernels_compile(xdisplay, monkeypatch):
     """While the kernels compile (the engine runs as plain Python meanwhile), the load job
     computes the model's first pose and the progress screen draws the model behind its
-    progress bar; the simulation starts once the kernels are ready (here the compilation is
-    simulated: the cache is warm, the job is held back until the model has been drawn)."""
+    progress bar, the camera following the mouse; the simulation starts once the kernels are
+    ready (here the compilation is simulated: the cache is warm, the job is held back until
+    the model has been drawn twice)."""
     import threading
+
+    from pyglet.window import mouse
 
     import engine
     from studio import loader, startup
@@ -1399,7 +1402,9 @@ def test_the_model_is_shown_while_the_kernels_compile(xdisplay, monkeypatch):
         if self.renderer is not None:
             w, h = self.window.get_framebuffer_size()
             pixels = read_pixels(self.ctx, (0, 0, w, h))
-            seen.append((text, pixels.reshape(-1, 3).astype(float)))
+            seen.append((text, pixels.reshape(-1, 3).astype(float), self.renderer.camera.azimuth))
+            if len(seen) == 1:                     # the camera follows the mouse meanwhile
+                self.window.dispatch_event("on_mouse_drag", 320, 180, 40, 0, mouse.LEFT, 0)
             if len(seen) == 2:
                 release.set()
     monkeypatch.setattr(startup.ProgressScreen, "draw", draw)
@@ -1410,6 +1415,8 @@ def test_the_model_is_shown_while_the_kernels_compile(xdisplay, monkeypatch):
         plain = 255 * np.array([0.11, 0.13, 0.17])            # the screen without the model
         drawn = np.abs(seen[-1][1] - plain).max(axis=1) > 8
         assert drawn.mean() > 0.5, drawn.mean()
+        assert seen[1][2] == pytest.approx((seen[0][2] - 0.3 * 40) % 360)     # orbited
+        assert np.abs(seen[1][1] - seen[0][1]).max() > 50      # and drawn from there
     finally:
         window.close()
 
