@@ -1,9 +1,9 @@
 """Loading a model file for the studio: never raises for a bad or missing file.
 
-``load_model_file(path, preview=None)`` returns ``(m, d, None)`` with the step kernels compiled (or loaded from
-numba's cache) before any clock starts, or ``(None, None, message)`` with the ModelError's
-message (file, line, element, attribute) or the reason the file could not be read. A path
-DIR/CELL into a sweep directory (engine.sweep) loads that cell's model.
+``load_model_file(path, preview=None)`` returns ``(m, d, None)`` with the step kernels compiled
+(or loaded from numba's cache) before any clock starts, or ``(None, None, message)`` with the
+ModelError's message (file, line, element, attribute) or the reason the file could not be read.
+A path DIR/CELL into a sweep directory (engine.sweep) loads that cell's model.
 ``empty_world()`` is what the window shows when the model given on the command line fails.
 ``save_mjcf(m, path, keys)`` writes the model as MJCF with the edits made in the panels and the
 studio's keyframes.
