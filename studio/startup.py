@@ -54,14 +54,21 @@ class LoadJob(threading.Thread):
         self.result = (m, d, error or "")
 
     def _preview(self, m, keyframe):
-        """The model's first pose (forward as plain Python) while the kernels compile."""
+        """The model's first pose (forward as plain Python) while the kernels compile. If that
+        fails, the screen says so on the terminal and goes on without it: the compiled
+        kernels, not their plain twins, decide whether the model loads."""
         import engine
         if not engine.warmup.interpreting():
             return
-        d = engine.make_data(m)
-        if keyframe is not None:
-            engine.reset_keyframe(m, d, keyframe)
-        engine.forward(m, d)
+        try:
+            d = engine.make_data(m)
+            if keyframe is not None:
+                engine.reset_keyframe(m, d, keyframe)
+            engine.forward(m, d)
+        except Exception as e:                    # noqa: BLE001 - reported, the load goes on
+            print(f"studio: no preview while compiling ({type(e).__name__}: {e})",
+                  file=sys.stderr, flush=True)
+            return
         self.preview = (m, d)
 
     @property

@@ -1421,6 +1421,28 @@ def test_the_model_is_shown_while_the_kernels_compile(xdisplay, monkeypatch):
         window.close()
 
 
+def test_a_failing_preview_does_not_stop_the_load(monkeypatch, capsys):
+    """If the first pose cannot be computed as plain Python while the kernels compile, the
+    terminal says so and the model loads as before, without the preview."""
+    import engine
+    from studio import startup
+    monkeypatch.setattr(engine.warmup, "interpreting", lambda: True)
+    real = engine.forward
+    calls = []
+
+    def failing(m, d):
+        calls.append(1)
+        if len(calls) == 1:
+            raise NotImplementedError("not in plain Python")
+        return real(m, d)
+    monkeypatch.setattr(engine, "forward", failing)
+    job = startup.LoadJob(str(ROOT / "assets" / "scene.xml"))
+    job.run()
+    m, d, error = job.result
+    assert error == "" and m.nbody > 1 and job.preview is None and len(calls) > 1
+    assert "no preview while compiling (NotImplementedError" in capsys.readouterr().err
+
+
 def test_a_still_scene_is_not_drawn_again(app, monkeypatch):
     """Paused, with nothing moving, frames reuse the last picture of the 3D view (the panels are
     still drawn); orbiting the camera draws it again."""
