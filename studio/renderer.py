@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 
 import moderngl
 import numpy as np
@@ -216,8 +217,15 @@ class _Batch:
                 obj.release()
 
 
+# the meshes' levels of detail computed for a model, by mesh id: a second Renderer of the same
+# model (the studio's, after the start-up screen drew the model while the engine compiled)
+# starts with them instead of computing them again
+_LEVELS = weakref.WeakKeyDictionary()
+
+
 class _MeshLevels:
-    """The levels of detail of a mesh asset: the triangle soup at once, smooth levels later."""
+    """The levels of detail of a mesh asset: the triangle soup at once, smooth levels later
+    (at once when a Renderer of the same model computed them: _LEVELS)."""
 
     def __init__(self, vert, face):
         self.soup = meshes.triangle_soup(vert, face)
@@ -279,6 +287,9 @@ class Renderer:
             va, vn = int(m.mesh_vertadr[i]), int(m.mesh_vertnum[i])
             fa, fn = int(m.mesh_faceadr[i]), int(m.mesh_facenum[i])
             self.mesh_data[i] = _MeshLevels(m.mesh_vert[va:va + vn], m.mesh_face[fa:fa + fn])
+        self._levels = _LEVELS.setdefault(m, {})
+        for i, data in self.mesh_data.items():
+            data.levels = self._levels.get(i)
         self.hfields = hfield_meshes(m)               # shape ids after the meshes
         self._lod_thread = threading.Thread(target=self._make_lods, name="mesh levels",
                                             daemon=True)
@@ -286,8 +297,9 @@ class Renderer:
         self.light_dir = self._model_light()
 
     def _make_lods(self) -> None:
-        for data in list(self.mesh_data.values()):
-            data.levels = meshes.mesh_lods(data.vert, data.face)
+        for i, data in list(self.mesh_data.items()):
+            if data.levels is None:
+                data.levels = self._levels[i] = meshes.mesh_lods(data.vert, data.face)
 
     def wait_for_meshes(self, timeout=None) -> None:
         """Block until the meshes' levels of detail are computed (screenshots, tests)."""

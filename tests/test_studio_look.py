@@ -228,6 +228,29 @@ def test_mesh_levels_of_detail():
         assert np.median(np.einsum("ij,ij->i", verts[:, :3], verts[:, 3:6])) > 0.9
 
 
+def test_a_second_renderer_of_a_model_starts_with_its_levels_of_detail(ctx):
+    """The studio's renderer, made after the start-up screen's of the same model, starts with
+    the meshes' levels of detail the first one computed (not with the triangle soup while it
+    computes them again)."""
+    import engine
+    from studio.renderer import Renderer
+    m = engine.load_model_from_string(CUP)
+    d = engine.make_data(m)
+    engine.forward(m, d)
+    first = Renderer(ctx, m, d)
+    first.wait_for_meshes()
+    second = Renderer(ctx, m, d)
+    try:
+        assert first.mesh_data and all(data.levels is not None
+                                       for data in first.mesh_data.values())
+        for i, data in first.mesh_data.items():
+            assert second.mesh_data[i].levels is data.levels
+    finally:
+        second.wait_for_meshes()
+        first.release()
+        second.release()
+
+
 def test_fxaa_draws_the_view_where_its_rectangle_is(ctx):
     """The 3D view drawn at full scale with FXAA into a rectangle away from the target's origin
     (beside a panel) is the picture drawn without FXAA, softened on its edges only."""
