@@ -107,6 +107,7 @@ class ProgressScreen:
         imgui.get_io().set_ini_filename(None)
         self.gui = ImGuiRenderer(ctx)
         self.renderer = self.viewport = self.scene = self.d = None
+        self._key = None                  # what the last frame showed, with the model shown
 
     def _show(self, m, d) -> None:
         """The 3D view's renderer for the model at d, framed as the studio frames it."""
@@ -135,10 +136,20 @@ class ProgressScreen:
     def _scroll(self, x, y, scroll_x, scroll_y):
         self.renderer.camera.zoom(scroll_y)
 
-    def draw(self, text, fraction, preview=None) -> None:
+    def draw(self, text, fraction, preview=None) -> bool:
+        """Draw a frame; False if it was not drawn: with the model shown, only a change of the
+        text, the camera or the window's size draws one (the picture costs a software
+        rasteriser time on the cores the compilation uses)."""
         from imgui_bundle import imgui
         if preview is not None and self.renderer is None:
             self._show(*preview)
+        if self.renderer is not None:
+            cam = self.renderer.camera
+            key = (text, fraction, self.window.get_framebuffer_size(), cam.azimuth,
+                   cam.elevation, cam.distance, tuple(cam.lookat))
+            if key == self._key:
+                return False
+            self._key = key
         io = imgui.get_io()
         w, h = self.window.get_framebuffer_size()
         io.display_size = imgui.ImVec2(float(self.window.width), float(self.window.height))
@@ -174,6 +185,7 @@ class ProgressScreen:
             self.ctx.screen.use()
             self.ctx.viewport = (0, 0, w, h)
         self.gui.render(imgui.get_draw_data(), self.ctx.screen)
+        return True
 
     def release(self) -> None:
         from imgui_bundle import imgui
@@ -213,8 +225,8 @@ def open_window(path, width, height):
             window.switch_to()
             window.dispatch_events()
             text, fraction = job.progress()
-            screen.draw(text, fraction, job.preview)
-            window.flip()
+            if screen.draw(text, fraction, job.preview):
+                window.flip()
             window.set_caption(f"studio - {name} - starting: {text.split(':')[0]}")
             job.join(1.0 / 30.0)
     finally:
