@@ -124,7 +124,7 @@ class ProgressScreen:
         self.window.push_handlers(on_mouse_drag=self._drag, on_mouse_scroll=self._scroll)
 
     # the camera moves as in the studio: left drag orbits, right or middle drag pans, the wheel
-    # zooms (the view is drawn again only when the camera moved: SceneViewport's frame key)
+    # zooms (the view is drawn again only when the camera moved: draw's key)
     def _drag(self, x, y, dx, dy, buttons, modifiers):
         from pyglet.window import mouse
         cam = self.renderer.camera
@@ -143,15 +143,15 @@ class ProgressScreen:
         from imgui_bundle import imgui
         if preview is not None and self.renderer is None:
             self._show(*preview)
+        w, h = self.window.get_framebuffer_size()
         if self.renderer is not None:
             cam = self.renderer.camera
-            key = (text, fraction, self.window.get_framebuffer_size(), cam.azimuth,
-                   cam.elevation, cam.distance, tuple(cam.lookat))
+            key = (text, fraction, w, h, cam.azimuth, cam.elevation, cam.distance,
+                   tuple(cam.lookat))
             if key == self._key:
                 return False
             self._key = key
         io = imgui.get_io()
-        w, h = self.window.get_framebuffer_size()
         io.display_size = imgui.ImVec2(float(self.window.width), float(self.window.height))
         io.display_framebuffer_scale = imgui.ImVec2(w / max(self.window.width, 1),
                                                     h / max(self.window.height, 1))
