@@ -12,6 +12,11 @@ touching each other one block over the pile's dofs. (MuJoCo's sparse Newton fact
 union of the patterns of M and J'J instead.) The iteration itself, gradient, direction, exact
 line search and stop, is solver.newton's; hard rows never reach here (types.sparse_jacobian).
 
+When every row lies on a path to the root of the kinematic tree (solver.tree_rows: robots and
+bodies touching the world, joint limits), H has the sparsity of M itself and is factored along
+the tree in qM's layout without fill-in, as M is (tree_hessian): a robot of a hundred dofs on
+the floor is one island, whose dense block would cost the cube of its dofs.
+
 The islands and the blocks are allocated at each solve, in proportion to the dofs and to the
 squares of the islands' sizes.
 """
@@ -23,9 +28,9 @@ from .constraint import (CONTACT_ELLIPTIC, EQUALITY, FRICTION_DOF, FRICTION_TEND
                          row_col, row_dot)
 from .jit import jit
 from .math import MINVAL
-from .smooth import mul_m
-from .solver import (NEWTON_FLOOR, _cholesky_small, _cholesky_solve, _cone_hessian, line_search,
-                     object_size, project_object)
+from .smooth import factor_m, mul_m, solve_m
+from .solver import (NEWTON_FLOOR, _cholesky_small, _cholesky_solve, _cone_hessian, _object_DJ,
+                     _object_hessian_tree, line_search, object_size, project_object, tree_rows)
 
 
 @jit
@@ -206,6 +211,28 @@ def hessian(m, d, H, dof_island, dof_local, island_adr, island_hadr, f, y0, z, D
 
 
 @jit
+def tree_hessian(m, d, Hs, LDinv, y0, z, D, zh, DJ, damping):
+    """Hs, LDinv: the L'DL factor of M + h B + J' D J in qM's layout, when every row lies on a
+    path to the root (solver.tree_rows: then the sum has M's sparsity and the factor along
+    the tree no fill-in), instead of the islands' dense blocks."""
+    h = m.opt_timestep[0]
+    Hs[:] = d.qM
+    if damping:
+        for k in range(d.qvel.shape[0]):
+            Hs[m.dof_Madr[k]] += h * m.dof_damping[k]
+    nefc = d.nefc[0]
+    i = 0
+    while i < nefc:
+        n = object_size(d, i)
+        for k in range(n):
+            z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
+        if _object_DJ(d, i, n, z, D, zh, DJ):
+            _object_hessian_tree(m, d, i, n, Hs, DJ)
+        i += n
+    factor_m(m, Hs, LDinv)
+
+
+@jit
 def newton(m, d, vnext, vhat, f, iterations, tolerance, damping):
     """solver.newton on the sparse layout (no hard rows); vnext holds the start and receives
     the optimum. Returns (iterations, residual)."""
@@ -229,8 +256,13 @@ def newton(m, d, vnext, vhat, f, iterations, tolerance, damping):
     island_dof = np.empty(nv, np.int64)
     island_adr = np.zeros(nv + 1, np.int64)
     island_hadr = np.zeros(nv + 1, np.int64)
-    nisland = islands(m, d, dof_island, dof_local, island_adr, island_dof, island_hadr)
-    H = np.empty(island_hadr[nisland])
+    # rows on paths to the root: H in qM's layout, factored along the tree (solver.tree_rows)
+    tree = tree_rows(m, d)
+    nisland = 0 if tree else islands(m, d, dof_island, dof_local, island_adr, island_dof,
+                                     island_hadr)
+    H = np.empty(d.qM.shape[0] if tree else island_hadr[nisland])
+    LDinv = np.empty(nv if tree else 0)
+    DJ = np.empty((6, nv if tree else 0))
     it = 0
     residual = 0.0
     primal_cost(m, d, vnext, vhat, f, damping, dv, Mdv)
@@ -256,8 +288,14 @@ def newton(m, d, vnext, vhat, f, iterations, tolerance, damping):
             break
         for r in range(nefc):
             y0[r] = row_dot(d, r, d.efc_J, vnext)
-        hessian(m, d, H, dof_island, dof_local, island_adr, island_hadr, f, y0, z, D, zh,
-                damping)
+        if tree:
+            tree_hessian(m, d, H, LDinv, y0, z, D, zh, DJ, damping)
+            for a in range(nv):
+                p[a] = -grad[a]
+            solve_m(m, H, LDinv, p)
+        else:
+            hessian(m, d, H, dof_island, dof_local, island_adr, island_hadr, f, y0, z, D, zh,
+                    damping)
         ok = True
         for b in range(nisland):
             n = island_adr[b + 1] - island_adr[b]

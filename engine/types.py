@@ -500,7 +500,7 @@ solver_X            f njmax njcol  # scratch: rows of M^-1 J' being solved, dof 
 solver_vec          f 10 12      # scratch vectors of a contact block (PGS, noslip, primal cost)
 solver_mat          f 12 7       # scratch matrices of a contact block (PGS, noslip)
 newton_H            f nvdense nvdense  # scratch: Hessian of the primal problem (dense Newton)
-newton_vec          f 5 nv       # scratch of the Newton solver: gradient, step, M p, J_E' lam, M dv
+newton_vec          f 6 nv       # scratch of the Newton solver: gradient, step, M p, J_E' lam, M dv, 1/D
 newton_DJ           f 6 nv       # scratch of the Newton solver: D J of one object
 newton_Jv           f njmax      # scratch of the Newton solver: J v' (Hessian, line search)
 newton_Jp           f njmax      # scratch of the Newton solver: J p (line search)
@@ -517,7 +517,7 @@ rk_act_dot          f 4 na       # Runge-Kutta stage activation derivatives
 qpos_stage          f nq         # interleaved integrator: positions after the smooth step
 act_stage           f na         # interleaved integrator: activations after the smooth step
 scratch_nv          f 6 nv       # scratch vectors: 0-1 Runge-Kutta, 2 energy and hard rows, 3-5 constraints
-scratch_M           f nM         # scratch sparse matrix
+scratch_M           f nM         # scratch sparse matrix (the Newton Hessian in qM's layout)
 """
 
 

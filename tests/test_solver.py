@@ -32,8 +32,13 @@ KINDS = ["eq", "eq", "fric", "limit", "limit", "frictionless", "c3", "c4", "c6",
 KINDS_PYR_HARD = ["hard", "eq", "hard", "fric", "limit", "pyr", "pyr", "pyr", "pyr", "c3", "pyr"]
 
 
-def random_problem(rng, kinds=KINDS):
-    """A model's real inertia with random rows of every object type (contacts with (22))."""
+TREES = [(0, 5), (5, 6)]       # CHAIN's trees: (first dof, dofs): the chain a-b-c, the free body
+
+
+def random_problem(rng, kinds=KINDS, tree=False):
+    """A model's real inertia with random rows of every object type (contacts with (22)); with
+    ``tree`` each object's rows touch the dofs of one of CHAIN's two trees only (each a path
+    to the root: Newton then factors its Hessian along the tree, solver.tree_rows)."""
     m = engine.load_model_from_string(CHAIN)
     d = engine.make_data(m)
     d.qpos[:] = m.qpos0
@@ -43,10 +48,12 @@ def random_problem(rng, kinds=KINDS):
     rows, ncon = 0, 0
     for kind in kinds:
         dim = {"c3": 3, "c4": 4, "c6": 6}.get(kind, 1)
+        first, ndof = TREES[rng.integers(2)] if tree else (0, nv)
         for k in range(dim):
             i = rows + k
-            d.efc_J[i] = rng.standard_normal(nv)
-            d.efc_range[i] = (0, nv, 0, 0)          # dense rows: every dof
+            d.efc_J[i] = 0.0
+            d.efc_J[i, first:first + ndof] = rng.standard_normal(ndof)
+            d.efc_range[i] = (first, ndof, 0, 0)    # dense rows: every dof of the range
             d.efc_vstar[i] = rng.standard_normal()
             d.efc_type[i] = {"eq": CT.EQUALITY, "hard": CT.EQUALITY, "fric": CT.FRICTION_DOF,
                              "limit": CT.LIMIT_JOINT, "pyr": CT.CONTACT_PYRAMIDAL,
@@ -86,6 +93,7 @@ def dense_M(m, d):
 def test_pgs_reaches_newton_optimum(seed, kinds):
     m, d, vhat = random_problem(np.random.default_rng(seed), kinds)
     n = d.nefc
+    assert not solver.tree_rows(m._struct, d._struct)       # rows over both trees: dense
     M = dense_M(m, d)
     # Newton from v^, then PGS from zero impulses (hard rows eliminated first)
     vnext = vhat.copy()
@@ -118,10 +126,13 @@ def test_pgs_reaches_newton_optimum(seed, kinds):
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("kinds", [KINDS, [k for k in KINDS_PYR_HARD if k != "hard"]],
                          ids=["elliptic", "pyramidal"])
-def test_kkt_conditions(seed, kinds):
-    """At the optimum f = Proj_K^R(R^-1 (v* - J v')) with v' = v^ + M^-1 J' f (Theorem 4)."""
-    m, d, vhat = random_problem(np.random.default_rng(100 + seed), kinds)
+@pytest.mark.parametrize("tree", [False, True], ids=["dense", "tree"])
+def test_kkt_conditions(seed, kinds, tree):
+    """At the optimum f = Proj_K^R(R^-1 (v* - J v')) with v' = v^ + M^-1 J' f (Theorem 4),
+    with the Hessian factored densely or along the tree."""
+    m, d, vhat = random_problem(np.random.default_rng(100 + seed), kinds, tree)
     n = d.nefc
+    assert solver.tree_rows(m._struct, d._struct) == tree
     M = dense_M(m, d)
     vnext = vhat.copy()
     f = np.zeros(n)
@@ -632,3 +643,39 @@ def test_pgs_sweeps_a_branched_tree_over_the_chains_of_its_rows():
     np.testing.assert_allclose(f_pgs, f_newton, rtol=0, atol=1e-8 * np.abs(f_newton).max())
     np.testing.assert_allclose(d.solver_w, np.linalg.solve(M, J.T @ f_pgs), rtol=0,
                                atol=1e-10 * np.abs(vnext - vhat).max())
+
+
+STACK = """
+<mujoco>
+  <option solver="Newton"/>
+  <worldbody>
+    <geom type="plane" size="2 2 .1"/>
+    <body pos="0 0 .099"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+    <body pos="0 0 .298"><freejoint/><geom type="box" size=".1 .1 .1"/></body>
+    <body pos="1 0 .5"><joint type="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -.45" size=".05"/>
+      <body pos="0 0 -.45"><joint type="hinge" axis="0 1 0" range="-.1 .1"/>
+        <geom type="sphere" size=".06"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_tree_rows_of_real_contacts():
+    """A box on the floor, a joint limit and a pendulum's tip on the floor lie on root paths;
+    the contact between two boxes couples two trees: the Hessian is then factored densely."""
+    m = engine.load_model_from_string(STACK)
+    d = engine.make_data(m)
+    d.qpos[m.jnt_qposadr[3]] = 0.3                 # the lower hinge past its limit
+    engine.forward(m, d)
+    pairs = {tuple(sorted((m.geom_bodyid[d.contact_geom1[c]], m.geom_bodyid[d.contact_geom2[c]])))
+             for c in range(d.ncon)}
+    assert (1, 2) in pairs and (0, 1) in pairs and (0, 4) in pairs
+    assert CT.LIMIT_JOINT in d.efc_type[:d.nefc]
+    assert not solver.tree_rows(m._struct, d._struct)
+    d.qpos[m.jnt_qposadr[1] + 2] = 1.0               # lift the upper box off the lower one
+    engine.forward(m, d)
+    assert d.ncon >= 5 and CT.LIMIT_JOINT in d.efc_type[:d.nefc]
+    assert solver.tree_rows(m._struct, d._struct)

@@ -10,6 +10,7 @@ import pytest
 import engine
 import scaled_models
 from engine import Cone, Jacobian, Solver
+from engine import solver as solver_module
 from engine.constraint import dense_jacobian, sparse_rows
 from engine.types import DATA_SPEC, CapacityError, data_sizes, spec_nbytes
 from mj_adapter import random_qpos
@@ -112,6 +113,11 @@ def test_sparse_layout_equals_dense(model, solver, cone, noslip):
             engine.forward(m, d)
         assert dense.nefc == sparse.nefc > 0
         n = dense.nefc
+        # Newton's Hessian along the tree (the humanoid on the floor) or not (the pile's
+        # bodies touch one another), in both layouts alike
+        tree = solver_module.tree_rows(m._struct, sparse._struct)
+        assert tree == solver_module.tree_rows(m._struct, dense._struct)
+        assert tree == (model == "humanoid")
         np.testing.assert_array_equal(dense.efc_range[:n], sparse.efc_range[:n])
         close(dense.efc_J[:n], dense_jacobian(sparse), "efc_J")
         close(dense.efc_force[:n], sparse.efc_force[:n], "efc_force", 1e-11)
