@@ -6,6 +6,7 @@
     python benchmarks/corpus_speed.py --best 300 [--filter TEXT]  # best single steps instead
     python benchmarks/corpus_speed.py --profile TEXT     # the stage profile of matching models
     python benchmarks/corpus_speed.py --settle 1 --same-solver   # see below
+    python benchmarks/corpus_speed.py --mujoco-solver --filter dog
     python benchmarks/corpus_speed.py --steps 1000 --same-state 25  # ours from MuJoCo's states
 
 The corpus is benchmarks/corpus.py's (every distinct model MuJoCo loads under the installed
@@ -27,7 +28,8 @@ floor); --steps N times the first N steps of every model instead; --settle S fir
 both engines S simulated seconds from the start, untimed, to measure the steps that follow
 instead. A model file that names no solver gets MuJoCo's default there (Newton, pyramidal
 cones) and ours here (the paper's PGS, elliptic cones: engine.Solver); --same-solver gives
-MuJoCo our solver and cone, so that both solve the same problem the same way.
+MuJoCo our solver and cone, so that both solve the same problem the same way, and
+--mujoco-solver gives ours MuJoCo's (where it is PGS or Newton).
 """
 import argparse
 import ctypes
@@ -105,7 +107,7 @@ def mujoco_stage_times(mm, md, nstep):
 class Run:
     """Both engines on one model, from the first keyframe (or the default state)."""
 
-    def __init__(self, path, settle=0.0, same_solver=False, same_state=0):
+    def __init__(self, path, settle=0.0, same_solver=False, same_state=0, mujoco_solver=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.mm = mujoco.MjModel.from_xml_path(str(path))
@@ -114,6 +116,9 @@ class Run:
         if same_solver and self.m.opt.solver in (engine.Solver.PGS, engine.Solver.NEWTON):
             self.mm.opt.solver = int(self.m.opt.solver)      # the same numbers as mjtSolver
             self.mm.opt.cone = int(self.m.opt.cone)          # ... and mjtCone
+        if mujoco_solver and self.mm.opt.solver in (engine.Solver.PGS, engine.Solver.NEWTON):
+            self.m.opt.solver = engine.Solver(int(self.mm.opt.solver))
+            self.m.opt.cone = engine.Cone(int(self.mm.opt.cone))
         self.md, self.d = mujoco.MjData(self.mm), engine.make_data(self.m)
         self.same_state = same_state
         self.state = np.empty(mujoco.mj_stateSize(self.mm, SYNCED))
@@ -235,12 +240,16 @@ def main():
     parser.add_argument("--same-state", type=int, default=0, metavar="K",
                         help="ours start every K steps from MuJoCo's state (both engines time "
                              "the same states, whatever their motions do)")
+    parser.add_argument("--mujoco-solver", action="store_true",
+                        help="ours run with MuJoCo's solver and cone (the file's, else Newton "
+                             "and pyramidal) instead of ours")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     print("corpus:", ", ".join(label for label, _ in corpus_roots()) or "none installed")
     print(load_line(), f"({numba.config.NUMBA_NUM_THREADS} cores)")
     print(f"settle {args.settle} s untimed; MuJoCo's solver and cone: "
           + ("ours" if args.same_solver else "the file's (its defaults where it names none)")
+          + ("; ours: MuJoCo's" if args.mujoco_solver else "")
           + (f"; ours from MuJoCo's state every {args.same_state} steps" if args.same_state
              else ""))
     paths, _ = corpus(args.profile or args.filter)
@@ -249,7 +258,7 @@ def main():
         print(f"\r[{k + 1}/{len(paths)}] {short_name(path)[:100]:<100}", end="", flush=True,
               file=sys.stderr)
         try:
-            run = Run(path, args.settle, args.same_solver, args.same_state)
+            run = Run(path, args.settle, args.same_solver, args.same_state, args.mujoco_solver)
         except engine.ModelError:
             refused += 1
             continue
@@ -287,7 +296,8 @@ def main():
         for ratio, name, nv, t_mj, t_ours in rows[:5]:
             print(f"  {ratio:7.2f}  {name}")
     for ratio, name, *_ in rows[:args.worst]:
-        run = Run(runs[name], args.settle, args.same_solver, args.same_state)
+        run = Run(runs[name], args.settle, args.same_solver, args.same_state,
+                  args.mujoco_solver)
         run.ratio(args.chunk, 1)
         ours, mj = run.profile()
         print_profile(f"{name} ({ratio:.2f}x)", ours, mj, run.d.ncon, run.d.nefc,
