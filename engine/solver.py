@@ -1971,6 +1971,7 @@ def _dphi(d, alpha, y0, jp, a0, a1, z, out):
 
 
 NEWTON_FLOOR = 1e-14   # Newton stops below this residual (the rounding floor) whatever the tolerance
+STEP_FLOOR = 4e-16     # ... and after a step below this times the largest |v'| (advance)
 LS_TOLERANCE = 1e-10   # the line search's stop: |phi'| or the bracket, relative (line_search)
 LS_ITERATIONS = 50     # the line search's evaluations after bracketing, at most
 
@@ -2018,6 +2019,22 @@ def line_search(d, y0, jp, a0, a1, dlo, z, out):
 
 
 @jit
+def advance(vnext, alpha, p):
+    """vnext += alpha p; False when the step is rounding: no component moved by more than
+    STEP_FLOOR times the largest |v'|. The iterations stop then. (It happens where every force
+    is negligible, 1e-20 say: the residual, relative to the larger of the two force terms or to
+    MINVAL, is then the rounding of the gradient over MINVAL, and may stay above a tolerance of
+    1e-8 while the iterates only move by an ulp back and forth.)"""
+    step = 0.0
+    size = 0.0
+    for a in range(vnext.shape[0]):
+        vnext[a] += alpha * p[a]
+        step = max(step, abs(alpha * p[a]))
+        size = max(size, abs(vnext[a]))
+    return step > STEP_FLOOR * size
+
+
+@jit
 def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     """Newton's method on the primal problem; vnext holds the start and receives the optimum,
     f the impulses f*(J v') at it.
@@ -2031,7 +2048,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     the time, the solve about a sixth less. The iterations stop below the tolerance or
     NEWTON_FLOOR, the rounding floor (a tolerance of 0 does not make them go on where no step
     can lower the residual; MuJoCo's stop there too, when the line search finds no
-    improvement). Without hard rows nothing is allocated: the scratch is Data's
+    improvement), or when a step leaves v' unchanged (advance). Without hard rows nothing is allocated: the scratch is Data's
     (newton_*, solver_vec, solver_mat)."""
     nv = vnext.shape[0]
     nefc = d.nefc[0]
@@ -2146,9 +2163,10 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
         for r in range(nefc):
             jp[r] = row_dot(d, r, d.efc_J, p)
         alpha = line_search(d, y0, jp, a0, a1, dlo, z, out)
-        for a in range(nv):
-            vnext[a] += alpha * p[a]
+        moved = advance(vnext, alpha, p)
         rows_cost(d, vnext, f)
+        if not moved:
+            break
     if nh > 0:
         hard_impulses(d, f, vnext, vhat, Mdense)
     return it, residual

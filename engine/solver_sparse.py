@@ -30,7 +30,8 @@ from .jit import jit
 from .math import MINVAL
 from .smooth import factor_m, mul_m, solve_m
 from .solver import (NEWTON_FLOOR, _cholesky_small, _cholesky_solve, _cone_hessian, _object_DJ,
-                     _object_hessian_tree, line_search, object_size, project_object, tree_rows)
+                     _object_hessian_tree, advance, line_search, object_size, project_object,
+                     tree_rows)
 
 
 @jit
@@ -327,9 +328,10 @@ def newton(m, d, vnext, vhat, f, iterations, tolerance, damping):
         for r in range(nefc):
             jp[r] = row_dot(d, r, d.efc_J, p)
         alpha = line_search(d, y0, jp, a0, a1, dlo, z, out)
-        for a in range(nv):
-            vnext[a] += alpha * p[a]
+        moved = advance(vnext, alpha, p)
         primal_cost(m, d, vnext, vhat, f, damping, dv, Mdv)
+        if not moved:
+            break                          # the next iteration would repeat this one
     return it, residual
 
 

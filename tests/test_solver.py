@@ -1,5 +1,6 @@
 """The impulse problem (11): projected Gauss-Seidel against Newton on random problems with every
 kind of object, the optimality (KKT) conditions, and the cone projection of Algorithm 5."""
+import os
 import pathlib
 
 import numpy as np
@@ -679,3 +680,24 @@ def test_tree_rows_of_real_contacts():
     engine.forward(m, d)
     assert d.ncon >= 5 and CT.LIMIT_JOINT in d.efc_type[:d.nefc]
     assert solver.tree_rows(m._struct, d._struct)
+
+
+def test_newton_stops_when_its_steps_round_to_nothing():
+    """dm_control's stacker, Newton (tolerance 1e-8, the file's) from its initial state: with
+    the arm in free fall every force is about 1e-20, the residual (relative to the larger force
+    term, floored at MINVAL) is the gradient's rounding over MINVAL and stays above the
+    tolerance in some steps; the iterations stop once a step moves v' by less than its
+    rounding, where they ran to the limit (100) before."""
+    import dm_control
+    path = os.path.join(os.path.dirname(dm_control.__file__), "suite", "stacker.xml")
+    m = engine.load_model(path)
+    m.opt.solver = engine.Solver.NEWTON
+    d = engine.make_data(m)
+    above, niter = 0, []
+    for _ in range(30):
+        engine.step(m, d)
+        niter.append(int(d.solver_niter[0]))
+        above += d.solver_residual[0] > m.opt.tolerance
+    assert above >= 3                    # stopped by the step, not by the tolerance
+    assert max(niter) <= 3, niter
+    assert np.isfinite(d.qpos).all()
