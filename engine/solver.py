@@ -2048,8 +2048,9 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     the time, the solve about a sixth less. The iterations stop below the tolerance or
     NEWTON_FLOOR, the rounding floor (a tolerance of 0 does not make them go on where no step
     can lower the residual; MuJoCo's stop there too, when the line search finds no
-    improvement), or when a step leaves v' unchanged (advance). Without hard rows nothing is allocated: the scratch is Data's
-    (newton_*, solver_vec, solver_mat)."""
+    improvement), or after a step that moved v' by less than its rounding (advance). Without
+    hard rows nothing is allocated: the scratch is Data's (newton_*, solver_vec, solver_mat,
+    scratch_M)."""
     nv = vnext.shape[0]
     nefc = d.nefc[0]
     grad, p, Mp, gofs, Mv = (d.newton_vec[0], d.newton_vec[1], d.newton_vec[2],
