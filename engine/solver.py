@@ -43,7 +43,7 @@ from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMID
                          row_col, row_dot, rows_dot, run_axpy, run_axpy3, run_dot, run_dot3,
                          runs_dot)
 from .jit import inlined, jit
-from .math import MINVAL, dot_row, dot_rows, first_bad
+from .math import MINVAL, dot_row, dot_rows, dot_rows2, dot_seg, first_bad
 from .smooth import factor_m, solve_l_range, solve_m
 
 
@@ -1820,46 +1820,63 @@ def _object_hessian(d, i, n, z, H, D, zh, DJ):
 
 
 @jit
-def tree_rows(m, d):
-    """True when the rows of every object touch only dofs on one path to the root of the
-    kinematic tree (a contact of a body with the world or with one of its ancestors, a joint's
-    limit or friction loss, an equality between a body and its ancestor), and none is hard.
-    Then J' D J adds to H = M + J' D J only entries (a, b) with b an ancestor of a or a itself:
-    H has the sparsity of M, and its L'DL factor following the tree from the leaves has no
-    fill-in (Featherstone 2005, as MuJoCo's mj_factorM), in qM's layout. A row may touch two
-    trees (two bodies apart) or two branches: then not. Either layout of the rows."""
+def on_path(m, d, i, n):
+    """True when the rows i .. i + n - 1 of an object touch only dofs on one path to the root of
+    the kinematic tree (a contact of a body with the world or with one of its ancestors, a
+    joint's limit or friction loss, an equality between a body and its ancestor). Then their
+    J' D J adds to H = M + J' D J only entries (a, b) with b an ancestor of a or a itself: the
+    sparsity of M, whose L'DL factor following the tree from the leaves has no fill-in
+    (Featherstone 2005, as MuJoCo's mj_factorM), in qM's layout. Rows on two trees (two bodies
+    apart) or two branches are not. Either layout of the rows."""
     J = d.efc_J
     rng = d.efc_range
     parent = m.dof_parentid
+    deepest = -1                               # the object's deepest dof (the largest index)
+    for k in range(i, i + n):
+        for r in range(2):
+            a = rng[i, 2 * r]
+            c = row_col(d, i, r) - a               # the column of dof q is q + c
+            for q in range(a + rng[i, 2 * r + 1] - 1, max(a, deepest + 1) - 1, -1):
+                if J[k, q + c] != 0.0:
+                    deepest = q
+                    break
+    for k in range(i, i + n):
+        # each nonzero dof, from the deepest up, must be met walking up from the deepest
+        node = deepest
+        for r in range(2):
+            a = rng[i, 2 * r]
+            c = row_col(d, i, r) - a
+            for q in range(a + rng[i, 2 * r + 1] - 1, a - 1, -1):
+                if J[k, q + c] != 0.0:
+                    while node > q:
+                        node = parent[node]
+                    if node != q:
+                        return False
+    return True
+
+
+@jit
+def cross_rows(m, d):
+    """The number of rows of the objects not on a path to the root (on_path); -1 with a hard
+    row."""
     nefc = d.nefc[0]
+    cross = 0
     i = 0
     while i < nefc:
         if d.efc_hard[i]:
-            return False
+            return -1
         n = object_size(d, i)
-        deepest = -1                           # the object's deepest dof (the largest index)
-        for k in range(i, i + n):
-            for r in range(2):
-                a = rng[i, 2 * r]
-                c = row_col(d, i, r) - a           # the column of dof q is q + c
-                for q in range(a + rng[i, 2 * r + 1] - 1, max(a, deepest + 1) - 1, -1):
-                    if J[k, q + c] != 0.0:
-                        deepest = q
-                        break
-        for k in range(i, i + n):
-            # each nonzero dof, from the deepest up, must be met walking up from the deepest
-            node = deepest
-            for r in range(2):
-                a = rng[i, 2 * r]
-                c = row_col(d, i, r) - a
-                for q in range(a + rng[i, 2 * r + 1] - 1, a - 1, -1):
-                    if J[k, q + c] != 0.0:
-                        while node > q:
-                            node = parent[node]
-                        if node != q:
-                            return False
+        if not on_path(m, d, i, n):
+            cross += n
         i += n
-    return True
+    return cross
+
+
+@jit
+def tree_rows(m, d):
+    """True when every object lies on a path to the root (on_path) and no row is hard: then
+    H = M + J' D J has the sparsity of M."""
+    return cross_rows(m, d) == 0
 
 
 @jit
@@ -2018,6 +2035,32 @@ def line_search(d, y0, jp, a0, a1, dlo, z, out):
     return alpha
 
 
+CROSS_MAX = 12   # rows across branches that the dense layout's Newton adds to the tree factor
+
+
+@jit
+def _low_rank_solve(m, d, Hs, LDinv, k, p):
+    """p <- (H_t + U' C U)^-1 r for p = H_t^-1 r on entry, by the Woodbury identity
+        (H_t + U' C U)^-1 = H_t^-1 - H_t^-1 U' (I + C U H_t^-1 U')^-1 C U H_t^-1,
+    H_t = M + J' D J over the objects on root paths (factored along the tree in Hs, LDinv),
+    U the k rows across branches (their indices in newton_cross, dense layout) and C U their
+    D J (newton_CU). I + C U H_t^-1 U' is similar to I + C^1/2 U H_t^-1 U' C^1/2 (C and H_t^-1
+    positive semidefinite): its eigenvalues are at least 1."""
+    nv = p.shape[0]
+    CU, Y, S, w = d.newton_CU, d.newton_Y, d.newton_S, d.newton_w
+    for b in range(k):
+        Y[b, :] = d.efc_J[d.newton_cross[b]]       # zero outside the row's range
+        solve_m(m, Hs, LDinv, Y[b])
+    for a in range(k):
+        for b in range(k):
+            S[a, b] = (1.0 if a == b else 0.0) + dot_rows2(CU, a, Y, b, 0, nv)
+        S[a, k] = dot_seg(CU[a], 0, p, 0, nv)
+    solve_small(S, k, w)
+    for b in range(k):
+        for q in range(nv):
+            p[q] -= w[b] * Y[b, q]
+
+
 @jit
 def advance(vnext, alpha, p):
     """vnext += alpha p; False when the step is rounding: no component moved by more than
@@ -2043,14 +2086,15 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     system [H J_E'; J_E 0] [p; lam] = [-g; 0], so the iterates stay on that affine set; the
     residual is then that of the KKT gradient g + J_E' lam. The hard impulses are recovered
     at the end (hard_impulses). When every row lies on a path to the root of the kinematic
-    tree (tree_rows: a robot touching the world) H keeps M's sparsity and is factored along
+    tree (on_path: a robot touching the world) H keeps M's sparsity and is factored along
     the tree (factor_m) instead of densely: for the humanoid (nv 27) the factor takes half
-    the time, the solve about a sixth less. The iterations stop below the tolerance or
-    NEWTON_FLOOR, the rounding floor (a tolerance of 0 does not make them go on where no step
-    can lower the residual; MuJoCo's stop there too, when the line search finds no
-    improvement), or after a step that moved v' by less than its rounding (advance). Without
-    hard rows nothing is allocated: the scratch is Data's (newton_*, solver_vec, solver_mat,
-    scratch_M)."""
+    the time, the solve about a sixth less. Up to CROSS_MAX rows that are not on such a path
+    (a hand on a thigh) are then a low-rank update of that factor (_low_rank_solve). The
+    iterations stop below the tolerance or NEWTON_FLOOR, the rounding floor (a tolerance of 0
+    does not make them go on where no step can lower the residual; MuJoCo's stop there too,
+    when the line search finds no improvement), or after a step that moved v' by less than
+    its rounding (advance). Without hard rows nothing is allocated: the scratch is Data's
+    (newton_*, solver_vec, solver_mat, scratch_M)."""
     nv = vnext.shape[0]
     nefc = d.nefc[0]
     grad, p, Mp, gofs, Mv = (d.newton_vec[0], d.newton_vec[1], d.newton_vec[2],
@@ -2063,9 +2107,11 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     it = 0
     residual = 0.0
     nh = count_hard(d)
-    # H in M's sparsity when every row lies on a path to the root (tree_rows): factored along
-    # the tree in qM's layout (Hs, 1/D in LDinv), else dense
-    tree = nh == 0 and tree_rows(m, d)
+    # H in M's sparsity when every object lies on a path to the root (on_path): factored along
+    # the tree in qM's layout (Hs, 1/D in LDinv), with a low-rank update for the rows of up to
+    # CROSS_MAX that do not (_low_rank_solve); else dense
+    ncross = cross_rows(m, d) if nh == 0 else -1
+    tree = 0 <= ncross <= CROSS_MAX
     Hs, LDinv = d.scratch_M, d.newton_vec[5]
     gofs[:] = 0.0
     if nh > 0:
@@ -2111,6 +2157,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
                 for b in range(a + 1):
                     H[a, b] = Mdense[a, b]
         i = 0
+        kc = 0                             # rows across branches in this Hessian
         while i < nefc:
             if d.efc_hard[i]:
                 i += 1
@@ -2120,14 +2167,27 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
                 z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
             if not tree:
                 _object_hessian(d, i, n, z, H, D, zh, DJ)
-            elif _object_DJ(d, i, n, z, D, zh, DJ):
+            elif not _object_DJ(d, i, n, z, D, zh, DJ):
+                pass                           # D J = 0: nothing to add
+            elif ncross == 0 or on_path(m, d, i, n):
                 _object_hessian_tree(m, d, i, n, Hs, DJ)
+            else:
+                for k in range(n):             # a low-rank update (_low_rank_solve)
+                    d.newton_cross[kc] = i + k
+                    d.newton_CU[kc, :] = 0.0
+                    for r in range(2):
+                        adr = d.efc_range[i, 2 * r]
+                        for q in range(adr, adr + d.efc_range[i, 2 * r + 1]):
+                            d.newton_CU[kc, q] = DJ[k, q]
+                    kc += 1
             i += n
         for a in range(nv):
             p[a] = -grad[a]
         if tree:
             factor_m(m, Hs, LDinv)
             solve_m(m, Hs, LDinv, p)
+            if kc > 0:
+                _low_rank_solve(m, d, Hs, LDinv, kc, p)
         elif _cholesky_small(H, nv):
             _cholesky_solve(H, nv, p)
         else:

@@ -36,10 +36,12 @@ KINDS_PYR_HARD = ["hard", "eq", "hard", "fric", "limit", "pyr", "pyr", "pyr", "p
 TREES = [(0, 5), (5, 6)]       # CHAIN's trees: (first dof, dofs): the chain a-b-c, the free body
 
 
-def random_problem(rng, kinds=KINDS, tree=False):
-    """A model's real inertia with random rows of every object type (contacts with (22)); with
-    ``tree`` each object's rows touch the dofs of one of CHAIN's two trees only (each a path
-    to the root: Newton then factors its Hessian along the tree, solver.tree_rows)."""
+def random_problem(rng, kinds=KINDS, layout="dense"):
+    """A model's real inertia with random rows of every object type (contacts with (22)). The
+    rows (``layout``) touch every dof ("dense"), or each object's the dofs of one of CHAIN's
+    two trees only ("tree": each a path to the root, so that Newton factors its Hessian along
+    the tree, solver.on_path), or so except objects 3 and 7 ("mixed": rows across the trees,
+    a low-rank update of that factor)."""
     m = engine.load_model_from_string(CHAIN)
     d = engine.make_data(m)
     d.qpos[:] = m.qpos0
@@ -47,9 +49,12 @@ def random_problem(rng, kinds=KINDS, tree=False):
     engine.forward(m, d)
     nv = m.nv
     rows, ncon = 0, 0
-    for kind in kinds:
+    for obj, kind in enumerate(kinds):
         dim = {"c3": 3, "c4": 4, "c6": 6}.get(kind, 1)
-        first, ndof = TREES[rng.integers(2)] if tree else (0, nv)
+        if layout == "dense" or (layout == "mixed" and obj in (3, 7)):
+            first, ndof = 0, nv
+        else:
+            first, ndof = TREES[rng.integers(2)]
         for k in range(dim):
             i = rows + k
             d.efc_J[i] = 0.0
@@ -127,13 +132,17 @@ def test_pgs_reaches_newton_optimum(seed, kinds):
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("kinds", [KINDS, [k for k in KINDS_PYR_HARD if k != "hard"]],
                          ids=["elliptic", "pyramidal"])
-@pytest.mark.parametrize("tree", [False, True], ids=["dense", "tree"])
-def test_kkt_conditions(seed, kinds, tree):
+@pytest.mark.parametrize("rows", ["dense", "tree", "mixed"])
+def test_kkt_conditions(seed, kinds, rows):
     """At the optimum f = Proj_K^R(R^-1 (v* - J v')) with v' = v^ + M^-1 J' f (Theorem 4),
-    with the Hessian factored densely or along the tree."""
-    m, d, vhat = random_problem(np.random.default_rng(100 + seed), kinds, tree)
+    with the Hessian factored densely, along the tree, or along the tree with a low-rank
+    update for the rows across the trees."""
+    m, d, vhat = random_problem(np.random.default_rng(100 + seed), kinds, rows)
     n = d.nefc
-    assert solver.tree_rows(m._struct, d._struct) == tree
+    cross = solver.cross_rows(m._struct, d._struct)
+    sizes = [{"c3": 3, "c4": 4, "c6": 6}.get(k, 1) for k in kinds]
+    assert cross == {"dense": n, "tree": 0, "mixed": sizes[3] + sizes[7]}[rows]
+    assert solver.tree_rows(m._struct, d._struct) == (rows == "tree")
     M = dense_M(m, d)
     vnext = vhat.copy()
     f = np.zeros(n)

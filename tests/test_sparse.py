@@ -93,8 +93,8 @@ CASES = [(Solver.NEWTON, Cone.ELLIPTIC, 0), (Solver.NEWTON, Cone.PYRAMIDAL, 0),
 @pytest.mark.parametrize("solver,cone,noslip", CASES)
 @pytest.mark.parametrize("model", ["humanoid", "pile", "compiler_constraints"])
 def test_sparse_layout_equals_dense(model, solver, cone, noslip):
-    """Forward on the same states and a few steps: the sparse layout's rows, forces and
-    accelerations equal the dense layout's to 1e-12 (relative to their scale)."""
+    """Forward on the same states and a few steps: the sparse layout's rows equal the dense
+    layout's to 1e-12, forces and accelerations to 1e-10 (relative to their scale)."""
     if model == "humanoid":
         m = humanoid()
     elif model == "pile":
@@ -120,8 +120,10 @@ def test_sparse_layout_equals_dense(model, solver, cone, noslip):
         assert tree == (model == "humanoid")
         np.testing.assert_array_equal(dense.efc_range[:n], sparse.efc_range[:n])
         close(dense.efc_J[:n], dense_jacobian(sparse), "efc_J")
-        close(dense.efc_force[:n], sparse.efc_force[:n], "efc_force", 1e-11)
-        close(dense.qacc, sparse.qacc, "qacc", 1e-11)
+        # 1e-10: with rows across branches Newton's dense layout updates the tree factor
+        # (solver._low_rank_solve) where the sparse layout factors the islands densely
+        close(dense.efc_force[:n], sparse.efc_force[:n], "efc_force", 1e-10)
+        close(dense.qacc, sparse.qacc, "qacc", 1e-10)
         engine.step(m, dense, 5)
         engine.step(m, sparse, 5)
         close(dense.qvel, sparse.qvel, "qvel after 5 steps", 1e-10)
