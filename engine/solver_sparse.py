@@ -139,7 +139,7 @@ def primal_cost(m, d, vnext, vhat, f, damping, dv, Mdv):
 
 @jit
 def _object_D(d, i, n, f, z, D, zh):
-    """D = d f* / d (v* - y) of the object at row i (solver._object_hessian's)."""
+    """D = d f* / d (v* - y) of the object at row i (as solver._object_DJ)."""
     t = d.efc_type[i]
     D[:, :] = 0.0
     if t == EQUALITY:
