@@ -1763,6 +1763,14 @@ def _noslip_ellipse(d, i, n, f, w, res, old, c, xf, z, H, noise):
 # ------------------------------------------------------------------------------------------------
 # Newton
 # ------------------------------------------------------------------------------------------------
+@inlined
+def object_z(d, i, n, y0, z):
+    """z = R^-1 (v* - y) over the object's rows i .. i + n - 1, y0 = J v' (the argument of
+    f* = Proj(z) and of its derivative D)."""
+    for k in range(n):
+        z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
+
+
 @jit
 def _object_DJ(d, i, n, z, D, zh, DJ):
     """DJ = D J for one object, D = d f* / d (v* - y) (piecewise: active rows, cone surface),
@@ -1856,9 +1864,9 @@ def on_path(m, d, i, n):
 
 
 @jit
-def cross_rows(m, d):
-    """The number of rows of the objects not on a path to the root (on_path); -1 with a hard
-    row."""
+def cross_rows(m, d, rows):
+    """The number of rows of the objects not on a path to the root (on_path), the first of
+    them written to ``rows`` (as many as it holds); -1 with a hard row."""
     nefc = d.nefc[0]
     cross = 0
     i = 0
@@ -1867,7 +1875,10 @@ def cross_rows(m, d):
             return -1
         n = object_size(d, i)
         if not on_path(m, d, i, n):
-            cross += n
+            for k in range(i, i + n):
+                if cross < rows.shape[0]:
+                    rows[cross] = k
+                cross += 1
         i += n
     return cross
 
@@ -1876,7 +1887,7 @@ def cross_rows(m, d):
 def tree_rows(m, d):
     """True when every object lies on a path to the root (on_path) and no row is hard: then
     H = M + J' D J has the sparsity of M."""
-    return cross_rows(m, d) == 0
+    return cross_rows(m, d, d.newton_cross[:0]) == 0
 
 
 @jit
@@ -2044,7 +2055,7 @@ def _low_rank_solve(m, d, Hs, LDinv, k, p):
         (H_t + U' C U)^-1 = H_t^-1 - H_t^-1 U' (I + C U H_t^-1 U')^-1 C U H_t^-1,
     H_t = M + J' D J over the objects on root paths (factored along the tree in Hs, LDinv),
     U the k rows across branches (their indices in newton_cross, dense layout) and C U their
-    D J (newton_CU). I + C U H_t^-1 U' is similar to I + C^1/2 U H_t^-1 U' C^1/2 (C and H_t^-1
+    D J (newton_CU, zero for an inactive row). I + C U H_t^-1 U' is similar to I + C^1/2 U H_t^-1 U' C^1/2 (C and H_t^-1
     positive semidefinite): its eigenvalues are at least 1."""
     nv = p.shape[0]
     CU, Y, S, w = d.newton_CU, d.newton_Y, d.newton_S, d.newton_w
@@ -2110,7 +2121,7 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
     # H in M's sparsity when every object lies on a path to the root (on_path): factored along
     # the tree in qM's layout (Hs, 1/D in LDinv), with a low-rank update for the rows of up to
     # CROSS_MAX that do not (_low_rank_solve); else dense
-    ncross = cross_rows(m, d) if nh == 0 else -1
+    ncross = cross_rows(m, d, d.newton_cross) if nh == 0 else -1
     tree = 0 <= ncross <= CROSS_MAX
     Hs, LDinv = d.scratch_M, d.newton_vec[5]
     gofs[:] = 0.0
@@ -2157,29 +2168,27 @@ def newton(m, d, vnext, vhat, Mdense, f, iterations, tolerance):
                 for b in range(a + 1):
                     H[a, b] = Mdense[a, b]
         i = 0
-        kc = 0                             # rows across branches in this Hessian
+        kc = 0                             # the rows across branches (newton_cross) passed
         while i < nefc:
             if d.efc_hard[i]:
                 i += 1
                 continue
             n = object_size(d, i)
-            for k in range(n):
-                z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
+            object_z(d, i, n, y0, z)
             if not tree:
                 _object_hessian(d, i, n, z, H, D, zh, DJ)
-            elif not _object_DJ(d, i, n, z, D, zh, DJ):
-                pass                           # D J = 0: nothing to add
-            elif ncross == 0 or on_path(m, d, i, n):
-                _object_hessian_tree(m, d, i, n, Hs, DJ)
-            else:
-                for k in range(n):             # a low-rank update (_low_rank_solve)
-                    d.newton_cross[kc] = i + k
+            elif kc < ncross and d.newton_cross[kc] == i:
+                # across branches: a low-rank update (_low_rank_solve), zero when D J = 0
+                active = _object_DJ(d, i, n, z, D, zh, DJ)
+                for k in range(n):
                     d.newton_CU[kc, :] = 0.0
                     for r in range(2):
                         adr = d.efc_range[i, 2 * r]
                         for q in range(adr, adr + d.efc_range[i, 2 * r + 1]):
-                            d.newton_CU[kc, q] = DJ[k, q]
+                            d.newton_CU[kc, q] = DJ[k, q] if active else 0.0
                     kc += 1
+            elif _object_DJ(d, i, n, z, D, zh, DJ):
+                _object_hessian_tree(m, d, i, n, Hs, DJ)
             i += n
         for a in range(nv):
             p[a] = -grad[a]

@@ -30,8 +30,8 @@ from .jit import jit
 from .math import MINVAL
 from .smooth import factor_m, mul_m, solve_m
 from .solver import (NEWTON_FLOOR, _cholesky_small, _cholesky_solve, _cone_hessian, _object_DJ,
-                     _object_hessian_tree, advance, line_search, object_size, project_object,
-                     tree_rows)
+                     _object_hessian_tree, advance, line_search, object_size, object_z,
+                     project_object, tree_rows)
 
 
 @jit
@@ -181,8 +181,7 @@ def hessian(m, d, H, dof_island, dof_local, island_adr, island_hadr, f, y0, z, D
     i = 0
     while i < nefc:
         n = object_size(d, i)
-        for k in range(n):
-            z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
+        object_z(d, i, n, y0, z)
         if rng[i, 1] + rng[i, 3] == 0:
             i += n                         # rows on no dof (between bodies without dofs)
             continue
@@ -225,8 +224,7 @@ def tree_hessian(m, d, Hs, LDinv, y0, z, D, zh, DJ, damping):
     i = 0
     while i < nefc:
         n = object_size(d, i)
-        for k in range(n):
-            z[k] = (d.efc_vstar[i + k] - y0[i + k]) / d.efc_R[i + k]
+        object_z(d, i, n, y0, z)
         if _object_DJ(d, i, n, z, D, zh, DJ):
             _object_hessian_tree(m, d, i, n, Hs, DJ)
         i += n

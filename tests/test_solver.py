@@ -139,7 +139,7 @@ def test_kkt_conditions(seed, kinds, rows):
     update for the rows across the trees."""
     m, d, vhat = random_problem(np.random.default_rng(100 + seed), kinds, rows)
     n = d.nefc
-    cross = solver.cross_rows(m._struct, d._struct)
+    cross = solver.cross_rows(m._struct, d._struct, np.zeros(0, np.int64))
     sizes = [{"c3": 3, "c4": 4, "c6": 6}.get(k, 1) for k in kinds]
     assert cross == {"dense": n, "tree": 0, "mixed": sizes[3] + sizes[7]}[rows]
     assert solver.tree_rows(m._struct, d._struct) == (rows == "tree")
