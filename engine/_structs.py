@@ -11,7 +11,7 @@ def _model_new():
 
 
 @njit(cache=True)
-def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos):
+def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum):
     s.opt_timestep = borrow(opt_timestep)
     s.opt_gravity = borrow(opt_gravity)
     s.opt_wind = borrow(opt_wind)
@@ -31,6 +31,8 @@ def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_densit
     s.opt_iterations = borrow(opt_iterations)
     s.opt_noslip_iterations = borrow(opt_noslip_iterations)
     s.opt_noslip_tolerance = borrow(opt_noslip_tolerance)
+    s.opt_ccd_iterations = borrow(opt_ccd_iterations)
+    s.opt_ccd_tolerance = borrow(opt_ccd_tolerance)
     s.opt_disableflags = borrow(opt_disableflags)
     s.opt_enableflags = borrow(opt_enableflags)
     s.body_parentid = borrow(body_parentid)
@@ -42,12 +44,12 @@ def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_densit
     s.body_dofnum = borrow(body_dofnum)
     s.body_dofadr = borrow(body_dofadr)
     s.body_geomnum = borrow(body_geomnum)
-    s.body_geomadr = borrow(body_geomadr)
-    s.body_pos = borrow(body_pos)
 
 
 @njit(cache=True)
-def _model_set1(s, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type):
+def _model_set1(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping):
+    s.body_geomadr = borrow(body_geomadr)
+    s.body_pos = borrow(body_pos)
     s.body_quat = borrow(body_quat)
     s.body_ipos = borrow(body_ipos)
     s.body_iquat = borrow(body_iquat)
@@ -78,12 +80,12 @@ def _model_set1(s, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass
     s.dof_Madr = borrow(dof_Madr)
     s.dof_armature = borrow(dof_armature)
     s.dof_damping = borrow(dof_damping)
-    s.dof_frictionloss = borrow(dof_frictionloss)
-    s.geom_type = borrow(geom_type)
 
 
 @njit(cache=True)
-def _model_set2(s, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid):
+def _model_set2(s, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode):
+    s.dof_frictionloss = borrow(dof_frictionloss)
+    s.geom_type = borrow(geom_type)
     s.geom_contype = borrow(geom_contype)
     s.geom_conaffinity = borrow(geom_conaffinity)
     s.geom_condim = borrow(geom_condim)
@@ -114,12 +116,12 @@ def _model_set2(s, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geo
     s.site_rgba = borrow(site_rgba)
     s.site_sameframe = borrow(site_sameframe)
     s.cam_mode = borrow(cam_mode)
-    s.cam_bodyid = borrow(cam_bodyid)
-    s.cam_targetbodyid = borrow(cam_targetbodyid)
 
 
 @njit(cache=True)
-def _model_set3(s, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert):
+def _model_set3(s, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr):
+    s.cam_bodyid = borrow(cam_bodyid)
+    s.cam_targetbodyid = borrow(cam_targetbodyid)
     s.cam_pos = borrow(cam_pos)
     s.cam_quat = borrow(cam_quat)
     s.cam_poscom0 = borrow(cam_poscom0)
@@ -150,12 +152,12 @@ def _model_set3(s, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy,
     s.mesh_vertadr = borrow(mesh_vertadr)
     s.mesh_vertnum = borrow(mesh_vertnum)
     s.mesh_faceadr = borrow(mesh_faceadr)
-    s.mesh_facenum = borrow(mesh_facenum)
-    s.mesh_vert = borrow(mesh_vert)
 
 
 @njit(cache=True)
-def _model_set4(s, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype):
+def _model_set4(s, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype):
+    s.mesh_facenum = borrow(mesh_facenum)
+    s.mesh_vert = borrow(mesh_vert)
     s.mesh_face = borrow(mesh_face)
     s.mesh_graphadr = borrow(mesh_graphadr)
     s.mesh_graph = borrow(mesh_graph)
@@ -186,12 +188,12 @@ def _model_set4(s, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba,
     s.wrap_prm = borrow(wrap_prm)
     s.actuator_trntype = borrow(actuator_trntype)
     s.actuator_dyntype = borrow(actuator_dyntype)
-    s.actuator_gaintype = borrow(actuator_gaintype)
-    s.actuator_biastype = borrow(actuator_biastype)
 
 
 @njit(cache=True)
-def _model_set5(s, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction):
+def _model_set5(s, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2):
+    s.actuator_gaintype = borrow(actuator_gaintype)
+    s.actuator_biastype = borrow(actuator_biastype)
     s.actuator_trnid = borrow(actuator_trnid)
     s.actuator_actadr = borrow(actuator_actadr)
     s.actuator_actnum = borrow(actuator_actnum)
@@ -222,12 +224,12 @@ def _model_set5(s, actuator_trnid, actuator_actadr, actuator_actnum, actuator_gr
     s.eq_hard = borrow(eq_hard)
     s.pair_geom1 = borrow(pair_geom1)
     s.pair_geom2 = borrow(pair_geom2)
-    s.pair_condim = borrow(pair_condim)
-    s.pair_friction = borrow(pair_friction)
 
 
 @njit(cache=True)
-def _model_set6(s, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree):
+def _model_set6(s, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0):
+    s.pair_condim = borrow(pair_condim)
+    s.pair_friction = borrow(pair_friction)
     s.pair_margin = borrow(pair_margin)
     s.pair_gap = borrow(pair_gap)
     s.pair_epsilon = borrow(pair_epsilon)
@@ -258,12 +260,12 @@ def _model_set6(s, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, e
     s.body_treedofadr = borrow(body_treedofadr)
     s.body_treedofnum = borrow(body_treedofnum)
     s.dof_invweight0 = borrow(dof_invweight0)
-    s.dof_M0 = borrow(dof_M0)
-    s.body_isfree = borrow(body_isfree)
 
 
 @njit(cache=True)
-def _model_set7(s, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+def _model_set7(s, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+    s.dof_M0 = borrow(dof_M0)
+    s.body_isfree = borrow(body_isfree)
     s.D_rownnz = borrow(D_rownnz)
     s.D_rowadr = borrow(D_rowadr)
     s.D_diag = borrow(D_diag)
@@ -278,16 +280,16 @@ def _model_set7(s, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actu
 MODEL_KERNELS = ('_model_new', '_model_set0', '_model_set1', '_model_set2', '_model_set3', '_model_set4', '_model_set5', '_model_set6', '_model_set7')
 
 
-def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
     s = _model_new()
-    _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos)
-    _model_set1(s, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type)
-    _model_set2(s, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid)
-    _model_set3(s, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert)
-    _model_set4(s, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype)
-    _model_set5(s, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction)
-    _model_set6(s, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree)
-    _model_set7(s, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring)
+    _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum)
+    _model_set1(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping)
+    _model_set2(s, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode)
+    _model_set3(s, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr)
+    _model_set4(s, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype)
+    _model_set5(s, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2)
+    _model_set6(s, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0)
+    _model_set7(s, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring)
     return s
 
 

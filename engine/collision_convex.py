@@ -15,7 +15,9 @@ point would let the geoms rock: the faces of both geoms nearly orthogonal to the
 (vertices within a small tolerance of each support plane) are intersected in the contact plane
 (Sutherland-Hodgman clipping of one polygon by the other) and at most 4 points are kept
 (the deepest and the ones farthest from it), each with its own depth along the normal, none
-deeper than the EPA depth (which stays the deepest contact when no clipped point reaches it).
+deeper than the EPA depth (which stays the deepest contact when no clipped point reaches it);
+none with multiccd disabled (MuJoCo then gives one contact). A model with nativeccd disabled
+collides these pairs by MPR instead (collision_mpr).
 
 Scratch (no allocation in a step) lives in Data: ``gjk_simplex``, the ``epa_*`` arrays, ``col_work``
 (face polygons and their clipping) and ``col_hullpt``/``col_hullid`` (a hull's vertices below a
@@ -26,7 +28,7 @@ import math
 from numba import float64, uint64
 
 from .collision_primitive import normalize3, put
-from .enums import GeomType
+from .enums import DisableBit, GeomType
 from .jit import inlined, jit
 from .math import (MINVAL, add3, cross3, dot3, mat9, mulmattvec3, mulmatvec3, norm3, scl3, sub3,
                    vec3)
@@ -37,6 +39,7 @@ ELLIPSOID = int(GeomType.ELLIPSOID)
 CYLINDER = int(GeomType.CYLINDER)
 BOX = int(GeomType.BOX)
 MESH = int(GeomType.MESH)
+MULTICCD = int(DisableBit.MULTICCD)
 
 GJK_ITER = 100
 EPA_TOL = 1e-10      # EPA stops when a new support point improves the face distance by less
@@ -991,7 +994,8 @@ def convex_convex(m, d, g1, g2, margin):
         dist -= rad
         pos = add3(pos, scl3(normal, 0.5 * rad))
     put(d.col_dist, d.col_pos, d.col_frame, 0, dist, pos, normal)
-    if (t1 == BOX or t1 == MESH) and (t2 == BOX or t2 == MESH):
+    if ((t1 == BOX or t1 == MESH) and (t2 == BOX or t2 == MESH)
+            and not m.opt_disableflags[0] & MULTICCD):
         return polytope_contacts(m, d, g1, g2, margin, dist, normal)
     return 1
 

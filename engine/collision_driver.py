@@ -39,12 +39,11 @@ before averaging.
 When more than ``d.nconmax`` contacts are found, ``d.nefc_overflow[0]`` is set and the
 remaining ones are dropped; ``ensure_capacity(m, d)`` grows Data and runs collision again.
 """
-import math
-
 import numpy as np
 from numba import uint64
 
 from .collision_convex import plane_convex, convex_convex
+from .collision_mpr import NATIVECCD, mpr_contacts
 from .collision_hfield import hfield_convex
 from .collision_primitive import (box_box, box_box_clean,
                                   capsule_box, capsule_capsule, plane_box, plane_capsule,
@@ -52,7 +51,7 @@ from .collision_primitive import (box_box, box_box_clean,
                                   sphere_cylinder, sphere_sphere)
 from .enums import DisableBit, GeomType
 from .jit import calls_stages, inlined, jit
-from .math import MINVAL, cross3, dot3, mat9, mulmatvec3, vec3
+from .math import complete_frame, dot3, mat9, mulmatvec3, vec3
 
 NGEOMTYPE = 8
 PLANE = int(GeomType.PLANE)
@@ -159,6 +158,8 @@ def narrowphase(m, d, code, g1, g2, margin):
     if code == C_PLANE_CONVEX:
         return plane_convex(m, d, g1, g2, margin)
     if code == C_CONVEX:
+        if m.opt_disableflags[0] & NATIVECCD:       # MuJoCo's libccd path: MPR
+            return mpr_contacts(m, d, g1, g2, margin)
         return convex_convex(m, d, g1, g2, margin)
     if code == C_HFIELD:
         return hfield_convex(m, d, g1, g2, margin)
@@ -170,38 +171,11 @@ def narrowphase(m, d, code, g1, g2, margin):
 # ------------------------------------------------------------------------------------------------
 @jit
 def make_frame(f, i):
-    """Complete row i of f (9 columns) into an orthonormal frame (MuJoCo's mju_makeFrame).
-
-    Row 0 (the normal) is normalised; the tangent row 1 is kept if given (made orthogonal to
-    the normal), otherwise (0, 1, 0), or (0, 0, 1) when the normal is close to y; row 2 is
-    normal x tangent.
-    """
-    nx, ny, nz = f[i, 0], f[i, 1], f[i, 2]
-    ln = math.sqrt(nx * nx + ny * ny + nz * nz)
-    if ln < MINVAL:
-        nx, ny, nz = 1.0, 0.0, 0.0
-    else:
-        inv = 1.0 / ln
-        nx, ny, nz = nx * inv, ny * inv, nz * inv
-    tx, ty, tz = f[i, 3], f[i, 4], f[i, 5]
-    if tx * tx + ty * ty + tz * tz < 0.25:
-        tx, ty, tz = 0.0, 0.0, 0.0
-        if ny < 0.5 and ny > -0.5:
-            ty = 1.0
-        else:
-            tz = 1.0
-    # t -= n (n . t), normalised
-    s = nx * tx + ny * ty + nz * tz
-    tx, ty, tz = tx - nx * s, ty - ny * s, tz - nz * s
-    lt = math.sqrt(tx * tx + ty * ty + tz * tz)
-    if lt < MINVAL:
-        tx, ty, tz = 1.0, 0.0, 0.0
-    else:
-        inv = 1.0 / lt
-        tx, ty, tz = tx * inv, ty * inv, tz * inv
-    b = cross3((nx, ny, nz), (tx, ty, tz))
-    f[i, 0], f[i, 1], f[i, 2] = nx, ny, nz
-    f[i, 3], f[i, 4], f[i, 5] = tx, ty, tz
+    """Complete row i of f (9 columns) into an orthonormal frame (MuJoCo's mju_makeFrame):
+    math.complete_frame of its normal (row 0) and tangent (row 1)."""
+    n, t, b = complete_frame((f[i, 0], f[i, 1], f[i, 2]), (f[i, 3], f[i, 4], f[i, 5]))
+    f[i, 0], f[i, 1], f[i, 2] = n[0], n[1], n[2]
+    f[i, 3], f[i, 4], f[i, 5] = t[0], t[1], t[2]
     f[i, 6], f[i, 7], f[i, 8] = b[0], b[1], b[2]
 
 
@@ -708,7 +682,7 @@ def unused_narrowphase(m):
     if C_PLANE_CONVEX not in codes:
         out["plane_convex"] = _no_pair
     if C_CONVEX not in codes:
-        out["convex_convex"] = _no_pair
+        out.update(convex_convex=_no_pair, mpr_contacts=_no_pair)
     if C_HFIELD not in codes:
         out["hfield_convex"] = _no_pair
     return out

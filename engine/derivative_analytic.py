@@ -1069,7 +1069,11 @@ def convex_geometry(m, d, c, Gp, Gn, Gd, poly):
         vertices within FACE_TOL of each support plane; they must be flat).
     feature_geometry differentiates the result. False for an ellipsoid or cylinder, a
     polygon that is not flat, or a point on no feature (the detector's points clamped to the
-    EPA depth on nearly flat faces): the caller falls back to differences."""
+    EPA depth on nearly flat faces), and for MPR's contacts (nativeccd disabled: their normal
+    is not the least overlap's, nor their point on a feature): the caller falls back to
+    differences."""
+    if m.opt_disableflags[0] & DisableBit.NATIVECCD:
+        return False
     g1 = d.contact_geom1[c]
     g2 = d.contact_geom2[c]
     t1 = m.geom_type[g1]

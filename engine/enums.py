@@ -98,6 +98,8 @@ class DisableBit(IntEnum):
     SPRING = 1 << 12
     DAMPER = 1 << 13
     SENSOR = 1 << 14       # sensors are not computed (sensordata keeps its values)
+    NATIVECCD = 1 << 15    # convex pairs by MPR as MuJoCo's libccd path (collision_mpr)
+    MULTICCD = 1 << 16     # one contact per convex pair (no flat-face or turned points)
 
 
 class TrnType(IntEnum):

@@ -70,6 +70,8 @@ opt_stabilization   i 1          # Stabilization: diagonal B, K (eq. 28) or exac
 opt_iterations      i 1          # maximum solver iterations
 opt_noslip_iterations i 1        # noslip sweeps after the solver (0: no noslip)
 opt_noslip_tolerance  f 1        # noslip stops when a sweep improves the cost by less (MuJoCo's)
+opt_ccd_iterations  i 1          # MPR expansions (nativeccd disabled: collision_mpr)
+opt_ccd_tolerance   f 1          # MPR stops when the surface is this near the portal
 opt_disableflags    i 1          # DisableBit
 opt_enableflags     i 1          # enable bits (reserved)
 # bodies (body 0 is the world; parents come before children)
@@ -932,7 +934,7 @@ class Option:
 
     _SCALARS = ("timestep density viscosity tolerance epsilon kappa rmin impratio integrator "
                 "solver cone jacobian stabilization iterations noslip_iterations noslip_tolerance "
-                "disableflags enableflags").split()
+                "ccd_iterations ccd_tolerance disableflags enableflags").split()
     _ENUMS = {"integrator": Integrator, "solver": Solver, "cone": Cone, "jacobian": Jacobian,
               "stabilization": Stabilization}
 
@@ -960,7 +962,7 @@ class Option:
     # admissible values: the solvers divide by R >= rmin, kappa and impratio; NaN is refused
     _POSITIVE = ("timestep", "kappa", "rmin", "impratio")
     _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity",
-                    "noslip_iterations", "noslip_tolerance")
+                    "noslip_iterations", "noslip_tolerance", "ccd_iterations", "ccd_tolerance")
 
     def __setattr__(self, name, value):
         key = "opt_" + name
@@ -970,9 +972,8 @@ class Option:
         object.__setattr__(self, "_kept", None)
 
     # MuJoCo's options that this engine does not have
-    _MUJOCO_ONLY = ("ls_tolerance ccd_tolerance sleep_tolerance o_margin "
-                    "o_solref o_solimp o_friction ls_iterations "
-                    "ccd_iterations disableactuator sdf_iterations sdf_initpoints").split()
+    _MUJOCO_ONLY = ("ls_tolerance sleep_tolerance o_margin o_solref o_solimp o_friction "
+                    "ls_iterations disableactuator sdf_iterations sdf_initpoints").split()
 
     def _unknown(self, name):
         if name.startswith("_"):

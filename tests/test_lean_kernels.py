@@ -31,15 +31,16 @@ def test_unused_narrowphase_follows_the_geom_types():
     m = compiler.load_model_from_string(BALLS)
     assert set(collision_driver.unused_narrowphase(m)) == {
         "box_box", "box_box_clean", "capsule_box", "plane_convex", "convex_convex",
-        "hfield_convex"}
+        "mpr_contacts", "hfield_convex"}
     one_box = BALLS.replace('type="sphere" size=".08"', 'type="box" size=".05 .05 .05"')
     m = compiler.load_model_from_string(one_box)
     # a box with a capsule, a box with itself (were there two), a box with a plane: kept
     assert set(collision_driver.unused_narrowphase(m)) == {
-        "plane_convex", "convex_convex", "hfield_convex"}
+        "plane_convex", "convex_convex", "mpr_contacts", "hfield_convex"}
     m = compiler.load_model_from_string(BALLS.replace('type="capsule" size=".05 .1"',
                                                       'type="ellipsoid" size=".05 .06 .1"'))
     assert "convex_convex" not in collision_driver.unused_narrowphase(m)
+    assert "mpr_contacts" not in collision_driver.unused_narrowphase(m)
     assert "plane_convex" not in collision_driver.unused_narrowphase(m)
 
 

@@ -42,16 +42,14 @@ DISABLE_FLAGS = {"constraint": DisableBit.CONSTRAINT, "equality": DisableBit.EQU
                  "gravity": DisableBit.GRAVITY, "clampctrl": DisableBit.CLAMPCTRL,
                  "warmstart": DisableBit.WARMSTART, "filterparent": DisableBit.FILTERPARENT,
                  "actuation": DisableBit.ACTUATION, "eulerdamp": DisableBit.EULERDAMP,
-                 "sensor": DisableBit.SENSOR}
+                 "sensor": DisableBit.SENSOR, "nativeccd": DisableBit.NATIVECCD,
+                 "multiccd": DisableBit.MULTICCD}
 # flags without a counterpart: those that change the physics are refused (when set to the value
 # given here), the others (diagnostics, performance, the choice among collision algorithms) are
 # reported (when set to the value given) or accepted quietly
 PHYSICS_FLAGS = {"diagexact": True, "ipc": True, "speculative": True, "override": True,
                  "sleep": True, "refsafe": False, "autoreset": False}
-REPORTED_FLAGS = {"fwdinv": (True, "the forward-inverse comparison is not computed"),
-                  "multiccd": (True, "convex collisions here already give up to 4 contacts on "
-                                     "flat faces"),
-                  "nativeccd": (False, "collisions use this engine's own GJK/EPA")}
+REPORTED_FLAGS = {"fwdinv": (True, "the forward-inverse comparison is not computed")}
 QUIET_FLAGS = ("energy", "invdiscrete", "midphase", "island")
 # where asset files are looked for: (directory checked, directory loaded from, kind)
 ASSET_DIRS = {"mesh": ("meshdir", "meshdir", "mesh"), "hfield": ("assetdir", "meshdir", "hfield"),
@@ -331,7 +329,7 @@ def compile_option(c, o):
     out["solver"] = int(solver)
     out["cone"] = int(keyword(o, "cone", CONES))
     out["jacobian"] = int(keyword(o, "jacobian", JACOBIANS))
-    for a in ("noslip_iterations", "noslip_tolerance"):
+    for a in ("noslip_iterations", "noslip_tolerance", "ccd_iterations", "ccd_tolerance"):
         out[a] = getattr(o, a)
         if not out[a] >= 0:
             raise src(a, o).error(f"{a} must be >= 0", a)
@@ -367,4 +365,7 @@ def compile_flags(c, o):
                 c.warn(f"flag {a}=\"{value}\" has no counterpart: {REPORTED_FLAGS[a][1]}", src)
         elif a not in QUIET_FLAGS:
             raise AssertionError(a)     # every flag of the schema is classified above
+    if bits & DisableBit.NATIVECCD and c.spec.hfields:
+        c.warn("flag nativeccd=\"disable\": height-field contacts keep this engine's GJK/EPA "
+               "(MuJoCo's libccd path runs MPR on each prism)", src)
     return bits

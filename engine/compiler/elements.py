@@ -795,7 +795,7 @@ class Option(Element):
     iterations: int = 100
     ls_iterations: int = 50
     noslip_iterations: int = 0
-    ccd_iterations: int = 50
+    ccd_iterations: int = 35
     sdf_iterations: int = 10
     sdf_initpoints: int = 40
     actuatorgroupdisable: list = vec()

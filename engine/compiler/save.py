@@ -54,8 +54,8 @@ LIMITS = {"jnt_limited": ("joint", "limited"), "tendon_limited": ("tendon", "lim
 DOF = {"dof_damping": "damping", "dof_armature": "armature", "dof_frictionloss": "frictionloss"}
 INERTIA = ("body_mass", "body_inertia", "body_ipos", "body_iquat")
 OPTIONS = ("timestep", "gravity", "wind", "magnetic", "density", "viscosity", "impratio",
-           "tolerance", "iterations", "noslip_iterations", "noslip_tolerance", "epsilon", "kappa",
-           "rmin", "stabilization")
+           "tolerance", "iterations", "noslip_iterations", "noslip_tolerance", "ccd_iterations",
+           "ccd_tolerance", "epsilon", "kappa", "rmin", "stabilization")
 
 
 def editable_fields():
