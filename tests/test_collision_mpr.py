@@ -4,10 +4,11 @@ its multiccd contacts (engine.collision_mpr), against MuJoCo's own (libccd) on t
 Both sides run the same algorithm on the same support points, so the contacts agree to the
 rounding of the portal's arithmetic: tolerances 1e-9. With a mesh, MuJoCo's vertices are in
 single precision and the engine's in double (5e-9 apart here): depths and points to 1e-7, and
-normals to 2e-6 (the last portal, converged to ccd_tolerance 1e-6, may differ). Looser where a support direction is
-perpendicular to a mesh face (several vertices tie as the support point: the engine's hill
-climb may return another of them than MuJoCo's, which moves the portal's path; the depth is
-still the same to ccd_tolerance, but the point found may move along the face)."""
+normals to 2e-6 (the last portal, converged to ccd_tolerance 1e-6, may differ). Looser where
+a support direction is perpendicular to a mesh face (several vertices tie as the support
+point: the engine's hill climb may return another of them than MuJoCo's, which moves the
+portal's path; the depth is still the same to ccd_tolerance, but the point found may move
+along the face)."""
 import importlib.util
 import logging
 import pathlib
