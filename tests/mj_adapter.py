@@ -67,6 +67,7 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
         opt_solver=[Solver.PGS], opt_cone=[Cone.ELLIPTIC], opt_jacobian=[o.jacobian],
         opt_iterations=[o.iterations],
         opt_noslip_iterations=[o.noslip_iterations], opt_noslip_tolerance=[o.noslip_tolerance],
+        opt_ccd_iterations=[o.ccd_iterations], opt_ccd_tolerance=[o.ccd_tolerance],
         opt_disableflags=[disableflags_from_mujoco(o.disableflags)], opt_enableflags=[0],
         opt_stabilization=[Stabilization.DIAGONAL])
     names = {}

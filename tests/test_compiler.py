@@ -135,7 +135,7 @@ def compare_models(ours, mj):
     _quat_close("body_iquat", ours.body_iquat, mj.body_iquat)
     # options
     for k in ("timestep", "density", "viscosity", "impratio", "tolerance", "iterations",
-              "noslip_iterations", "noslip_tolerance"):
+              "noslip_iterations", "noslip_tolerance", "ccd_iterations", "ccd_tolerance"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
     for k in ("gravity", "wind", "magnetic"):
         _close(f"opt.{k}", getattr(ours.opt, k), getattr(mj.opt, k))
@@ -144,7 +144,9 @@ def compare_models(ours, mj):
     mjbits = {"CONSTRAINT": 1 << 0, "EQUALITY": 1 << 1, "FRICTIONLOSS": 1 << 2,
               "LIMIT": 1 << 3, "CONTACT": 1 << 4, "SPRING": 1 << 5, "DAMPER": 1 << 6,
               "GRAVITY": 1 << 7, "CLAMPCTRL": 1 << 8, "WARMSTART": 1 << 9,
-              "FILTERPARENT": 1 << 10, "ACTUATION": 1 << 11}
+              "FILTERPARENT": 1 << 10, "ACTUATION": 1 << 11,
+              "NATIVECCD": int(mujoco.mjtDisableBit.mjDSBL_NATIVECCD),
+              "MULTICCD": int(mujoco.mjtDisableBit.mjDSBL_MULTICCD)}
     for name, bit in mjbits.items():
         assert bool(ours.opt.disableflags & engine.DisableBit[name]) == \
             bool(mj.opt.disableflags & bit), f"disable flag {name}"
