@@ -1,14 +1,15 @@
 #version 330 core
 // MuJoCo's lighting (OpenGL's fixed-function model): emission, then per light ambient, diffuse
 // and Blinn-Phong specular (exponent 128 shininess), with attenuation and spot cones; the
-// headlight is light 0. The renderer replaces /* LIGHTS */ below by one call of shade() per light of
-// the model with its type and shadow map as literals, so that a software rasteriser runs
-// straight-line code (no loop, no branch on the light's type). Up to two lights cast shadows (shadow maps, the hardware's 2x2
-// comparison filter). Textures (2D with mipmaps, cube) modulate the colour; a reflective plane
-// mixes in the mirrored scene (u_reflection, drawn beforehand); planes fade into the haze at
-// the horizon, and the optional fog follows the distance. The renderer compiles a variant per set
-// of the features a batch of geoms uses (TEXTURE, MIRROR, HAZE, FOG defined before this text), so
-// that a software rasteriser does not run the code of the others for every pixel.
+// headlight is light 0. The renderer replaces /* LIGHTS */ below by one call of shade() per
+// light of the model with its type and shadow map as literals, so that a software rasteriser
+// runs straight-line code (no loop, no branch on the light's type). Up to two lights cast
+// shadows (shadow maps, the hardware's 2x2 comparison filter). Textures (2D with mipmaps, cube)
+// modulate the colour; planes fade into the haze at the horizon, and the optional fog follows
+// the distance. The mirror pass writes the reflective plane's reflectance as alpha (u_alpha),
+// which the plane then blends by. The renderer compiles a variant per set of the features a
+// batch of geoms uses (TEXTURE, HAZE, FOG defined before this text), so that a software
+// rasteriser does not run the code of the others for every pixel.
 
 in vec3 v_world;
 in vec3 v_normal;
@@ -34,9 +35,7 @@ uniform sampler2DShadow u_shadow_map1;
 uniform float u_shadow_on;
 uniform sampler2D u_tex2d;
 uniform samplerCube u_texcube;
-uniform sampler2D u_reflection;       // the mirrored scene (alpha: something is there)
-uniform vec2 u_viewport;              // size of the target in pixels
-uniform float u_mirror;               // 1 while drawing the reflective plane
+uniform float u_alpha;                // output alpha if >= 0 (the mirror pass), else the geom's
 uniform vec3 u_eye;
 uniform vec2 u_haze_range;            // planes: distance where the haze starts and is full
 uniform vec3 u_haze_color;
@@ -102,12 +101,6 @@ void main() {
     float shininess = max(v_material.z * 128.0, 1.0);
     vec3 color = v_material.x * base;
     /* LIGHTS */
-#ifdef MIRROR
-    if (u_mirror > 0.5) {                 // the mirrored scene, where there is some
-        vec4 r = texture(u_reflection, gl_FragCoord.xy / u_viewport);
-        color = mix(color, r.rgb, v_material.w * r.a);
-    }
-#endif
 #ifdef HAZE
     if (u_haze_range.y > 0.0)
         color = mix(color, u_haze_color, smoothstep(u_haze_range.x, u_haze_range.y,
@@ -118,5 +111,5 @@ void main() {
         color = mix(color, u_fog_color, clamp((length(u_eye - v_world) - u_fog.x)
                                               / max(u_fog.y - u_fog.x, 1e-6), 0.0, 1.0));
 #endif
-    f_color = vec4(color, v_color.a);
+    f_color = vec4(color, u_alpha >= 0.0 ? u_alpha : v_color.a);
 }

@@ -7,7 +7,10 @@ frame (``render``) draws a ``studio.scene.Scene`` in this order:
    (``castshadow``; a directional light looks along its direction over the bodies' bounding
    sphere, a spot light through its cone, a point light towards the bodies);
 2. the mirror: with a reflective plane in view (material ``reflectance``), the opaque geoms
-   mirrored in it, into a texture of their own (half resolution) that the plane mixes in;
+   mirrored in it, drawn first into the picture with the plane's reflectance as their alpha
+   (the depth cleared after them), and the plane drawn over them blending by that alpha
+   (MuJoCo's stencil mirror, without a stencil: the skybox, or the background colour, then
+   covers what they left beyond the plane);
 3. the opaque geoms (Blinn-Phong with the model's lights and the headlight, ``visual/headlight``;
    materials' emission, specular, shininess; 2D and cube textures with mipmaps and anisotropic
    filtering, so the floor grid does not shimmer), then the skybox behind them, the decorations,
@@ -32,7 +35,8 @@ from engine.enums import LightType
 from . import SHADER_DIR, meshes
 from .camera import OrbitCamera, look_at, model_statistic, perspective
 from .hfield_mesh import hfield_meshes
-from .scene import GRID, INFINITE_PLANE, NFLOAT, SceneOptions, geom_colors, model_extent
+from .scene import (GRID, INFINITE_PLANE, MATERIAL, NFLOAT, SceneOptions, geom_colors,
+                    model_extent)
 from .textures import default_grid, skybox_index, texture_pixels
 
 BACKGROUND = (0.11, 0.13, 0.17)       # clear colour (linear RGB, 0..1) without a skybox
@@ -271,7 +275,6 @@ class Renderer:
         self.align()
         self.shadow_maps = []                # [(depth texture, framebuffer)]
         self._shadow_targets(SHADOW_SIZE)
-        self.reflection = None               # (texture, framebuffer, key) of the mirror pass
         self.sky = skybox_index(m)
         self.headlight = dict(ambient=visual(m, "headlight", "ambient", [0.1, 0.1, 0.1]),
                               diffuse=visual(m, "headlight", "diffuse", [0.4, 0.4, 0.4]),
@@ -413,8 +416,6 @@ class Renderer:
         b = self.batches.get((key, detail))
         if b is None:
             features = {"TEXTURE"} if len(key) > 3 else set()     # (shape, layer, texture, pass)
-            if key[1] == "mirror":
-                features.add("MIRROR")
             if key[0] == "plane":
                 features.add("HAZE")
             features = frozenset(features)
@@ -512,7 +513,7 @@ class Renderer:
             prog.release()
 
     def _program(self, features) -> moderngl.Program:
-        """The geom program with these features of mesh.frag (TEXTURE, MIRROR, HAZE; FOG when
+        """The geom program with these features of mesh.frag (TEXTURE, HAZE; FOG when
         the fog is on) and the current lights, compiled on first use."""
         prog = self.programs.get(features)
         if prog is None:
@@ -622,7 +623,7 @@ class Renderer:
         for k, (tex, _) in enumerate(self.shadow_maps):
             tex.use(location=1 + k)
         for name, unit in (("u_shadow_map0", 1), ("u_shadow_map1", 2), ("u_tex2d", 3),
-                           ("u_texcube", 4), ("u_reflection", 5)):
+                           ("u_texcube", 4)):
             self.uniforms.set(name, unit)
         self.uniforms.set("u_eye", tuple(eye))
         self.uniforms.set("u_haze_color", tuple(self.haze_color))
@@ -631,40 +632,41 @@ class Renderer:
         self.uniforms.set("u_fog_color", tuple(fog[2]))
         self.uniforms.set("u_clip_plane", (0.0, 0.0, 0.0, 1.0))
         self.uniforms.array("u_reflect", np.eye(4))
-        self.uniforms.set("u_mirror", 0.0)
+        self.uniforms.set("u_alpha", -1.0)
         self.uniforms.set("u_haze_range", (0.0, 0.0))
+        self._draw_picture(fbo, width, height, drawn, vp, eye, scene)
 
-        # the mirror: the opaque geoms reflected in the first reflective plane
-        mirror = drawn["mirror"]
-        has_reflection = bool(mirror) and bool(opts.reflections) and self._draw_mirror(
-            scene, drawn["reflected"], vp, eye, width, height)
-        self._draw_picture(fbo, width, height, drawn, vp, eye, has_reflection)
-
-    def _draw_picture(self, fbo, width, height, drawn, vp, eye, has_reflection) -> None:
-        """The picture: clear ``fbo``, then the opaque geoms, the reflective plane (mixing in the
-        mirror pass when ``has_reflection``), the skybox, the decorations and the transparent
-        geoms without depth writes."""
+    def _draw_picture(self, fbo, width, height, drawn, vp, eye, scene) -> None:
+        """The picture: clear ``fbo`` (alpha 0), the mirror pass, the reflective planes (blended
+        over it), the opaque geoms, the skybox, the decorations and the transparent geoms
+        without depth writes."""
         ctx, opts = self.ctx, self.options
         mirror = drawn["mirror"]
         fbo.use()
         ctx.viewport = (0, 0, width, height)
-        fbo.clear(*BACKGROUND, 1.0, depth=1.0)
+        fbo.clear(*BACKGROUND, 0.0, depth=1.0)
         ctx.enable(moderngl.DEPTH_TEST)
         ctx.disable(moderngl.BLEND)   # opaque geoms overwrite: blending would read every pixel
         ctx.depth_func = "<"
         ctx.front_face, ctx.cull_face = "ccw", "back"
-        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         self.uniforms.array("u_viewproj", vp.T)
-        self.uniforms.set("u_viewport", (float(width), float(height)))
+        reflected = bool(mirror) and bool(opts.reflections) and self._draw_mirror(
+            fbo, scene, drawn["reflected"], eye)
         ctx.wireframe = bool(opts.wireframe)
-        self._draw_list(drawn["opaque"], eye)
         if mirror:
-            self.uniforms.set("u_mirror", 1.0 if has_reflection else 0.0)
+            if reflected:             # plane (1 - a) + mirrored a, a = the mirror pass's alpha
+                ctx.enable(moderngl.BLEND)
+                ctx.blend_func = (moderngl.ONE_MINUS_DST_ALPHA, moderngl.DST_ALPHA,
+                                  moderngl.ONE, moderngl.ZERO)
             self._draw_list(mirror, eye)
-            self.uniforms.set("u_mirror", 0.0)
+            ctx.disable(moderngl.BLEND)
+        self._draw_list(drawn["opaque"], eye)
         ctx.wireframe = False
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
         if self.sky >= 0 and opts.skybox:
             self._draw_sky(vp)
+        elif reflected:               # over what the mirror pass left beyond the plane
+            self._draw_sky(vp, flat=BACKGROUND)
         self.uniforms.set("u_shadow_on", 0.0)
         ctx.enable(moderngl.BLEND)
         self._draw_list(drawn["decor"], eye)
@@ -736,10 +738,13 @@ class Renderer:
             if shape == "plane":
                 self.uniforms.set("u_haze_range", (0.0, 0.0))
 
-    def _draw_sky(self, vp) -> None:
+    def _draw_sky(self, vp, flat=None) -> None:
+        """The skybox where nothing was drawn (depth 1), or the colour ``flat`` there."""
         ctx = self.ctx
         prog = self.sky_prog
-        self._texture(self.sky).use(location=6)
+        if flat is None:
+            self._texture(self.sky).use(location=6)
+        set_uniform(prog, "u_flat", (0.0, 0.0, 0.0, 0.0) if flat is None else (*flat, 1.0))
         set_uniform(prog, "u_sky", 6)
         write_uniform(prog, "u_inv_viewproj", np.linalg.inv(vp).T)
         set_uniform(prog, "u_haze_color", tuple(self.haze_color))
@@ -750,9 +755,10 @@ class Renderer:
         ctx.depth_mask = True
         ctx.depth_func = "<"
 
-    def _draw_mirror(self, scene, opaque, vp, eye, width, height) -> bool:
-        """Draw the opaque geoms mirrored in the first reflective plane into the reflection
-        texture (half the target's resolution); False if the eye is behind the mirror."""
+    def _draw_mirror(self, fbo, scene, opaque, eye) -> bool:
+        """Draw the opaque geoms mirrored in the first reflective plane into ``fbo`` with the
+        plane's reflectance as their alpha, then clear the depth; False if the eye is behind
+        the mirror."""
         ctx = self.ctx
         key = next(k for k, v in scene.instances.items() if len(k) > 1 and k[1] == "mirror")
         plane = scene.instances[key][0]
@@ -764,29 +770,11 @@ class Renderer:
         reflect = np.eye(4)
         reflect[:3, :3] -= 2.0 * np.outer(normal, normal)
         reflect[:3, 3] = -2.0 * offset * normal
-        w, h = max(1, width // 2), max(1, height // 2)
-        if self.reflection is None or self.reflection[2] != (w, h):
-            if self.reflection is not None:
-                for obj in self.reflection[:2]:
-                    obj.release()
-                self.reflection[3].release()
-            color = ctx.texture((w, h), 4)
-            color.filter = (moderngl.LINEAR, moderngl.LINEAR)
-            color.repeat_x = color.repeat_y = False
-            depth = ctx.depth_renderbuffer((w, h))
-            self.reflection = (color, ctx.framebuffer(color_attachments=[color],
-                                                      depth_attachment=depth), (w, h), depth)
-        color, rfbo = self.reflection[0], self.reflection[1]
-        rfbo.use()
-        ctx.viewport = (0, 0, w, h)
-        rfbo.clear(0.0, 0.0, 0.0, 0.0, depth=1.0)
-        ctx.enable(moderngl.DEPTH_TEST)
-        ctx.disable(moderngl.BLEND)
         ctx.enable_direct(GL_CLIP_DISTANCE0)
         ctx.front_face = "cw"                       # the reflection turns the winding over
-        self.uniforms.array("u_viewproj", vp.T)
         self.uniforms.array("u_reflect", reflect.T)
         self.uniforms.set("u_clip_plane", (*normal, offset))
+        self.uniforms.set("u_alpha", float(plane[MATERIAL][3]))
         mirrored_eye = reflect[:3, :3] @ eye + reflect[:3, 3]
         self.uniforms.set("u_eye", tuple(mirrored_eye))
         self._draw_list(opaque, mirrored_eye)
@@ -795,7 +783,13 @@ class Renderer:
         self.uniforms.array("u_reflect", np.eye(4))
         self.uniforms.set("u_clip_plane", (0.0, 0.0, 0.0, 1.0))
         self.uniforms.set("u_eye", tuple(eye))
-        color.use(location=5)
+        self.uniforms.set("u_alpha", -1.0)
+        # the mirrored geoms lie behind the plane: their depth must not hide the real ones
+        mask = fbo.color_mask
+        fbo.color_mask = (False, False, False, False)
+        fbo.clear(depth=1.0)
+        fbo.color_mask = mask
+        fbo.use()                                   # (binding the target applies its mask)
         return True
 
     def release(self) -> None:
@@ -812,11 +806,6 @@ class Renderer:
             fbo.release()
             tex.release()
         self.shadow_maps = []
-        if self.reflection is not None:
-            self.reflection[1].release()
-            self.reflection[0].release()
-            self.reflection[3].release()
-            self.reflection = None
         self.sky_vao.release()
         for p in (self.sky_prog, self.shadow_prog, *self.programs.values()):
             p.release()

@@ -142,6 +142,30 @@ def test_reflective_floor_mirrors_the_sphere(ctx):
     ys = np.nonzero(changed)[0]
     sphere = np.nonzero(redness(plain) > 100)[0]
     assert ys.mean() > sphere.mean()                             # below the sphere, on the floor
+    assert changed.sum() < 0.2 * changed.size                    # the rest as without it
+
+
+EDGE = """<mujoco><visual><headlight ambient=".3 .3 .3" diffuse=".5 .5 .5" specular="0 0 0"/>
+</visual><asset><material name="m" reflectance="{reflectance}" rgba=".5 .5 .5 1"/></asset>
+<worldbody><geom type="plane" size=".3 .3 .1" material="m"/>
+<geom type="sphere" pos=".25 0 .15" size=".12" rgba="1 0 0 1"/></worldbody></mujoco>"""
+
+
+def test_reflection_stays_on_its_plane(ctx):
+    """A sphere overhanging the edge of a small mirror, no skybox: its reflection shows on the
+    plane only; beyond the plane's edge the picture keeps the background, as without the
+    reflection (the mirror pass draws into the picture, the background colour covers it)."""
+    def side(r):
+        r.camera.azimuth, r.camera.elevation, r.camera.distance = 90.0, -25.0, 1.6
+        r.camera.lookat[:] = (0.1, 0.0, 0.0)
+    plain = _render(ctx, EDGE.format(reflectance=0), setup=side, shadows=False, haze=False)
+    mirror = _render(ctx, EDGE.format(reflectance=0.8), setup=side, shadows=False, haze=False)
+    changed = np.abs(mirror - plain).max(axis=2) > 20
+    assert changed.sum() > 50                                    # the reflection shows
+    from studio.renderer import BACKGROUND
+    background = np.abs(plain - 255 * np.array(BACKGROUND)).max(axis=2) < 3
+    assert background.sum() > 0.3 * background.size
+    assert not changed[background].any()
 
 
 SPOT = """<mujoco>
