@@ -127,7 +127,7 @@ def _support(m, d, g, pos, mat, u, margin):
 
 
 @jit
-def _put_point(P, row, g1, pos1, mat1, g2, pos2, mat2, u, margin, m, d):
+def _put_point(m, d, P, row, g1, pos1, mat1, g2, pos2, mat2, u, margin):
     """Row `row` of the portal: the support point of A - B along u (with its points on A, B)."""
     a = _support(m, d, g1, pos1, mat1, u, margin)
     b = _support(m, d, g2, pos2, mat2, scl3(u, -1.0), margin)
@@ -161,7 +161,8 @@ def _portal_dir(P):
 
 @jit
 def _reaches_tolerance(P, v4, u, tol):
-    """The support point v4 along u lies within tol of the portal's farthest corner."""
+    """The support point v4 gains at most tol along u over one of the portal's corners (the
+    portal is as far out as the surface there)."""
     t4 = dot3(v4, u)
     gap = min(t4 - dot3(_row(P, 1), u), min(t4 - dot3(_row(P, 2), u), t4 - dot3(_row(P, 3), u)))
     return _eq(gap, tol) or gap < tol
@@ -190,7 +191,7 @@ def _discover(m, d, P, g1, pos1, mat1, g2, pos2, mat2, margin):
         P[0, 0] += 10.0 * EPS                          # the centres coincide: move off the origin
         v0 = _row(P, 0)
     u = _unit(scl3(v0, -1.0))
-    v1 = _put_point(P, 1, g1, pos1, mat1, g2, pos2, mat2, u, margin, m, d)
+    v1 = _put_point(m, d, P, 1, g1, pos1, mat1, g2, pos2, mat2, u, margin)
     t = dot3(v1, u)
     if _zero(t) or t < 0:
         return -1
@@ -198,7 +199,7 @@ def _discover(m, d, P, g1, pos1, mat1, g2, pos2, mat2, margin):
     if _zero(dot3(u, u)):
         return 1 if _eq(v1[0], 0.0) and _eq(v1[1], 0.0) and _eq(v1[2], 0.0) else 2
     u = _unit(u)
-    v2 = _put_point(P, 2, g1, pos1, mat1, g2, pos2, mat2, u, margin, m, d)
+    v2 = _put_point(m, d, P, 2, g1, pos1, mat1, g2, pos2, mat2, u, margin)
     t = dot3(v2, u)
     if _zero(t) or t < 0:
         return -1
@@ -208,7 +209,7 @@ def _discover(m, d, P, g1, pos1, mat1, g2, pos2, mat2, margin):
             P[1, k], P[2, k] = P[2, k], P[1, k]
         u = scl3(u, -1.0)
     for _ in range(DISCOVER_MAX):
-        v3 = _put_point(P, 3, g1, pos1, mat1, g2, pos2, mat2, u, margin, m, d)
+        v3 = _put_point(m, d, P, 3, g1, pos1, mat1, g2, pos2, mat2, u, margin)
         t = dot3(v3, u)
         if _zero(t) or t < 0:
             return -1
@@ -233,7 +234,7 @@ def _refine(m, d, P, g1, pos1, mat1, g2, pos2, mat2, margin, tol, iterations):
         t = dot3(u, _row(P, 1))
         if _zero(t) or t > 0:
             return True
-        v4 = _put_point(P, 4, g1, pos1, mat1, g2, pos2, mat2, u, margin, m, d)
+        v4 = _put_point(m, d, P, 4, g1, pos1, mat1, g2, pos2, mat2, u, margin)
         t = dot3(v4, u)
         if not (_zero(t) or t > 0) or _reaches_tolerance(P, v4, u, tol):
             return False
@@ -335,7 +336,7 @@ def mpr(m, d, g1, pos1, mat1, g2, pos2, mat2, margin):
         it = 0
         while True:
             u = _portal_dir(P)
-            v4 = _put_point(P, 4, g1, pos1, mat1, g2, pos2, mat2, u, margin, m, d)
+            v4 = _put_point(m, d, P, 4, g1, pos1, mat1, g2, pos2, mat2, u, margin)
             if _reaches_tolerance(P, v4, u, tol) or it > iterations:
                 break
             _expand(P)
