@@ -38,21 +38,15 @@ The portal lives in rows 0-4 of d.epa_vert (A - B point, point on A, point on B)
 """
 import math
 
-from .collision_convex import mesh_support
+from .collision_convex import (BOX, CAPSULE, CYLINDER, ELLIPSOID, MESH, MULTICCD, SPHERE,
+                               mesh_support)
 from .collision_primitive import normalize3, put
-from .enums import DisableBit, GeomType
+from .enums import DisableBit
 from .jit import jit
 from .math import (add3, axis_angle2quat, complete_frame, cross3, dot3, mat9, mulmatmat3,
                    mulmattvec3, mulmatvec3, quat2mat, scl3, sub3, vec3)
 
-SPHERE = int(GeomType.SPHERE)
-CAPSULE = int(GeomType.CAPSULE)
-ELLIPSOID = int(GeomType.ELLIPSOID)
-CYLINDER = int(GeomType.CYLINDER)
-BOX = int(GeomType.BOX)
-MESH = int(GeomType.MESH)
 NATIVECCD = int(DisableBit.NATIVECCD)
-MULTICCD = int(DisableBit.MULTICCD)
 
 EPS = 2.220446049250313e-16     # libccd's CCD_EPS in double precision (DBL_EPSILON)
 DISCOVER_MAX = 1000             # portal discovery's replacements (libccd has no bound)
@@ -71,6 +65,12 @@ def _zero(x):
 def _eq(a, b):
     ab = abs(a - b)
     return ab < EPS or ab < EPS * max(abs(a), abs(b))
+
+
+@jit
+def _is_origin(v):
+    """libccd's test of a point against the origin, coordinate by coordinate (_eq)."""
+    return _eq(v[0], 0.0) and _eq(v[1], 0.0) and _eq(v[2], 0.0)
 
 
 @jit
@@ -187,7 +187,7 @@ def _discover(m, d, P, g1, pos1, mat1, g2, pos2, mat2, margin):
         P[0, 3 + k] = pos1[k]
         P[0, 6 + k] = pos2[k]
     v0 = _row(P, 0)
-    if _eq(v0[0], 0.0) and _eq(v0[1], 0.0) and _eq(v0[2], 0.0):
+    if _is_origin(v0):
         P[0, 0] += 10.0 * EPS                          # the centres coincide: move off the origin
         v0 = _row(P, 0)
     u = _unit(scl3(v0, -1.0))
@@ -197,7 +197,7 @@ def _discover(m, d, P, g1, pos1, mat1, g2, pos2, mat2, margin):
         return -1
     u = cross3(v0, v1)
     if _zero(dot3(u, u)):
-        return 1 if _eq(v1[0], 0.0) and _eq(v1[1], 0.0) and _eq(v1[2], 0.0) else 2
+        return 1 if _is_origin(v1) else 2
     u = _unit(u)
     v2 = _put_point(m, d, P, 2, g1, pos1, mat1, g2, pos2, mat2, u, margin)
     t = dot3(v2, u)
@@ -345,7 +345,7 @@ def mpr(m, d, g1, pos1, mat1, g2, pos2, mat2, margin):
         depth = math.sqrt(d2)
         normal = zero if _zero(depth) else _unit(x)
         pos = _position(P)
-    if _eq(normal[0], 0.0) and _eq(normal[1], 0.0) and _eq(normal[2], 0.0):
+    if _is_origin(normal):
         return False, 0.0, zero, zero
     return True, depth, normal, pos
 

@@ -226,36 +226,26 @@ def norm3(a):
 
 
 @jit
+def _unit_or(v, fallback):
+    """v / |v|, or fallback when |v| < MINVAL (as mju_makeFrame normalises)."""
+    ln = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if ln < MINVAL:
+        return fallback
+    inv = 1.0 / ln
+    return (v[0] * inv, v[1] * inv, v[2] * inv)
+
+
+@jit
 def complete_frame(n, t):
     """(normal, tangent, binormal): an orthonormal frame from the normal n and the tangent t
     (MuJoCo's mju_makeFrame). n is normalised ((1, 0, 0) when near zero); t is kept if its length
     is at least 1/2, made orthogonal to n, otherwise (0, 1, 0), or (0, 0, 1) when n is close to y;
     the binormal is n x t."""
-    nx, ny, nz = n
-    ln = math.sqrt(nx * nx + ny * ny + nz * nz)
-    if ln < MINVAL:
-        nx, ny, nz = 1.0, 0.0, 0.0
-    else:
-        inv = 1.0 / ln
-        nx, ny, nz = nx * inv, ny * inv, nz * inv
-    tx, ty, tz = t
-    if tx * tx + ty * ty + tz * tz < 0.25:
-        tx, ty, tz = 0.0, 0.0, 0.0
-        if ny < 0.5 and ny > -0.5:
-            ty = 1.0
-        else:
-            tz = 1.0
-    # t -= n (n . t), normalised
-    s = nx * tx + ny * ty + nz * tz
-    tx, ty, tz = tx - nx * s, ty - ny * s, tz - nz * s
-    lt = math.sqrt(tx * tx + ty * ty + tz * tz)
-    if lt < MINVAL:
-        tx, ty, tz = 1.0, 0.0, 0.0
-    else:
-        inv = 1.0 / lt
-        tx, ty, tz = tx * inv, ty * inv, tz * inv
-    u = (nx, ny, nz)
-    v = (tx, ty, tz)
+    u = _unit_or(n, (1.0, 0.0, 0.0))
+    if t[0] * t[0] + t[1] * t[1] + t[2] * t[2] < 0.25:
+        t = (0.0, 1.0, 0.0) if -0.5 < u[1] < 0.5 else (0.0, 0.0, 1.0)
+    s = u[0] * t[0] + u[1] * t[1] + u[2] * t[2]           # t -= u (u . t), normalised
+    v = _unit_or((t[0] - u[0] * s, t[1] - u[1] * s, t[2] - u[2] * s), (1.0, 0.0, 0.0))
     return u, v, cross3(u, v)
 
 

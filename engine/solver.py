@@ -2055,8 +2055,9 @@ def _low_rank_solve(m, d, Hs, LDinv, k, p):
         (H_t + U' C U)^-1 = H_t^-1 - H_t^-1 U' (I + C U H_t^-1 U')^-1 C U H_t^-1,
     H_t = M + J' D J over the objects on root paths (factored along the tree in Hs, LDinv),
     U the k rows across branches (their indices in newton_cross, dense layout) and C U their
-    D J (newton_CU, zero for an inactive row). I + C U H_t^-1 U' is similar to I + C^1/2 U H_t^-1 U' C^1/2 (C and H_t^-1
-    positive semidefinite): its eigenvalues are at least 1."""
+    D J (newton_CU, zero for an inactive row). I + C U H_t^-1 U' is similar to
+    I + C^1/2 U H_t^-1 U' C^1/2 (C and H_t^-1 positive semidefinite): its eigenvalues are at
+    least 1."""
     nv = p.shape[0]
     CU, Y, S, w = d.newton_CU, d.newton_Y, d.newton_S, d.newton_w
     for b in range(k):

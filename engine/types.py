@@ -506,8 +506,8 @@ newton_vec          f 6 nv       # scratch of the Newton solver: gradient, step,
 newton_DJ           f 6 nv       # scratch of the Newton solver: D J of one object
 newton_Jv           f njmax      # scratch of the Newton solver: J v' (Hessian, line search)
 newton_Jp           f njmax      # scratch of the Newton solver: J p (line search)
-newton_CU           f 12 nvdense  # scratch: D J of Newton's rows across branches (solver.CROSS_MAX)
-newton_Y            f 12 nvdense  # scratch: H_t^-1 J' of those rows, H_t factored along the tree
+newton_CU           f 12 nvdense  # scratch: D J of Newton's rows across branches (CROSS_MAX)
+newton_Y            f 12 nvdense  # scratch: H_t^-1 J' of those rows (H_t: the tree's factor)
 newton_S            f 12 13      # scratch: I + D J H_t^-1 J' over those rows, right-hand side
 newton_w            f 12         # scratch: the solution of that system
 newton_cross        i 12         # scratch: those rows
