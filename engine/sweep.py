@@ -1,8 +1,9 @@
 """Parameter sweeps on Ray: ``python -m engine.sweep MODEL --param NAME=SPEC ... --duration S``.
 
-The grid, the product of the ``--param`` values, runs as one Ray task per cell (``run_cell``): the
-task copies the model, sets the cell's parameters, simulates ``duration`` seconds from the
-model's default state (or a keyframe) and returns the metrics sampled along the way (``METRICS``).
+The grid, the product of the ``--param`` values, runs on Ray's workers a cell at a time
+(``run_cell``; a task takes a batch of cells, ``map_tasks``): a cell copies the model, sets its
+parameters, simulates ``duration`` seconds from the model's default state (or a keyframe) and
+returns the metrics sampled along the way (``METRICS``).
 Results are appended to ``DIR/cells.jsonl`` as they arrive, so an interrupted sweep resumes where
 it stopped without running the finished cells again; ``DIR/sweep.json`` describes the sweep (a
 directory holding another sweep is refused). At the end: ``DIR/results.csv`` (and
@@ -530,30 +531,40 @@ def run_sweep(m: Model, sweep: Sweep, directory, *, address=None, jobs=None, ser
 def start_ray(address=None, jobs=None):
     """Connect to the cluster at address, or start Ray on this machine with jobs workers
     (default: every core); a Ray already initialised in this process is used as it is. The
-    workers import the engine this process imports."""
+    workers import the engine this process imports: on a cluster by a runtime environment, on
+    this machine by the environment Ray's processes inherit from this one (a runtime
+    environment would start workers of its own beside those Ray starts with it: 1.2 s more)."""
     import ray
     if ray.is_initialized():
         return ray
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.environ.get("PYTHONPATH")
     env = {"PYTHONPATH": root + (os.pathsep + path if path else "")}
-    kw = dict(runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False,
-              configure_logging=False)
+    kw = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     if address:
-        ray.init(address=address, **kw)
-    else:
+        ray.init(address=address, runtime_env={"env_vars": env}, **kw)
+        return ray
+    os.environ.update(env)
+    try:
         ray.init(num_cpus=jobs, **kw)
+    finally:
+        if path is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = path
     return ray
 
 
 _SHARED: OrderedDict = OrderedDict()    # in a worker: map_tasks' shared arguments, by object ids
 _SHARED_KEEP = 4                         # the shared arguments of this many calls are kept
+BATCH_SECONDS = 0.5      # map_tasks sends a worker about this much work per task, once timed
 
 
-def _with_shared(fn, refs, *args):
-    """fn(*shared, *args) in a Ray worker, the shared arguments fetched from the object store
-    once per worker rather than once per task: a Model takes milliseconds to unpickle (6 ms
-    for the humanoid), a tenth of a short sweep cell."""
+def _with_shared(fn, refs, batch):
+    """fn(*shared, *args) for each (key, args) of batch in a Ray worker: [(key, ok, value or
+    the exception)] and the seconds it took. The shared arguments are fetched from the object
+    store once per worker rather than once per task: a Model takes milliseconds to unpickle
+    (6 ms for the humanoid), a tenth of a short sweep cell."""
     import ray
     key = tuple(r.hex() for r in refs)
     shared = _SHARED.get(key)
@@ -563,7 +574,25 @@ def _with_shared(fn, refs, *args):
             _SHARED.popitem(last=False)
     else:
         _SHARED.move_to_end(key)
-    return fn(*shared, *args)
+    t0 = time.perf_counter()
+    out = []
+    for k, args in batch:
+        try:
+            out.append((k, True, fn(*shared, *args)))
+        except Exception as e:                  # this call's error, not the batch's
+            out.append((k, False, e))
+    return out, time.perf_counter() - t0
+
+
+def batch_size(left: int, slots: int, per_call: float | None) -> int:
+    """How many calls the next task gets: a share of what is left that shrinks as it runs out
+    (guided scheduling: left / (2 slots), so the last tasks are single calls and the workers
+    finish together), at most BATCH_SECONDS of work by the calls timed so far, and a single
+    call until one was timed."""
+    if per_call is None:
+        return 1
+    guided = -(-left // (2 * slots))
+    return max(1, min(guided, int(BATCH_SECONDS / max(per_call, 1e-6))))
 
 
 def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, serial=False,
@@ -572,10 +601,12 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     another in this process; on_result(key, value) as each one finishes (in this process).
 
     The shared arguments go once into Ray's object store and are unpickled once per worker
-    (_with_shared): fn must not change them. Twice as many tasks as workers are in flight (on
-    a cluster given by address, at most jobs if given), so a large grid does not flood the
-    scheduler. A task whose worker died gives on_result(key, error_row(key, exception)) (or
-    raises without error_row); an interruption cancels the tasks in flight."""
+    (_with_shared): fn must not change them. A task runs a batch of calls (batch_size: a
+    Ray task costs the driver, the scheduler and the worker milliseconds of CPU, a tenth of a
+    short sweep cell), and twice as many tasks as workers are in flight (on a cluster given by
+    address, at most jobs if given), so a large grid does not flood the scheduler. A call that
+    raises, or whose worker died (crash, out of memory), gives on_result(key, error_row(key,
+    exception)) (or raises without error_row); an interruption cancels the tasks in flight."""
     if serial:
         for key, args in calls:
             on_result(key, fn(*shared, *args))
@@ -588,21 +619,35 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     window = jobs if address and jobs else 2 * (min(jobs, cpus) if jobs else cpus)
     queue = list(reversed(calls))
     pending = {}
+    timed = [0, 0.0]                              # calls timed, their seconds
+
+    def failed(key, e):
+        if error_row is None:
+            raise e
+        on_result(key, error_row(key, e))
     try:
         while queue or pending:
             while queue and len(pending) < window:
-                key, args = queue.pop()
-                pending[task.remote(fn, refs, *args)] = key
+                n = batch_size(len(queue), window // 2 or 1,
+                               timed[1] / timed[0] if timed[0] else None)
+                batch = [queue.pop() for _ in range(min(n, len(queue)))]
+                pending[task.remote(fn, refs, batch)] = batch
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
-                key = pending.pop(ref)
+                batch = pending.pop(ref)
                 try:
-                    value = ray.get(ref)
-                except Exception as e:               # the worker died (crash, out of memory)
-                    if error_row is None:
-                        raise
-                    value = error_row(key, e)
-                on_result(key, value)
+                    results, seconds = ray.get(ref)
+                except Exception as e:               # the worker died
+                    for key, _ in batch:
+                        failed(key, e)
+                    continue
+                timed[0] += len(results)
+                timed[1] += seconds
+                for key, ok, value in results:
+                    if ok:
+                        on_result(key, value)
+                    else:
+                        failed(key, value)
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)

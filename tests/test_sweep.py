@@ -203,6 +203,40 @@ def test_shared_arguments_fetched_once_per_worker(ray_session):
         ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
+def test_batch_size_is_guided_by_what_is_left_and_the_time_per_call():
+    assert sweep.batch_size(64, 2, None) == 1             # nothing timed yet: one call
+    assert sweep.batch_size(64, 2, 1e-3) == 16            # a quarter of what is left
+    assert sweep.batch_size(20, 2, 1e-3) == 5
+    assert sweep.batch_size(3, 2, 1e-3) == 1              # the last ones alone
+    assert sweep.batch_size(64, 2, 0.2) == int(sweep.BATCH_SECONDS / 0.2)   # long calls
+    assert sweep.batch_size(64, 2, 5.0) == 1
+
+
+def _batch_probe(arr, k):
+    """A task of map_tasks: the Ray task that ran it and arr[k]; key 7 raises."""
+    if k == 7:
+        raise ValueError("call 7 fails")
+    return ray.get_runtime_context().get_task_id(), float(arr[k])
+
+
+def test_calls_run_in_batches_and_a_failing_call_fails_alone(ray_session):
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        seen = {}
+        sweep.map_tasks(_batch_probe, [(k, (k,)) for k in range(40)], seen.__setitem__,
+                        shared=(np.arange(40.0),),
+                        error_row=lambda k, e: ("error", f"{type(e).__name__}: {e}"))
+        assert seen.pop(7) == ("error", "ValueError: call 7 fails")
+        assert {k: v[1] for k, v in seen.items()} == {k: float(k) for k in range(40) if k != 7}
+        tasks = {v[0] for v in seen.values()}
+        assert len(tasks) < 20                 # the calls timed, later tasks carry several
+        with pytest.raises(ValueError, match="call 7 fails"):     # without error_row: raised
+            sweep.map_tasks(_batch_probe, [(k, (k,)) for k in range(10)], lambda k, v: None,
+                            shared=(np.arange(10.0),))
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
 def test_resume_runs_only_the_missing_cells(ray_session, box, tmp_path):
     m, sw = small_sweep(box, duration=0.3)
     out = tmp_path / "sw"
