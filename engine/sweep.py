@@ -584,14 +584,14 @@ def _with_shared(fn, refs, batch):
     return out, time.perf_counter() - t0
 
 
-def batch_size(left: int, slots: int, per_call: float | None) -> int:
+def batch_size(left: int, workers: int, per_call: float | None) -> int:
     """How many calls the next task gets: a share of what is left that shrinks as it runs out
-    (guided scheduling: left / (2 slots), so the last tasks are single calls and the workers
+    (guided scheduling: left / (2 workers), so the last tasks are single calls and the workers
     finish together), at most BATCH_SECONDS of work by the calls timed so far, and a single
     call until one was timed."""
     if per_call is None:
         return 1
-    guided = -(-left // (2 * slots))
+    guided = -(-left // (2 * workers))
     return max(1, min(guided, int(BATCH_SECONDS / max(per_call, 1e-6))))
 
 
@@ -616,7 +616,8 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     refs = [ray.put(x) for x in shared]          # in a list, the workers receive the refs
     # twice the CPUs: a task waits beside each running one; on a cluster, --jobs bounds them
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    window = jobs if address and jobs else 2 * (min(jobs, cpus) if jobs else cpus)
+    workers = min(jobs, cpus) if jobs else cpus
+    window = jobs if address and jobs else 2 * workers
     queue = list(reversed(calls))
     pending = {}
     timed = [0, 0.0]                              # calls timed, their seconds
@@ -628,8 +629,7 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     try:
         while queue or pending:
             while queue and len(pending) < window:
-                n = batch_size(len(queue), window // 2 or 1,
-                               timed[1] / timed[0] if timed[0] else None)
+                n = batch_size(len(queue), workers, timed[1] / timed[0] if timed[0] else None)
                 batch = [queue.pop() for _ in range(min(n, len(queue)))]
                 pending[task.remote(fn, refs, batch)] = batch
             ready, _ = ray.wait(list(pending), num_returns=1)
