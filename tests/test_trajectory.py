@@ -117,8 +117,10 @@ def test_records_reach_disk_while_idle(arm, tmp_path):
     rec.close()
 
 
+# the child records about a thousand steps a second (the studio records in real time): the
+# parent re-simulates and compares every step on disk, at about 1 ms a step
 CHILD = textwrap.dedent("""
-    import sys, numpy as np, engine
+    import sys, time, numpy as np, engine
     sys.path.insert(0, {tests!r})
     from test_trajectory import drive
     m = engine.load_model({arm!r})
@@ -136,6 +138,7 @@ CHILD = textwrap.dedent("""
         k += 1
         if k % 25 == 0:
             print(k, flush=True)
+        time.sleep(0.001)
 """)
 
 
