@@ -620,7 +620,7 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     window = jobs if address and jobs else 2 * workers
     queue = list(reversed(calls))
     pending = {}
-    timed = [0, 0.0]                              # calls timed, their seconds
+    timed, seconds = 0, 0.0                       # calls that returned, their time
 
     def failed(key, e):
         if error_row is None:
@@ -629,20 +629,20 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     try:
         while queue or pending:
             while queue and len(pending) < window:
-                n = batch_size(len(queue), workers, timed[1] / timed[0] if timed[0] else None)
+                n = batch_size(len(queue), workers, seconds / timed if timed else None)
                 batch = [queue.pop() for _ in range(min(n, len(queue)))]
                 pending[task.remote(fn, refs, batch)] = batch
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 batch = pending.pop(ref)
                 try:
-                    results, seconds = ray.get(ref)
+                    results, took = ray.get(ref)
                 except Exception as e:               # the worker died
                     for key, _ in batch:
                         failed(key, e)
                     continue
-                timed[0] += len(results)
-                timed[1] += seconds
+                timed += len(results)
+                seconds += took
                 for key, ok, value in results:
                     if ok:
                         on_result(key, value)
