@@ -313,6 +313,10 @@ def solve_lcp(p, opt, warm=None):
     return _finish(Mlcp, qlcp, z, C, source, info.pivots, p)
 
 
+class LCPFailure(RuntimeError):
+    """Lemke's method found no solution of the step's LCP, also with constraint force mixing."""
+
+
 # constraint force mixing tried when Lemke's method fails, relative to the largest diagonal
 # entry of J M^-1 J'
 REGULARISATION = (1e-10, 1e-8, 1e-6, 1e-4)
@@ -329,7 +333,7 @@ def lemke_regularised(Mlcp, qlcp, nrow, tol):
     are softened by delta z.
     Returns z, info and the delta used (0: none). The caller stabilises it on its clamping set
     against the unregularised Mlcp (solve_lcp), which removes the softening wherever that set
-    admits an exact solution. RuntimeError when every delta fails."""
+    admits an exact solution. LCPFailure when every delta fails."""
     unit = max(np.diag(Mlcp)[:nrow].max(initial=0.0), 1e-300)
     statuses = []
     for delta in (0.0,) + REGULARISATION:
@@ -338,8 +342,8 @@ def lemke_regularised(Mlcp, qlcp, nrow, tol):
         if info.ok and _valid(soft, qlcp, z, tol):
             return z, info, delta
         statuses.append(info.status.name if not info.ok else "INACCURATE")
-    raise RuntimeError(f"hard contact: Lemke's method failed ({', '.join(statuses)}), also with "
-                       f"constraint force mixing up to {REGULARISATION[-1]:g}")
+    raise LCPFailure(f"hard contact: Lemke's method failed ({', '.join(statuses)}), also with "
+                     f"constraint force mixing up to {REGULARISATION[-1]:g}")
 
 
 def _finish(Mlcp, qlcp, z, C, source, pivots, p):
@@ -365,8 +369,9 @@ def _warm_set(p, state):
 def lcp_step(m, d, opt=None, state=None, checked=False):
     """One hard-contact step: the outputs of a forward (efc rows, qfrc_constraint, qacc, sensors,
     energy) at d's state, then qvel, qpos, time. ``state`` (a dict the caller keeps between
-    steps) carries the warm start; returns StepInfo (None if ``checked`` found the state bad
-    even after a reset: nothing is integrated)."""
+    steps) carries the warm start; returns StepInfo, or None when nothing was solved and so
+    nothing integrated: a bad state (counted; with ``checked`` reset, None if still bad) or an
+    LCP without solution (BADQACC, qacc NaN; with ``checked`` the state reset)."""
     info = _solve_at_state(m, d, opt, state, checked)
     if info is None:
         return None
@@ -403,8 +408,9 @@ def _assemble_checked(m, d, opt, state):
 def _solve_at_state(m, d, opt, state, checked=False):
     """Assemble and solve the LCP at d's state; write the forward's outputs (write_outputs).
     With ``checked`` (engine.step), bad states are counted and reset (_assemble_checked);
-    without, a non-finite free velocity counts BADQACC and leaves qacc NaN. None when nothing
-    was solved."""
+    without, a non-finite free velocity counts BADQACC and leaves qacc NaN. An LCP that Lemke's
+    method cannot solve (LCPFailure) counts BADQACC and leaves qacc NaN too, and with
+    ``checked`` resets the state. None when nothing was solved."""
     opt = opt or HardContactOptions()
     check_supported(m)
     if checked:
@@ -418,7 +424,17 @@ def _solve_at_state(m, d, opt, state, checked=False):
             warn(d._struct, int(Warning.BADQACC), bad)
             d.qacc[:] = np.nan
             return None
-    info = solve_lcp(p, opt, _warm_set(p, state))
+    try:
+        info = solve_lcp(p, opt, _warm_set(p, state))
+    except LCPFailure:
+        # no impulses stop the contacts (a step so long that the damping's implicit inertia
+        # leaves J M^-1 J' ~ 0): no acceleration, counted as the soft solvers count a bad one
+        warn(d._struct, int(Warning.BADQACC), 0)
+        d.qacc[:] = np.nan
+        if checked:
+            reset_state(m._struct, d._struct)
+            state.clear()
+        return None
     write_outputs(m, d, p, info)
     if state is not None:
         state["key"] = (p.contact_key, p.limit_key)

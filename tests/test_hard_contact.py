@@ -321,6 +321,31 @@ def test_solver_lcp_counts_and_recovers_from_bad_values():
     assert np.isfinite(d.qvel).all() and d.ncon == 4
 
 
+def test_solver_lcp_counts_an_lcp_without_solution_and_recovers():
+    """The jumping worm with a timestep of 1e300: the joints' damping, implicit in the step's
+    inertia, leaves J M^-1 J' ~ 0, and no impulse stops the contacts (Lemke's method ends on a
+    ray, also with constraint force mixing). engine.step counts BADQACC and resets the state,
+    as the soft solvers do with a bad acceleration; engine.forward leaves qacc NaN; the direct
+    solve still raises."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "assets" / "nimble_jumpworm.xml"
+    xml = path.read_text().replace('timestep="0.01"', 'timestep="1e300"')
+    m = engine.load_model_from_string(xml)
+    assert m.opt.timestep == 1e300 and m.opt.solver == engine.Solver.LCP
+    d = engine.make_data(m)
+    p = hc.assemble(m, d, hc.options(m))
+    with pytest.raises(hc.LCPFailure, match="Lemke's method failed"):
+        hc.solve_lcp(p, hc.options(m))
+    engine.forward(m, d)
+    assert d.warning[Warning.BADQACC] == 1 and np.isnan(d.qacc).all()
+    engine.step(m, d, 3)
+    assert d.warning[Warning.BADQACC] == 4 and d.time == 0.0
+    np.testing.assert_array_equal(d.qpos, m.qpos0)           # reset at each step
+    m.opt.timestep = 0.002                                   # a usable step: it goes on
+    engine.step(m, d, 10)
+    assert d.warning[Warning.BADQACC] == 4 and d.time == pytest.approx(0.02)
+    assert np.isfinite(d.qacc).all() and d.ncon > 0
+
+
 def test_solver_lcp_records_and_refuses_what_it_does_not_model(tmp_path):
     m, d = model(TOUCH_BOX, cone="elliptic")
     path = tmp_path / "box.traj"
