@@ -685,7 +685,8 @@ class Renderer:
     def _instances(self, scene, eye, pixel_angle, texel) -> dict:
         """Upload this frame's instances into the batches, per level of detail: the picture's,
         the shadows' (``texel``: a shadow-map texel in world units) and the mirror's (cells
-        of twice the picture's: the reflection shows through the plane's reflectance). Returns the draw lists {pass: [(batch, texture, shape)]}."""
+        of twice the picture's: the reflection shows through the plane's reflectance).
+        Returns the draw lists {pass: [(batch, texture, shape)]}."""
         for b in self.batches.values():
             b.count = 0
         drawn = {"opaque": [], "mirror": [], "transparent": [], "decor": [], "shadow": [],
