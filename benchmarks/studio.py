@@ -1,6 +1,7 @@
 """Studio frame rate and start-up under the current display (Xvfb + llvmpipe for the reference):
 
     xvfb-run -a -s "-screen 0 1280x720x24" python benchmarks/studio.py [--quick] [--breakdown]
+                                                                    [--floors]
 
 llvmpipe then rasterises with a thread per core, as when the studio is launched; prefix
 LP_NUM_THREADS=1 to measure it with a single rasteriser thread.
@@ -30,6 +31,10 @@ overlap: the breakdown's total is not the FPS above), in wall time and in the pr
 (which other load on the machine inflates less; it includes the simulation thread's share).
 Beside it, the simulation thread's wall time per frame (its steps per frame times its measured
 time per step: it runs concurrently).
+
+``--floors`` adds, per robot, the same window with every geom group hidden (the sky, FXAA, the
+upscaling, the panels and plots: the frame rate no work on the scene's drawing can exceed) and
+with the panels hidden (the 3D view alone, still running the simulation).
 """
 from __future__ import annotations
 
@@ -125,7 +130,8 @@ def breakdown(app, seconds=3.0):
     return out
 
 
-def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=False):
+def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=False,
+            geoms=True, panels=True):
     from studio.__main__ import load
     from studio.app import create_app
     from studio.runner import Runner
@@ -136,10 +142,13 @@ def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=
     if fxaa is not None:
         app.ui.fxaa = fxaa
     app.renderer.wait_for_meshes()
+    if not geoms:                                   # every geom group hidden: sky, panels left
+        app.renderer.options.groups = [False] * len(app.renderer.options.groups)
     app.open_panel("Plots")
     app.pump(3)
     app.scroll_to = "joint positions"               # the panel scrolled to show the plots
     app.pump(10)
+    app.ui.show_panels = panels
     t_end = time.perf_counter() + warmup
     while time.perf_counter() < t_end:
         app.pump(1)
@@ -161,7 +170,7 @@ def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=
     plotted = sorted(app.plots.data)                 # the signals the Plots panel drew
     shown = [k for k, (x0, y0, x1, y1) in app.widgets.items()
              if k.startswith("plot:") and y0 >= 0 and y1 <= 720]
-    assert plotted and shown, "the plots are not on the screen"
+    assert (plotted and shown) or not panels, "the plots are not on the screen"
     app.close()
     app.window.close()
     # the engine alone: the same number of steps from the same state
@@ -276,6 +285,7 @@ def load_average():
 def main():
     quick = "--quick" in sys.argv
     stages = "--breakdown" in sys.argv
+    floors = "--floors" in sys.argv
     robots = []
     try:
         import dm_control
@@ -322,6 +332,15 @@ def main():
                 print(f"    {k:34s} wall {w:6.2f} ms  CPU {c:6.2f} ms")
         if scale is None:
             results[name] = r
+        if floors and scale is None and not name.startswith("100"):
+            # the frame without the geoms (sky, FXAA, upscaling, panels and plots: what no
+            # work on the scene can lower) and without the panels (the 3D view alone)
+            for label, kw in (("geoms hidden", dict(geoms=False)),
+                              ("panels hidden", dict(panels=False))):
+                f = measure(path, **kw)
+                print(f"{'':22s} {label:13s}  fps={f['fps']:6.1f}  realtime_factor="
+                      f"{f['rtf']:.3f}  cpu_per_frame={f['cpu_ms']:5.1f} ms  "
+                      f"load={load_average()}", flush=True)
     for name, path in robots:
         fps = {k: mujoco_renderer_fps(path, k) for k in (4, 0)}
         if None not in fps.values():
