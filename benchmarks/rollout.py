@@ -11,7 +11,8 @@
    rollouts stepped one by one from Python (engine.set_state, engine.step), on one thread.
 2. A sweep of --cells cells (epsilon x kappa) of --cell-duration simulated seconds: back to back
    in this process (--serial), then on a local Ray (every core): the first sweep includes
-   starting Ray and its workers (which load the compiled engine), a second one reuses them.
+   starting Ray and its workers (which load the compiled engine; this process runs cells
+   meanwhile, and the count it ran is printed), a second one reuses them.
    The ideal is the back-to-back time divided by the number of cores. The CPU time of this
    process and its descendants (Ray's processes and workers) shows Ray's own cost apart from
    what other processes on the machine take.
@@ -27,6 +28,7 @@ import logging
 import os
 import pathlib
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -158,23 +160,27 @@ def sweeps(cells, duration, repeat):
         t, c = time.perf_counter(), tree_cpu()
         result = sweep.run_sweep(m, sw, out, progress=False, figures=False, **kw)
         assert result["ran"] == ncell and not result["errors"], result["errors"]
-        return time.perf_counter() - t, tree_cpu() - c
+        took = time.perf_counter() - t, tree_cpu() - c
+        here = f"{socket.gethostname()}:{os.getpid()}"
+        return took + (sum(r["worker"] == here for r in sweep._read_done(out).values()),)
 
     sweep.run_cell(m, params, (0.1, 0.02), 0.05, sw.metrics)    # compile or load the kernels
     serial, warm = [], []
     import ray
     cold = run(jobs=cores)                  # starts Ray and its workers
+    run()                                   # (cells in the workers: now they are up)
     for _ in range(repeat):
         serial.append(run(serial=True))
         warm.append(run())
     ray.shutdown()
     shutil.rmtree(tmp, ignore_errors=True)
-    (wall, cpu), (wwall, wcpu) = min(serial), min(warm)
+    (wall, cpu, _), (wwall, wcpu, _) = min(serial), min(warm)
     ideal = wall / cores
     print(f"   back to back in one process: {wall:.2f} s ({cpu:.2f} s of CPU); ideal on "
           f"{cores} cores {ideal:.2f} s")
     print(f"   Ray, started for the sweep (ray.init, worker start-up included): {cold[0]:.2f} s "
-          f"= {cold[0] / ideal:.2f} x the ideal")
+          f"= {cold[0] / ideal:.2f} x the ideal ({cold[2]} of the {ncell} cells run by this "
+          f"process while Ray started)")
     print(f"   Ray, running with its workers up (best of {repeat}): {wwall:.2f} s = "
           f"{wwall / ideal:.2f} x the ideal; {wcpu:.2f} s of CPU in the driver, Ray and its "
           f"workers = {wcpu / cpu:.2f} x the back-to-back CPU")

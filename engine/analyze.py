@@ -102,12 +102,10 @@ def recordings(pattern) -> tuple[list, str]:
 def analyse_dataset(pattern, *, model=None, inverse="soft", out=None, address=None, jobs=None,
                     serial=False, progress=True) -> tuple[list, list]:
     """Analyse every recording of pattern; returns (rows, paths of the summary table)."""
-    from .sweep import map_tasks, start_ray, write_rows
+    from .sweep import map_tasks, write_rows
     paths, where = recordings(pattern)
     if not paths:
         raise FileNotFoundError(f"no recordings (*.traj) in {pattern}")
-    if not serial:
-        start_ray(address, jobs)                   # its messages before the progress bar
     bar = analysis.Progress(len(paths), label="analyze", enabled=progress, unit="recordings")
     rows = {}
 

@@ -29,8 +29,9 @@ import pickle
 import re
 import socket
 import sys
+import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 import numpy as np
 
@@ -499,8 +500,6 @@ def run_sweep(m: Model, sweep: Sweep, directory, *, address=None, jobs=None, ser
     cells = grid(sweep.params)
     todo = [(c, v) for c, v in cells
             if c not in done or retry_failed and done[c].get("status") != "ok"]
-    if todo and not serial:
-        start_ray(address, jobs)                   # its messages before the progress bar
     bar = Progress(len(cells), label="sweep", enabled=progress, unit="cells")
     bar.update(len(cells) - len(todo))
 
@@ -606,51 +605,115 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     sweep cell), and twice as many tasks as workers are in flight (on a cluster given by
     address, at most jobs if given), so a large grid does not flood the scheduler. A call that
     raises, or whose worker died (crash, out of memory), gives on_result(key, error_row(key,
-    exception)) (or raises without error_row); an interruption cancels the tasks in flight."""
+    exception)) (or raises without error_row); an interruption cancels the tasks in flight.
+    When it starts Ray on this machine, this process runs calls itself until the workers
+    return their first results (_LocalCalls)."""
     if serial:
         for key, args in calls:
             on_result(key, fn(*shared, *args))
         return
-    ray = start_ray(address, jobs)
+    queue = list(reversed(calls))
+    lock = threading.Lock()                      # the queue's, shared with local
+    local = None
+    if not address and not _ray_initialized():
+        local = _LocalCalls(fn, shared, queue, lock)     # while Ray starts
+    try:
+        ray = start_ray(address, jobs)
+    except BaseException:
+        if local is not None:
+            local.halt.set()
+        raise
     task = ray.remote(num_cpus=1, max_retries=1)(_with_shared)
     refs = [ray.put(x) for x in shared]          # in a list, the workers receive the refs
     # twice the CPUs: a task waits beside each running one; on a cluster, --jobs bounds them
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     workers = min(jobs, cpus) if jobs else cpus
     window = jobs if address and jobs else 2 * workers
-    queue = list(reversed(calls))
     pending = {}
     timed, seconds = 0, 0.0                       # calls that returned, their time
 
-    def failed(key, e):
-        if error_row is None:
-            raise e
-        on_result(key, error_row(key, e))
+    def deliver(key, ok, value):
+        if ok:
+            on_result(key, value)
+        elif error_row is None:
+            raise value
+        else:
+            on_result(key, error_row(key, value))
     try:
-        while queue or pending:
-            while queue and len(pending) < window:
-                n = batch_size(len(queue), workers, seconds / timed if timed else None)
-                batch = [queue.pop() for _ in range(min(n, len(queue)))]
-                pending[task.remote(fn, refs, batch)] = batch
-            ready, _ = ray.wait(list(pending), num_returns=1)
+        while queue or pending or local is not None:
+            if local is not None:
+                while local.results:
+                    key, ok, value, took = local.results.popleft()
+                    timed += 1
+                    seconds += took
+                    deliver(key, ok, value)
+                if not local.is_alive() and not local.results:
+                    local = None
+                    continue
+            with lock:
+                while queue and len(pending) < window:
+                    n = batch_size(len(queue), workers, seconds / timed if timed else None)
+                    batch = [queue.pop() for _ in range(min(n, len(queue)))]
+                    pending[task.remote(fn, refs, batch)] = batch
+            if not pending:                          # the last calls run in this process
+                local.join(0.05)
+                continue
+            ready, _ = ray.wait(list(pending), num_returns=1,
+                                timeout=None if local is None else 0.05)
             for ref in ready:
+                if local is not None:
+                    local.halt.set()                 # the workers run: local ends its call
                 batch = pending.pop(ref)
                 try:
                     results, took = ray.get(ref)
                 except Exception as e:               # the worker died
                     for key, _ in batch:
-                        failed(key, e)
+                        deliver(key, False, e)
                     continue
                 timed += len(results)
                 seconds += took
                 for key, ok, value in results:
-                    if ok:
-                        on_result(key, value)
-                    else:
-                        failed(key, value)
+                    deliver(key, ok, value)
     finally:
+        if local is not None:
+            local.halt.set()
         for ref in pending:
             ray.cancel(ref, force=True)
+
+
+def _ray_initialized() -> bool:
+    import ray
+    return ray.is_initialized()
+
+
+class _LocalCalls(threading.Thread):
+    """map_tasks' calls run in this process while a local Ray starts: ray.init takes about 4 s
+    and a worker about 2 s more to import the engine and return its first result (2 cores),
+    which is all of a short sweep. Takes calls off the queue (under lock) until halt is set
+    (by the first result of a worker) or none is left; results (key, ok, value or exception,
+    seconds) go to results, which map_tasks delivers from its own thread. The engine's
+    kernels release the GIL: Ray starts meanwhile in the main thread (ray.init in another
+    thread leaves the driver unable to reach Ray's processes)."""
+
+    def __init__(self, fn, shared, queue, lock):
+        super().__init__(name="map_tasks calls while Ray starts", daemon=True)
+        self.fn, self.shared, self.queue, self.lock = fn, shared, queue, lock
+        self.results = deque()
+        self.halt = threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.halt.is_set():
+            with self.lock:
+                if not self.queue:
+                    return
+                key, args = self.queue.pop()
+            t0 = time.perf_counter()
+            try:
+                out = (key, True, self.fn(*self.shared, *args))
+            except Exception as e:                  # delivered (or raised) by map_tasks
+                out = (key, False, e)
+            self.results.append(out + (time.perf_counter() - t0,))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -237,6 +237,36 @@ def test_calls_run_in_batches_and_a_failing_call_fails_alone(ray_session):
         ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
+LOCAL_CALLS = """
+import os, sys, time
+from engine import sweep
+
+def call(scale, k):
+    time.sleep(0.02)
+    if k == 3:
+        raise ValueError("call 3 fails")
+    return os.getpid(), scale * k
+
+seen = {}
+sweep.map_tasks(call, [(k, (k,)) for k in range(100)], seen.__setitem__, shared=(2.0,),
+                jobs=2, error_row=lambda k, e: ("error", str(e)))
+assert seen.pop(3) == ("error", "call 3 fails"), seen.get(3)
+assert {k: v[1] for k, v in seen.items()} == {k: 2.0 * k for k in range(100) if k != 3}
+print(sum(v[0] == os.getpid() for v in seen.values()), len(seen))
+"""
+
+
+def test_a_sweep_that_starts_ray_runs_calls_here_meanwhile(tmp_path):
+    # a fresh interpreter: Ray not yet started (the session's Ray is started in this one)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", LOCAL_CALLS], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    here, total = (int(v) for v in out.stdout.split()[-2:])
+    assert total == 99
+    assert here > 0              # ray.init alone takes seconds: this process ran calls meanwhile
+
+
 def test_resume_runs_only_the_missing_cells(ray_session, box, tmp_path):
     m, sw = small_sweep(box, duration=0.3)
     out = tmp_path / "sw"
