@@ -612,11 +612,12 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
         for key, args in calls:
             on_result(key, fn(*shared, *args))
         return
-    queue = list(reversed(calls))
-    lock = threading.Lock()                      # the queue's, shared with local
+    queue = list(reversed(calls))                # calls not yet started
+    unresolved = {}                              # calls sent to Ray without a result yet
+    lock = threading.Lock()                      # of both, shared with local
     local = None
     if not address and not _ray_initialized():
-        local = _LocalCalls(fn, shared, queue, lock)     # while Ray starts
+        local = _LocalCalls(fn, shared, queue, unresolved, lock)     # while Ray starts
     try:
         ray = start_ray(address, jobs)
     except BaseException:
@@ -629,10 +630,16 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     workers = min(jobs, cpus) if jobs else cpus
     window = jobs if address and jobs else 2 * workers
-    pending = {}
+    pending = {}                                 # Ray task -> its batch
+    delivered = set()
     timed, seconds = 0, 0.0                       # calls that returned, their time
 
     def deliver(key, ok, value):
+        if key in delivered:                     # run both here and by a worker: the first
+            return
+        delivered.add(key)
+        with lock:
+            unresolved.pop(key, None)
         if ok:
             on_result(key, value)
         elif error_row is None:
@@ -647,6 +654,9 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
                     timed += 1
                     seconds += took
                     deliver(key, ok, value)
+                for ref in [r for r, b in pending.items() if delivered.issuperset(k for k, _ in b)]:
+                    del pending[ref]
+                    ray.cancel(ref)                  # its calls all ran here
                 if not local.is_alive() and not local.results:
                     local = None
                     continue
@@ -655,6 +665,7 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
                     n = batch_size(len(queue), workers, seconds / timed if timed else None)
                     batch = [queue.pop() for _ in range(min(n, len(queue)))]
                     pending[task.remote(fn, refs, batch)] = batch
+                    unresolved.update(batch)
             if not pending:                          # the last calls run in this process
                 local.join(0.05)
                 continue
@@ -688,16 +699,18 @@ def _ray_initialized() -> bool:
 
 class _LocalCalls(threading.Thread):
     """map_tasks' calls run in this process while a local Ray starts: ray.init takes about 4 s
-    and a worker about 2 s more to import the engine and return its first result (2 cores),
-    which is all of a short sweep. Takes calls off the queue (under lock) until halt is set
-    (by the first result of a worker) or none is left; results (key, ok, value or exception,
-    seconds) go to results, which map_tasks delivers from its own thread. The engine's
-    kernels release the GIL: Ray starts meanwhile in the main thread (ray.init in another
-    thread leaves the driver unable to reach Ray's processes)."""
+    and a worker about 3 s more to import the engine, load its kernels and return its first
+    result (2 cores), which is all of a short sweep. Takes calls off the queue, then those
+    sent to Ray without a result yet (a worker still starting may hold them: whichever ends
+    first gives the result), until halt is set (by a worker's first result) or none is left.
+    Results (key, ok, value or exception, seconds) go to results, which map_tasks delivers
+    from its own thread. The engine's kernels release the GIL: Ray starts meanwhile in the
+    main thread (ray.init in another thread leaves the driver unable to reach Ray)."""
 
-    def __init__(self, fn, shared, queue, lock):
+    def __init__(self, fn, shared, queue, unresolved, lock):
         super().__init__(name="map_tasks calls while Ray starts", daemon=True)
-        self.fn, self.shared, self.queue, self.lock = fn, shared, queue, lock
+        self.fn, self.shared, self.lock = fn, shared, lock
+        self.queue, self.unresolved, self.taken = queue, unresolved, set()
         self.results = deque()
         self.halt = threading.Event()
         self.start()
@@ -705,9 +718,14 @@ class _LocalCalls(threading.Thread):
     def run(self):
         while not self.halt.is_set():
             with self.lock:
-                if not self.queue:
-                    return
-                key, args = self.queue.pop()
+                if self.queue:
+                    key, args = self.queue.pop()
+                else:
+                    key = next((k for k in self.unresolved if k not in self.taken), None)
+                    if key is None:
+                        return
+                    args = self.unresolved[key]
+                    self.taken.add(key)
             t0 = time.perf_counter()
             try:
                 out = (key, True, self.fn(*self.shared, *args))

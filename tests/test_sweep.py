@@ -247,9 +247,11 @@ def call(scale, k):
         raise ValueError("call 3 fails")
     return os.getpid(), scale * k
 
-seen = {}
-sweep.map_tasks(call, [(k, (k,)) for k in range(100)], seen.__setitem__, shared=(2.0,),
-                jobs=2, error_row=lambda k, e: ("error", str(e)))
+got = []
+sweep.map_tasks(call, [(k, (k,)) for k in range(100)], lambda k, v: got.append((k, v)),
+                shared=(2.0,), jobs=2, error_row=lambda k, e: ("error", str(e)))
+assert sorted(k for k, _ in got) == list(range(100))     # each once (also if run twice)
+seen = dict(got)
 assert seen.pop(3) == ("error", "call 3 fails"), seen.get(3)
 assert {k: v[1] for k, v in seen.items()} == {k: 2.0 * k for k in range(100) if k != 3}
 print(sum(v[0] == os.getpid() for v in seen.values()), len(seen))
@@ -257,7 +259,9 @@ print(sum(v[0] == os.getpid() for v in seen.values()), len(seen))
 
 
 def test_a_sweep_that_starts_ray_runs_calls_here_meanwhile(tmp_path):
-    # a fresh interpreter: Ray not yet started (the session's Ray is started in this one)
+    # a fresh interpreter: Ray not yet started (the session's Ray is started in this one).
+    # The calls end here or in a worker (this process also runs those a starting worker
+    # holds): every key gets one result, the right one.
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", LOCAL_CALLS], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=600)
