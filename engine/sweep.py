@@ -501,7 +501,8 @@ def run_sweep(m: Model, sweep: Sweep, directory, *, address=None, jobs=None, ser
     todo = [(c, v) for c, v in cells
             if c not in done or retry_failed and done[c].get("status") != "ok"]
     bar = Progress(len(cells), label="sweep", enabled=progress, unit="cells")
-    bar.update(len(cells) - len(todo))
+    if len(todo) < len(cells):          # (else drawn at the first result: after Ray's messages)
+        bar.update(len(cells) - len(todo))
 
     def record(cell, row):
         _append(directory, row)
