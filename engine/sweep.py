@@ -597,8 +597,9 @@ def batch_size(left: int, workers: int, per_call: float | None) -> int:
 
 def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, serial=False,
               error_row=None):
-    """fn(*shared, *args) for each (key, args) of calls, as Ray tasks or, with serial, one after
-    another in this process; on_result(key, value) as each one finishes (in this process).
+    """fn(*shared, *args) for each (key, args) of calls (hashable keys, each once), as Ray
+    tasks or, with serial, one after another in this process; on_result(key, value) as each
+    one finishes (in this process).
 
     The shared arguments go once into Ray's object store and are unpickled once per worker
     (_with_shared): fn must not change them. A task runs a batch of calls (batch_size: a
