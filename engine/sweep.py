@@ -516,7 +516,8 @@ def run_sweep(m: Model, sweep: Sweep, directory, *, address=None, jobs=None, ser
                                 sweep.keyframe)) for c, v in todo], record,
               shared=(m, sweep.params), address=address, jobs=jobs, serial=serial,
               error_row=lambda c, e: {"cell": c, "status": "error",
-                                      "error": f"{type(e).__name__}: {e}"})
+                                      "error": f"{type(e).__name__}: {e}"},
+              repeatable=True)                     # a cell writes nothing: it may run twice
     bar.close()
     paths = write_table(directory, sweep, cells, done)
     if figures:
@@ -596,7 +597,7 @@ def batch_size(left: int, workers: int, per_call: float | None) -> int:
 
 
 def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, serial=False,
-              error_row=None):
+              error_row=None, repeatable=False):
     """fn(*shared, *args) for each (key, args) of calls (hashable keys, each once), as Ray
     tasks or, with serial, one after another in this process; on_result(key, value) as each
     one finishes (in this process).
@@ -609,7 +610,8 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     raises, or whose worker died (crash, out of memory), gives on_result(key, error_row(key,
     exception)) (or raises without error_row); an interruption cancels the tasks in flight.
     When it starts Ray on this machine, this process runs calls itself until the workers
-    return their first results (_LocalCalls)."""
+    return their first results (_LocalCalls); with repeatable (calls without side effects,
+    which may run twice) also those sent to a worker that has not answered yet."""
     if serial:
         for key, args in calls:
             on_result(key, fn(*shared, *args))
@@ -619,7 +621,7 @@ def map_tasks(fn, calls, on_result, *, shared=(), address=None, jobs=None, seria
     lock = threading.Lock()                      # of both, shared with local
     local = None
     if not address and not _ray_initialized():
-        local = _LocalCalls(fn, shared, queue, unresolved, lock)     # while Ray starts
+        local = _LocalCalls(fn, shared, queue, unresolved if repeatable else {}, lock)
     try:
         ray = start_ray(address, jobs)
     except BaseException:
@@ -703,8 +705,9 @@ class _LocalCalls(threading.Thread):
     """map_tasks' calls run in this process while a local Ray starts: ray.init takes about 4 s
     and a worker about 3 s more to import the engine, load its kernels and return its first
     result (2 cores), which is all of a short sweep. Takes calls off the queue, then those
-    sent to Ray without a result yet (a worker still starting may hold them: whichever ends
-    first gives the result), until halt is set (by a worker's first result) or none is left.
+    in unresolved (sent to Ray without a result yet: a worker still starting may hold them;
+    whichever ends first gives the result), until halt is set (by a worker's first result)
+    or none is left.
     Results (key, ok, value or exception, seconds) go to results, which map_tasks delivers
     from its own thread. The engine's kernels release the GIL: Ray starts meanwhile in the
     main thread (ray.init in another thread leaves the driver unable to reach Ray)."""
