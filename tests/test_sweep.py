@@ -247,7 +247,7 @@ N = 60
 def call(driver, k):
     # 6 s of calls in the driver: Ray starts meanwhile and gets some of them
     if os.getpid() != driver and repeatable:
-        time.sleep(30)                   # a slow worker: the driver runs its calls too
+        time.sleep(3600)                 # a stuck worker: the driver runs its calls too
     time.sleep(0.1)
     if not repeatable:                   # a second run of a call would fail here
         os.close(os.open(f"ran_{k}", os.O_CREAT | os.O_EXCL))
@@ -256,16 +256,14 @@ def call(driver, k):
     return os.getpid(), 2.0 * k
 
 got = []
-t = time.perf_counter()
 sweep.map_tasks(call, [(k, (k,)) for k in range(N)], lambda k, v: got.append((k, v)),
                 shared=(os.getpid(),), jobs=2, error_row=lambda k, e: ("error", str(e)),
                 repeatable=repeatable)
-took = time.perf_counter() - t
 assert sorted(k for k, _ in got) == list(range(N))       # each once (also if run twice)
 seen = dict(got)
 assert seen.pop(3) == ("error", "call 3 fails"), seen.get(3)
 assert {k: v[1] for k, v in seen.items()} == {k: 2.0 * k for k in range(N) if k != 3}, seen
-print(sum(v[0] == os.getpid() for v in seen.values()), len(seen), took)
+print(sum(v[0] == os.getpid() for v in seen.values()), len(seen))
 """
 
 
@@ -274,18 +272,19 @@ def test_a_sweep_that_starts_ray_runs_calls_here_meanwhile(tmp_path, mode):
     # a fresh interpreter: Ray not yet started (the session's Ray is started in this one).
     # Every key gets one result, the right one; calls that are not repeatable run once (each
     # creates a file of its own exclusively; the workers share this directory), repeatable
-    # ones held by a worker still busy are run here too, and the first result counts.
+    # ones held by a worker still busy are run here too, and the first result counts (the
+    # stuck workers' calls: waiting for them would end in the timeout).
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", LOCAL_CALLS, mode], env=env, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    here, total, took = out.stdout.split()[-3:]
+    here, total = out.stdout.split()[-2:]
     assert int(total) == 59
     assert int(here) > 0         # ray.init alone takes seconds: this process ran calls meanwhile
     if mode == "once":
         assert len(list(tmp_path.glob("ran_*"))) == 60
-    else:                        # the slow workers' calls: all run here, none waited for
-        assert int(here) == 59 and float(took) < 30.0
+    else:                        # the stuck workers' calls too
+        assert int(here) == 59
 
 
 def test_resume_runs_only_the_missing_cells(ray_session, box, tmp_path):
