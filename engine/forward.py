@@ -23,7 +23,7 @@ from . import (actuator, collision_driver, constraint, derivative, passive, sens
 from .collision_driver import collision
 from .enums import DisableBit, Integrator, JointType, Solver, Warning
 from . import jit as _jit
-from .jit import calls_stages, inlined, jit
+from .jit import calls_stages, inlined, jit, machine_code
 from .jit import on_disk as _on_disk
 from .jit import variant as jit_variant
 from .math import cross3, first_bad, norm3, quat_integrate, warn
@@ -899,7 +899,7 @@ def entry_point(kernel, *args):
         compiled = kernel.overloads.get(tuple(typeof(a) for a in args))
         if compiled is None:
             return kernel
-        entry = _ENTRY[kernel] = compiled.entry_point
+        entry = _ENTRY[kernel] = machine_code(compiled.entry_point)
     return entry
 
 

@@ -54,6 +54,7 @@ import types as pytypes
 
 from numba import njit, types
 from numba.core import caching, codegen, config, errors, ir, sigutils
+from numba.core import cpu as _cpu
 from numba.core.compiler_lock import global_compiler_lock
 
 try:
@@ -251,6 +252,46 @@ def _drop_llvm_lock_events():
 _drop_llvm_lock_events()
 
 
+def _cheap_flag_keys():
+    """Make numba's compile flags cheap to hash and compare, with the same results.
+
+    Typing looks every call of a NumPy function or operator up in a cache keyed by the flags of
+    the compilation (``TargetConfig``, about 40 options): each lookup hashed them and compared
+    them with the key found, and both built a dict of all the options through their properties
+    (a few percent of a cold start's compile time, in about 250 000 lookups). The hash depends
+    only on the options' names (numba hashes the sorted keys of that dict), so it is computed
+    once per class; equal explicit settings make equal flags without building the dicts."""
+    from numba.core import targetconfig
+
+    config_class = targetconfig.TargetConfig
+    if getattr(config_class, "_engine_cheap_keys", False):
+        return
+    hashes = {}
+
+    def values(self):
+        explicit = self._values
+        return {k: explicit.get(k, option.default) for k, option in self.options.items()}
+
+    def hash_(self):
+        cls = type(self)
+        h = hashes.get(cls)
+        if h is None:
+            h = hashes[cls] = hash(tuple(sorted(self.options)))
+        return h
+
+    def eq(self, other):
+        if not isinstance(other, config_class):
+            return NotImplemented
+        if type(self) is type(other) and self._values == other._values:
+            return True
+        return values(self) == values(other)
+
+    config_class.values, config_class.__hash__, config_class.__eq__ = values, hash_, eq
+    config_class._engine_cheap_keys = True
+
+
+_cheap_flag_keys()
+
 LOCK_WAIT = 900.0      # seconds a process waits for another's compilation of a kernel
 _held = set()          # the locks this process holds (its threads take them in turn)
 
@@ -309,10 +350,183 @@ def _compile_once(dispatcher):
             args, _ = sigutils.normalize_signature(sig)
             if tuple(args) in dispatcher.overloads:
                 return compile_(sig)
-            with kernel_lock(dispatcher.py_func, tuple(args)):
+            with kernel_lock(dispatcher.py_func, tuple(args)), _compiling(dispatcher):
                 return compile_(sig)
 
     dispatcher.compile = compile
+
+
+# ------------------------------------------------------------------------------------------------
+# machine code only for the kernels called from Python
+# ------------------------------------------------------------------------------------------------
+_COMPILING = []     # the engine's kernels being compiled or loaded (callers before callees)
+
+
+@contextlib.contextmanager
+def _compiling(dispatcher):
+    _COMPILING.append(dispatcher)
+    try:
+        yield
+    finally:
+        _COMPILING.pop()
+
+
+def _as_callee(fndesc):
+    """Whether numba is making the compiled function of fndesc for a kernel that the engine
+    compiles because another of its kernels calls it (not from Python, not by name)."""
+    if len(_COMPILING) < 2:
+        return False
+    fn = _COMPILING[-1].py_func
+    return fndesc.qualname == fn.__qualname__ and fndesc.modname == fn.__module__
+
+
+class _Deferred:
+    """The compiled function of a kernel compiled as the callee of another, before its machine
+    code exists: the key under which numba's lowering finds the kernel's implementation for
+    its callers, and, when called (from Python), the compiled function itself.
+
+    numba links the optimized module of every kernel a kernel calls into its own, and makes
+    machine code of each module it finishes: of the step's, which holds the whole pipeline, but
+    also of every stage's and every helper's below it, each with its callees again (a sixth of
+    a cold start's compile time, which the step's own module does not use). A callee's library
+    is finished (optimized, so that callers link it) without machine code; the code is made
+    when a kernel is called from Python or its machine code is asked for otherwise, and the
+    disk cache keeps such a kernel as bitcode until then."""
+
+    def __init__(self, context, library, fndesc, env):
+        self.context, self.library, self.fndesc, self.env = context, library, fndesc, env
+        self.cfunc = None
+        self.owner = None            # (dispatcher, compile result) once the dispatcher has it
+
+    def materialize(self):
+        """The compiled function (its machine code made now if need be); the dispatcher then
+        calls it directly and the disk cache holds it as machine code."""
+        with global_compiler_lock:
+            if self.cfunc is None:
+                _make_machine_code(self.library)
+                self.cfunc = _get_executable(self.context, self.library, self.fndesc, self.env)
+                if self.owner is not None:
+                    dispatcher, cres = self.owner
+                    dispatcher._insert([a._code for a in cres.signature.args], self.cfunc,
+                                       cres.objectmode)
+                    dispatcher._cache.save_overload(tuple(cres.signature.args), cres)
+        return self.cfunc
+
+    def __call__(self, *args, **kws):
+        return self.materialize()(*args, **kws)
+
+
+def machine_code(entry):
+    """entry (a compile result's entry_point) as a function that runs compiled code."""
+    return entry.materialize() if isinstance(entry, _Deferred) else entry
+
+
+def _set_environments(library):
+    """Point the environment globals that library's module references at their environments,
+    as numba does for a kernel loaded from the cache: a callee without machine code of its own
+    did not set those of its code linked into its callers."""
+    from numba.core.environment import lookup_environment
+    for gv in library._final_module.global_variables:
+        if gv.name.startswith("_ZN08NumbaEnv"):
+            env = lookup_environment(gv.name)
+            if env is not None:
+                library.codegen.set_env(gv.name, env)
+
+
+def _make_machine_code(library):
+    """Give a library finished without machine code its machine code (numba's last step)."""
+    if getattr(library, "_engine_deferred", False):
+        library._engine_deferred = library._engine_defer = False
+        library._finalized = False
+        library._dynamic_globals = []               # (found again)
+        if not library._object_caching_enabled:     # (loaded as bitcode) keep the object code
+            library.enable_object_caching()
+        _finalize_final_module(library)
+        _set_environments(library)
+
+
+def _deferring_finalize(library, _finish=codegen.CPUCodeLibrary._finalize_final_module):
+    if getattr(library, "_engine_defer", False):
+        library._finalize_dynamic_globals()        # (what numba's cache checks)
+        library._verify_declare_only_symbols()
+        library._engine_deferred = True
+        library._finalized = True
+        return
+    _finish(library)
+
+
+_finalize_final_module = codegen.CPUCodeLibrary._finalize_final_module
+
+
+def _get_executable_deferred(context, library, fndesc, env,
+                             _get=_cpu.CPUContext.get_executable):
+    if getattr(library, "_engine_deferred", False):
+        return _Deferred(context, library, fndesc, env)
+    if not library._finalized and _as_callee(fndesc):
+        library._engine_defer = True
+        library._ensure_finalized()
+        return _Deferred(context, library, fndesc, env)
+    cfunc = _get(context, library, fndesc, env)
+    _set_environments(library)
+    return cfunc
+
+
+_get_executable = _cpu.CPUContext.get_executable
+
+
+def _pointer_with_code(library, name, _pointer=codegen.JITCodeLibrary.get_pointer_to_function):
+    _make_machine_code(library)
+    return _pointer(library, name)
+
+
+def _serialize(library, _serialize_object=codegen.CPUCodeLibrary.serialize_using_object_code):
+    """A library without machine code is cached as its optimized bitcode."""
+    if getattr(library, "_engine_deferred", False):
+        return (library.name, "bitcode", library._final_module.as_bitcode())
+    return _serialize_object(library)
+
+
+def _unserialize(cls, codegen_, state, _load=codegen.CPUCodeLibrary._unserialize.__func__):
+    """A kernel cached as bitcode, loaded as the callee of a kernel being compiled, stays
+    without machine code."""
+    name, kind, data = state
+    if kind == "bitcode" and len(_COMPILING) >= 2:
+        library = codegen_.create_library(name)
+        library._final_module = codegen.ll.parse_bitcode(data)
+        library._engine_defer = True
+        library._finalize_final_module()
+        return library
+    return _load(cls, codegen_, state)
+
+
+def _set_env(codegen_, env_name, env, _set=codegen.JITCPUCodegen.set_env):
+    """numba's set_env, but not for a global that no module with machine code defines yet."""
+    if codegen_._engine.get_global_value_address(env_name):
+        _set(codegen_, env_name, env)
+
+
+codegen.CPUCodeLibrary._finalize_final_module = _deferring_finalize
+codegen.CPUCodeLibrary.serialize_using_object_code = _serialize
+codegen.CPUCodeLibrary._unserialize = classmethod(_unserialize)
+codegen.JITCodeLibrary.get_pointer_to_function = _pointer_with_code
+codegen.JITCPUCodegen.set_env = _set_env
+_cpu.CPUContext.get_executable = _get_executable_deferred
+
+
+def _keep_deferred_out_of_dispatch(dispatcher):
+    """numba's dispatcher calls the compiled functions it holds as C functions: a _Deferred one
+    is held only as the compile result (for typing and lowering its callers) until it has
+    machine code."""
+    add_overload = dispatcher.add_overload
+
+    def add(cres):
+        if isinstance(cres.entry_point, _Deferred):
+            cres.entry_point.owner = (dispatcher, cres)
+            dispatcher.overloads[tuple(cres.signature.args)] = cres
+        else:
+            add_overload(cres)
+
+    dispatcher.add_overload = add
 
 
 def jit(fn):
@@ -321,6 +535,7 @@ def jit(fn):
         return fn
     dispatcher = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)(fn)
     _compile_once(dispatcher)
+    _keep_deferred_out_of_dispatch(dispatcher)
     _interpret_when_cold(dispatcher)
     typed_call = dispatcher.get_call_template
 
@@ -454,7 +669,7 @@ def _interpret_when_cold(dispatcher):
         if any(isinstance(a, pytypes.SimpleNamespace) for a in args) or (
                 interpreting() and not on_disk(dispatcher)):
             return twin(dispatcher)
-        return compile_for_args(dispatcher, *args, **kws)
+        return machine_code(compile_for_args(dispatcher, *args, **kws))
 
     dispatcher._compile_for_args = _compile_for_args
 

@@ -484,3 +484,74 @@ def test_plain_python_steps_wait_for_the_compilation_once_their_time_is_spent(mo
     monkeypatch.setattr(warmup, "INTERPRET_SECONDS", 0.0)
     warmup.join(wait=False)
     assert not warmup.interpreting() and running.poll() == 0
+
+
+DEFERRED_KERNELS = '''
+from engine.jit import jit
+
+
+@jit
+def leaf(x):
+    return x * 2.0
+
+
+@jit
+def checked(x):
+    if x < 0.0:
+        raise ValueError("negative")
+    return leaf(x) + 1.0
+
+
+@jit
+def top(x):
+    return checked(x) * 3.0
+
+
+@jit
+def other(x):
+    return leaf(x) - 1.0
+'''
+
+DEFERRED_FIRST = '''
+import kern
+from engine import jit
+from numba import float64
+entry = lambda k: k.overloads[(float64,)].entry_point
+print(kern.top(1.5))
+print([isinstance(entry(k), jit._Deferred) and entry(k).library._engine_deferred
+       for k in (kern.top, kern.checked, kern.leaf)])
+try:
+    kern.top(-1.0)
+except ValueError as e:
+    print("raised", e)
+print(kern.checked(2.0), entry(kern.checked).library._engine_deferred)
+'''
+
+DEFERRED_AGAIN = '''
+import kern
+from engine import jit
+from numba import float64
+entry = lambda k: k.overloads[(float64,)].entry_point
+print(kern.other(3.0), entry(kern.leaf).library._engine_deferred)
+print(kern.checked(2.0), kern.leaf(2.0), kern.top(1.0))
+print([sum(k.stats.cache_misses.values()) for k in (kern.other, kern.checked, kern.leaf, kern.top)])
+'''
+
+
+def test_only_kernels_called_from_python_get_machine_code(tmp_path):
+    """A kernel compiled because another calls it is optimized and linked into its caller but
+    gets no machine code of its own, and is cached as bitcode, until it is called from Python:
+    then it runs, and is cached as machine code. A new caller links a callee loaded as bitcode
+    without making its machine code; an exception raised in a callee still reaches Python."""
+    (tmp_path / "kern.py").write_text(DEFERRED_KERNELS)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), ENGINE_LEAN="0")
+
+    def run(script):
+        return subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+
+    assert run(DEFERRED_FIRST) == ["12.0", "[False, True, True]", "raised negative",
+                                   "5.0 False"]
+    # checked was cached again as machine code, leaf stayed bitcode: loaded as other's callee,
+    # leaf has no machine code until it is called; nothing but the new caller compiles
+    assert run(DEFERRED_AGAIN) == ["5.0 True", "5.0 4.0 9.0", "[1, 0, 0, 0]"]
