@@ -371,10 +371,23 @@ def _compiling(dispatcher):
         _COMPILING.pop()
 
 
+@contextlib.contextmanager
+def callees_only():
+    """Kernels compiled or loaded inside are made as callees are: without machine code until
+    called from Python (for a process that compiles kernels for other kernels to call)."""
+    with global_compiler_lock:
+        _COMPILING.append(None)
+        try:
+            yield
+        finally:
+            _COMPILING.pop()
+
+
 def _as_callee(fndesc):
     """Whether numba is making the compiled function of fndesc for a kernel that the engine
-    compiles because another of its kernels calls it (not from Python, not by name)."""
-    if len(_COMPILING) < 2:
+    compiles because another of its kernels calls it (not from Python, not by name), or
+    within callees_only."""
+    if len(_COMPILING) < 2 or _COMPILING[-1] is None:
         return False
     fn = _COMPILING[-1].py_func
     return fndesc.qualname == fn.__qualname__ and fndesc.modname == fn.__module__

@@ -325,8 +325,9 @@ def join(m=None, wait=True):
             process.kill()
     _process = _back = None         # interpreting() ends: the kernels compile from here on
     if m is not None:
-        for kernel, name in zip(lean_kernels(m), LEAN):
-            kernel.compile(_argument_types(name))
+        with jit.callees_only():    # (the step calls them)
+            for kernel, name in zip(lean_kernels(m), LEAN):
+                kernel.compile(_argument_types(name))
     from .types import compiled_structs
     compiled_structs()
 
@@ -339,13 +340,14 @@ def _child():
     import select
 
     pending = list(COMMON)
-    while pending and not select.select([sys.stdin], [], [], 0)[0]:
-        compile_kernels([pending.pop(0)])
-    line = sys.stdin.readline()
-    if line.strip():
-        for kernel, name in zip(lean_kernels(_Described(line)), LEAN):
-            kernel.compile(_argument_types(name))
-    compile_kernels(pending)
+    with jit.callees_only():        # machine code for the forward and the step only
+        while pending and not select.select([sys.stdin], [], [], 0)[0]:
+            compile_kernels([pending.pop(0)])
+        line = sys.stdin.readline()
+        if line.strip():
+            for kernel, name in zip(lean_kernels(_Described(line)), LEAN):
+                kernel.compile(_argument_types(name))
+        compile_kernels(pending)
     if line.strip():
         _model_kernel(_Described(line), "forward_kernel")
 
@@ -366,9 +368,10 @@ def _child_back():
         return
     described = _Described(line)
     kernels = list(zip(lean_kernels(described), LEAN))
-    for kernel, name in reversed(kernels[1:]):
-        kernel.compile(_argument_types(name))
-    compile_kernels(reversed(COMMON))
+    with jit.callees_only():
+        for kernel, name in reversed(kernels[1:]):
+            kernel.compile(_argument_types(name))
+        compile_kernels(reversed(COMMON))
     _model_kernel(described, "step_kernel")
 
 
