@@ -35,6 +35,12 @@ values made plain: by default numba compiles a separate copy of the callee for e
 constant argument (``_add_row(..., EQUALITY, ..., False)`` and ``_add_row(..., LIMIT_JOINT, ...,
 True)`` would be two functions), which multiplied the engine's compile time.
 
+Machine code is made only for kernels called from Python (or compiled by name): a kernel compiled
+because another kernel calls it is optimized and linked into its callers, whose machine code
+holds it, and is cached as bitcode; its own machine code is made if Python calls it (_Deferred).
+numba made machine code for every kernel it compiled, each with all its callees again: a sixth
+of a first step's compile time went to code that nothing ran.
+
 numba's inliner (``inlined`` kernels) copies a callee's IR block by block, each block copying
 the callee's every variable again; importing the engine makes it copy each IR once
 (_InlineCopy), which took about a tenth off the compile time of a first step (most of it in
@@ -422,7 +428,10 @@ class _Deferred:
                     dispatcher, cres = self.owner
                     dispatcher._insert([a._code for a in cres.signature.args], self.cfunc,
                                        cres.objectmode)
-                    dispatcher._cache.save_overload(tuple(cres.signature.args), cres)
+                    try:                 # (a cache that cannot be written: loaded as bitcode)
+                        dispatcher._cache.save_overload(tuple(cres.signature.args), cres)
+                    except OSError:
+                        pass
         return self.cfunc
 
     def __call__(self, *args, **kws):
@@ -518,12 +527,14 @@ def _set_env(codegen_, env_name, env, _set=codegen.JITCPUCodegen.set_env):
         _set(codegen_, env_name, env)
 
 
-codegen.CPUCodeLibrary._finalize_final_module = _deferring_finalize
-codegen.CPUCodeLibrary.serialize_using_object_code = _serialize
-codegen.CPUCodeLibrary._unserialize = classmethod(_unserialize)
-codegen.JITCodeLibrary.get_pointer_to_function = _pointer_with_code
-codegen.JITCPUCodegen.set_env = _set_env
-_cpu.CPUContext.get_executable = _get_executable_deferred
+if not getattr(codegen.CPUCodeLibrary, "_engine_deferring", False):   # (once per process)
+    codegen.CPUCodeLibrary._engine_deferring = True
+    codegen.CPUCodeLibrary._finalize_final_module = _deferring_finalize
+    codegen.CPUCodeLibrary.serialize_using_object_code = _serialize
+    codegen.CPUCodeLibrary._unserialize = classmethod(_unserialize)
+    codegen.JITCodeLibrary.get_pointer_to_function = _pointer_with_code
+    codegen.JITCPUCodegen.set_env = _set_env
+    _cpu.CPUContext.get_executable = _get_executable_deferred
 
 
 def _keep_deferred_out_of_dispatch(dispatcher):
