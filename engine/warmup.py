@@ -10,7 +10,9 @@ engine is imported) starts a background process that compiles the stages every m
 the lean kernels of that model (forward.lean_calls: its solver, its collisions, its sensors),
 in the order of ``lean_kernels``, while a second process, started by ``model(m)``, compiles
 the same list from its other end; the kernels that call all of them (the step) then compile on
-top of the cache.
+top of the cache. Only the forward and the step get machine code there (jit.callees_only: the
+stages are compiled and cached for them to call; one called from Python gets its machine code
+then).
 
 Meanwhile this process compiles nothing: from ``start()`` until ``join``, ``interpreting()``
 holds, Models and Data get plain handles (types._new_struct) and every kernel that is not in
