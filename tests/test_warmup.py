@@ -487,7 +487,7 @@ def test_plain_python_steps_wait_for_the_compilation_once_their_time_is_spent(mo
 
 
 DEFERRED_KERNELS = '''
-from engine.jit import jit
+from engine.jit import calls_stages, jit
 
 
 @jit
@@ -502,7 +502,7 @@ def checked(x):
     return leaf(x) + 1.0
 
 
-@jit
+@calls_stages
 def top(x):
     return checked(x) * 3.0
 
@@ -542,7 +542,9 @@ def test_only_kernels_called_from_python_get_machine_code(tmp_path):
     """A kernel compiled because another calls it is optimized and linked into its caller but
     gets no machine code of its own, and is cached as bitcode, until it is called from Python:
     then it runs, and is cached as machine code. A new caller links a callee loaded as bitcode
-    without making its machine code; an exception raised in a callee still reaches Python."""
+    without making its machine code; an exception raised in a callee still reaches Python. (top
+    calls stages: its machine code keeps a call to its own copy of checked, whose machine code is
+    then made beside it.)"""
     (tmp_path / "kern.py").write_text(DEFERRED_KERNELS)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), ENGINE_LEAN="0")
 
