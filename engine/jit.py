@@ -366,6 +366,13 @@ def _compile_once(dispatcher):
 # machine code only for the kernels called from Python
 # ------------------------------------------------------------------------------------------------
 _COMPILING = []     # the engine's kernels being compiled or loaded (callers before callees)
+# numba's own versions of what this section wraps
+_finalize_final_module = codegen.CPUCodeLibrary._finalize_final_module
+_get_executable = _cpu.CPUContext.get_executable
+_pointer_to_function = codegen.JITCodeLibrary.get_pointer_to_function
+_serialize_object_code = codegen.CPUCodeLibrary.serialize_using_object_code
+_unserialize_library = codegen.CPUCodeLibrary._unserialize.__func__
+_set_env_address = codegen.JITCPUCodegen.set_env
 
 
 @contextlib.contextmanager
@@ -467,48 +474,41 @@ def _make_machine_code(library):
         _set_environments(library)
 
 
-def _deferring_finalize(library, _finish=codegen.CPUCodeLibrary._finalize_final_module):
+def _deferring_finalize(library):
     if getattr(library, "_engine_defer", False):
         library._finalize_dynamic_globals()        # (what numba's cache checks)
         library._verify_declare_only_symbols()
         library._engine_deferred = True
         library._finalized = True
         return
-    _finish(library)
+    _finalize_final_module(library)
 
 
-_finalize_final_module = codegen.CPUCodeLibrary._finalize_final_module
-
-
-def _get_executable_deferred(context, library, fndesc, env,
-                             _get=_cpu.CPUContext.get_executable):
+def _get_executable_deferred(context, library, fndesc, env):
     if getattr(library, "_engine_deferred", False):
         return _Deferred(context, library, fndesc, env)
     if not library._finalized and _as_callee(fndesc):
         library._engine_defer = True
         library._ensure_finalized()
         return _Deferred(context, library, fndesc, env)
-    cfunc = _get(context, library, fndesc, env)
+    cfunc = _get_executable(context, library, fndesc, env)
     _set_environments(library)
     return cfunc
 
 
-_get_executable = _cpu.CPUContext.get_executable
-
-
-def _pointer_with_code(library, name, _pointer=codegen.JITCodeLibrary.get_pointer_to_function):
+def _pointer_with_code(library, name):
     _make_machine_code(library)
-    return _pointer(library, name)
+    return _pointer_to_function(library, name)
 
 
-def _serialize(library, _serialize_object=codegen.CPUCodeLibrary.serialize_using_object_code):
+def _serialize(library):
     """A library without machine code is cached as its optimized bitcode."""
     if getattr(library, "_engine_deferred", False):
         return (library.name, "bitcode", library._final_module.as_bitcode())
-    return _serialize_object(library)
+    return _serialize_object_code(library)
 
 
-def _unserialize(cls, codegen_, state, _load=codegen.CPUCodeLibrary._unserialize.__func__):
+def _unserialize(cls, codegen_, state):
     """A kernel cached as bitcode, loaded as the callee of a kernel being compiled, stays
     without machine code."""
     name, kind, data = state
@@ -518,13 +518,13 @@ def _unserialize(cls, codegen_, state, _load=codegen.CPUCodeLibrary._unserialize
         library._engine_defer = True
         library._finalize_final_module()
         return library
-    return _load(cls, codegen_, state)
+    return _unserialize_library(cls, codegen_, state)
 
 
-def _set_env(codegen_, env_name, env, _set=codegen.JITCPUCodegen.set_env):
+def _set_env(codegen_, env_name, env):
     """numba's set_env, but not for a global that no module with machine code defines yet."""
     if codegen_._engine.get_global_value_address(env_name):
-        _set(codegen_, env_name, env)
+        _set_env_address(codegen_, env_name, env)
 
 
 if not getattr(codegen.CPUCodeLibrary, "_engine_deferring", False):   # (once per process)
