@@ -17,10 +17,12 @@ own options, and run in the same process in interleaved chunks: a chunk of n MuJ
 (`engine.step(m, d, n)`), --rounds times. The ratio of a model is the median over the rounds of
 ours / MuJoCo's time per step: both engines see the same machine load at nearly the same
 moment. With --best N the ratio is instead that of the best single step of N interleaved
-ones, which a loaded machine disturbs least. Printed: every model's ratio, the median, the
-90th percentile and the worst five, and for the --worst slowest models the time per stage of
-both engines side by side (ours from engine.profile.stage_times, MuJoCo's from its own stage
-timers, mjData.timer, fed by a clock compiled with numba) at the state where the run ended.
+ones, which a loaded machine disturbs least. Printed: every model's ratio and contact counts
+at the end in both engines, the median, the 90th percentile and the worst five (timed again
+at the same states, as --same-state 25 does), and for the --worst slowest models the time
+per stage of both engines side by side (ours from engine.profile.stage_times, MuJoCo's from
+its own stage timers, mjData.timer, fed by a clock compiled with numba) at the state where
+the run ended.
 
 The chunks cover the first few hundred steps of a light model but only the first few dozen of a
 heavy one, where many models still settle (objects dropped onto a table, feet finding the
@@ -84,6 +86,10 @@ _CLOCK = ctypes.cast(_now_us.address, ctypes.CFUNCTYPE(ctypes.c_double))
 _S = engine.State
 SYNCED = int(_S.TIME | _S.QPOS | _S.QVEL | _S.ACT | _S.WARMSTART | _S.CTRL | _S.QFRC_APPLIED
              | _S.XFRC_APPLIED | _S.MOCAP_POS | _S.MOCAP_QUAT)
+# the worst five are timed again from MuJoCo's states every SAME_STATE steps: a model whose two
+# motions part (a chaotic start, different contact counts at the end) shows a ratio of two
+# different motions, and this one of the same states
+SAME_STATE = 25
 
 
 def mujoco_stage_times(mm, md, nstep):
@@ -272,15 +278,17 @@ def main():
             ratio, t_mj, t_ours = run.best_step(args.best)
         else:
             ratio, t_mj, t_ours = run.ratio(args.chunk, args.rounds, args.steps)
-        rows.append((ratio, run.name, run.mm.nv, t_mj, t_ours))
+        rows.append((ratio, run.name, run.mm.nv, t_mj, t_ours, run.d.ncon, run.md.ncon))
         runs[run.name] = path
     print(file=sys.stderr)
     if args.profile:
         return
     rows.sort(reverse=True)
-    print(f"\n{'model':<80} {'nv':>4} {'MuJoCo us':>10} {'ours us':>9} {'ratio':>7}")
-    for ratio, name, nv, t_mj, t_ours in rows:
-        print(f"{name:<80} {nv:>4} {t_mj * 1e6:10.1f} {t_ours * 1e6:9.1f} {ratio:7.2f}")
+    print(f"\n{'model':<80} {'nv':>4} {'MuJoCo us':>10} {'ours us':>9} {'ratio':>7} "
+          f"{'contacts':>9}")
+    for ratio, name, nv, t_mj, t_ours, ncon, mj_ncon in rows:
+        print(f"{name:<80} {nv:>4} {t_mj * 1e6:10.1f} {t_ours * 1e6:9.1f} {ratio:7.2f} "
+              f"{ncon:>4}/{mj_ncon:<4}")
     ratios = np.array([r[0] for r in rows])
     print(f"\n{len(rows)} models timed ({refused} refused by our compiler); "
           f"{load_line()} at the end")
@@ -292,9 +300,17 @@ def main():
               f"median {np.median(ratios):.2f}, 90th percentile {np.quantile(ratios, 0.9):.2f}, "
               f"quartiles {np.quantile(ratios, 0.25):.2f}-{np.quantile(ratios, 0.75):.2f}; "
               f"above 2x: {int(np.sum(ratios > 2))}, above 4x: {int(np.sum(ratios > 4))}")
-        print("worst five:")
-        for ratio, name, nv, t_mj, t_ours in rows[:5]:
-            print(f"  {ratio:7.2f}  {name}")
+        print("worst five (contacts at the end, ours/MuJoCo's"
+              + ("" if args.same_state or args.best else
+                 f"; and the ratio with ours from MuJoCo's state every {SAME_STATE} steps")
+              + "):")
+        for ratio, name, nv, t_mj, t_ours, ncon, mj_ncon in rows[:5]:
+            again = ""
+            if not (args.same_state or args.best):
+                run = Run(runs[name], args.settle, args.same_solver, SAME_STATE,
+                          args.mujoco_solver)
+                again = f"  same states {run.ratio(args.chunk, args.rounds, args.steps)[0]:7.2f}"
+            print(f"  {ratio:7.2f}  contacts {ncon:>3}/{mj_ncon:<3}{again}  {name}")
     for ratio, name, *_ in rows[:args.worst]:
         run = Run(runs[name], args.settle, args.same_solver, args.same_state,
                   args.mujoco_solver)
@@ -307,7 +323,7 @@ def main():
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(("model", "nv", "ratio", "mujoco_us", "ours_us"))
-            for ratio, name, nv, t_mj, t_ours in rows:
+            for ratio, name, nv, t_mj, t_ours, *_ in rows:
                 w.writerow((name, nv, f"{ratio:.4f}", f"{t_mj * 1e6:.3f}", f"{t_ours * 1e6:.3f}"))
 
 
