@@ -14,6 +14,7 @@ State vectors are packed as MuJoCo's mj_getState packs them: the fields of the b
 """
 from __future__ import annotations
 
+import operator
 import os
 import threading
 from collections.abc import Sequence
@@ -58,9 +59,15 @@ def _element_sizes(m: Model) -> tuple:
 
 
 def _check_spec(spec) -> int:
-    if isinstance(spec, bool) or not isinstance(spec, (int, np.integer)):
-        raise TypeError(f"a state specification is an int of engine.State bits, got {spec!r}")
-    spec = int(spec)
+    """spec as an int: bits of engine.State, given as an int or as any integer (MuJoCo's
+    mjtState members too: its bits are the same)."""
+    try:
+        if isinstance(spec, bool):
+            raise TypeError
+        spec = operator.index(spec)
+    except TypeError:
+        raise TypeError(f"a state specification is an int of engine.State bits, "
+                        f"got {spec!r}") from None
     if not 0 <= spec < 1 << State.NSTATE:
         raise ValueError(f"invalid state specification {spec}: bits of engine.State only "
                          f"(0 <= spec < {1 << State.NSTATE})")
