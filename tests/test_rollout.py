@@ -127,25 +127,19 @@ def test_state_size_and_packing_match_mujoco():
         value = rng.normal(size=np.shape(getattr(md, name)))
         setattr(md, name, value)
         setattr(d, name, value)
+    # our State's bits, and MuJoCo's own mjtState members (a script comparing both engines)
+    members = [v for k, v in mujoco.mjtState.__members__.items() if k.startswith("mjSTATE_")]
+    assert len(members) > State.NSTATE
     specs = [1 << i for i in range(State.NSTATE)] + [
         int(State.PHYSICS), FULL, int(State.USER), int(State.INTEGRATION),
-        int(State.QPOS | State.MOCAP_QUAT | State.CTRL)]
+        int(State.QPOS | State.MOCAP_QUAT | State.CTRL)] + members
     for spec in specs:
         n = mujoco.mj_stateSize(mm, spec)
         assert engine.state_size(m, spec) == n, spec
         ref = np.empty(n)
         mujoco.mj_getState(mm, md, ref, spec)
         assert np.array_equal(engine.get_state(m, d, spec), ref), spec
-    # MuJoCo's own mjtState members name the same bits (a script comparing both engines)
-    members = [v for k, v in mujoco.mjtState.__members__.items() if k.startswith("mjSTATE_")]
-    assert len(members) > State.NSTATE
-    for member in members:
-        n = mujoco.mj_stateSize(mm, member)
-        assert engine.state_size(m, member) == n, member
-        ref = np.empty(n)
-        mujoco.mj_getState(mm, md, ref, member)
-        assert np.array_equal(engine.get_state(m, d, member), ref), member
-        engine.set_state(m, d, ref, member)
+        engine.set_state(m, d, ref, spec)
 
 
 def test_set_state_writes_what_get_state_reads():
