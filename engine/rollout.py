@@ -59,15 +59,11 @@ def _element_sizes(m: Model) -> tuple:
 
 
 def _check_spec(spec) -> int:
-    """spec as an int: bits of engine.State, given as an int or as any integer (MuJoCo's
-    mjtState members too: its bits are the same)."""
-    try:
-        if isinstance(spec, bool):
-            raise TypeError
-        spec = operator.index(spec)
-    except TypeError:
-        raise TypeError(f"a state specification is an int of engine.State bits, "
-                        f"got {spec!r}") from None
+    """spec as an int: bits of engine.State, given as an int or any integer (MuJoCo's mjtState
+    members too: its bits are the same)."""
+    if isinstance(spec, bool) or not hasattr(type(spec), "__index__"):
+        raise TypeError(f"a state specification is an int of engine.State bits, got {spec!r}")
+    spec = operator.index(spec)
     if not 0 <= spec < 1 << State.NSTATE:
         raise ValueError(f"invalid state specification {spec}: bits of engine.State only "
                          f"(0 <= spec < {1 << State.NSTATE})")
