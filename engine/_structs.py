@@ -11,7 +11,7 @@ def _model_new():
 
 
 @njit(cache=True)
-def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum):
+def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impedance, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr):
     s.opt_timestep = borrow(opt_timestep)
     s.opt_gravity = borrow(opt_gravity)
     s.opt_wind = borrow(opt_wind)
@@ -22,6 +22,7 @@ def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_densit
     s.opt_epsilon = borrow(opt_epsilon)
     s.opt_kappa = borrow(opt_kappa)
     s.opt_rmin = borrow(opt_rmin)
+    s.opt_impedance = borrow(opt_impedance)
     s.opt_impratio = borrow(opt_impratio)
     s.opt_integrator = borrow(opt_integrator)
     s.opt_solver = borrow(opt_solver)
@@ -43,11 +44,11 @@ def _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_densit
     s.body_jntadr = borrow(body_jntadr)
     s.body_dofnum = borrow(body_dofnum)
     s.body_dofadr = borrow(body_dofadr)
-    s.body_geomnum = borrow(body_geomnum)
 
 
 @njit(cache=True)
-def _model_set1(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping):
+def _model_set1(s, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_impedance, jnt_dampratio, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid):
+    s.body_geomnum = borrow(body_geomnum)
     s.body_geomadr = borrow(body_geomadr)
     s.body_pos = borrow(body_pos)
     s.body_quat = borrow(body_quat)
@@ -72,18 +73,20 @@ def _model_set1(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, bod
     s.jnt_epsilon = borrow(jnt_epsilon)
     s.jnt_kappa = borrow(jnt_kappa)
     s.jnt_rmin = borrow(jnt_rmin)
+    s.jnt_impedance = borrow(jnt_impedance)
+    s.jnt_dampratio = borrow(jnt_dampratio)
     s.jnt_actfrclimited = borrow(jnt_actfrclimited)
     s.jnt_actfrcrange = borrow(jnt_actfrcrange)
     s.dof_bodyid = borrow(dof_bodyid)
     s.dof_jntid = borrow(dof_jntid)
     s.dof_parentid = borrow(dof_parentid)
-    s.dof_Madr = borrow(dof_Madr)
-    s.dof_armature = borrow(dof_armature)
-    s.dof_damping = borrow(dof_damping)
 
 
 @njit(cache=True)
-def _model_set2(s, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode):
+def _model_set2(s, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_impedance, geom_dampratio, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size):
+    s.dof_Madr = borrow(dof_Madr)
+    s.dof_armature = borrow(dof_armature)
+    s.dof_damping = borrow(dof_damping)
     s.dof_frictionloss = borrow(dof_frictionloss)
     s.geom_type = borrow(geom_type)
     s.geom_contype = borrow(geom_contype)
@@ -104,6 +107,8 @@ def _model_set2(s, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, 
     s.geom_epsilon = borrow(geom_epsilon)
     s.geom_kappa = borrow(geom_kappa)
     s.geom_rmin = borrow(geom_rmin)
+    s.geom_impedance = borrow(geom_impedance)
+    s.geom_dampratio = borrow(geom_dampratio)
     s.geom_rgba = borrow(geom_rgba)
     s.geom_sameframe = borrow(geom_sameframe)
     s.geom_fluid = borrow(geom_fluid)
@@ -111,15 +116,15 @@ def _model_set2(s, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, 
     s.site_bodyid = borrow(site_bodyid)
     s.site_group = borrow(site_group)
     s.site_size = borrow(site_size)
+
+
+@njit(cache=True)
+def _model_set3(s, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient):
     s.site_pos = borrow(site_pos)
     s.site_quat = borrow(site_quat)
     s.site_rgba = borrow(site_rgba)
     s.site_sameframe = borrow(site_sameframe)
     s.cam_mode = borrow(cam_mode)
-
-
-@njit(cache=True)
-def _model_set3(s, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr):
     s.cam_bodyid = borrow(cam_bodyid)
     s.cam_targetbodyid = borrow(cam_targetbodyid)
     s.cam_pos = borrow(cam_pos)
@@ -147,15 +152,15 @@ def _model_set3(s, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0,
     s.light_cutoff = borrow(light_cutoff)
     s.light_exponent = borrow(light_exponent)
     s.light_ambient = borrow(light_ambient)
+
+
+@njit(cache=True)
+def _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_impedance, tendon_dampratio):
     s.light_diffuse = borrow(light_diffuse)
     s.light_specular = borrow(light_specular)
     s.mesh_vertadr = borrow(mesh_vertadr)
     s.mesh_vertnum = borrow(mesh_vertnum)
     s.mesh_faceadr = borrow(mesh_faceadr)
-
-
-@njit(cache=True)
-def _model_set4(s, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype):
     s.mesh_facenum = borrow(mesh_facenum)
     s.mesh_vert = borrow(mesh_vert)
     s.mesh_face = borrow(mesh_face)
@@ -181,6 +186,12 @@ def _model_set4(s, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph
     s.tendon_epsilon = borrow(tendon_epsilon)
     s.tendon_kappa = borrow(tendon_kappa)
     s.tendon_rmin = borrow(tendon_rmin)
+    s.tendon_impedance = borrow(tendon_impedance)
+    s.tendon_dampratio = borrow(tendon_dampratio)
+
+
+@njit(cache=True)
+def _model_set5(s, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0):
     s.tendon_width = borrow(tendon_width)
     s.tendon_rgba = borrow(tendon_rgba)
     s.wrap_type = borrow(wrap_type)
@@ -188,10 +199,6 @@ def _model_set4(s, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph
     s.wrap_prm = borrow(wrap_prm)
     s.actuator_trntype = borrow(actuator_trntype)
     s.actuator_dyntype = borrow(actuator_dyntype)
-
-
-@njit(cache=True)
-def _model_set5(s, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2):
     s.actuator_gaintype = borrow(actuator_gaintype)
     s.actuator_biastype = borrow(actuator_biastype)
     s.actuator_trnid = borrow(actuator_trnid)
@@ -217,17 +224,19 @@ def _model_set5(s, actuator_gaintype, actuator_biastype, actuator_trnid, actuato
     s.eq_obj2id = borrow(eq_obj2id)
     s.eq_objtype = borrow(eq_objtype)
     s.eq_active0 = borrow(eq_active0)
+
+
+@njit(cache=True)
+def _model_set6(s, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise):
     s.eq_data = borrow(eq_data)
     s.eq_epsilon = borrow(eq_epsilon)
     s.eq_kappa = borrow(eq_kappa)
     s.eq_rmin = borrow(eq_rmin)
+    s.eq_impedance = borrow(eq_impedance)
+    s.eq_dampratio = borrow(eq_dampratio)
     s.eq_hard = borrow(eq_hard)
     s.pair_geom1 = borrow(pair_geom1)
     s.pair_geom2 = borrow(pair_geom2)
-
-
-@njit(cache=True)
-def _model_set6(s, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0):
     s.pair_condim = borrow(pair_condim)
     s.pair_friction = borrow(pair_friction)
     s.pair_margin = borrow(pair_margin)
@@ -235,6 +244,8 @@ def _model_set6(s, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsil
     s.pair_epsilon = borrow(pair_epsilon)
     s.pair_kappa = borrow(pair_kappa)
     s.pair_rmin = borrow(pair_rmin)
+    s.pair_impedance = borrow(pair_impedance)
+    s.pair_dampratio = borrow(pair_dampratio)
     s.exclude_body1 = borrow(exclude_body1)
     s.exclude_body2 = borrow(exclude_body2)
     s.sensor_type = borrow(sensor_type)
@@ -249,6 +260,10 @@ def _model_set6(s, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsil
     s.sensor_adr = borrow(sensor_adr)
     s.sensor_cutoff = borrow(sensor_cutoff)
     s.sensor_noise = borrow(sensor_noise)
+
+
+@njit(cache=True)
+def _model_set7(s, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
     s.key_time = borrow(key_time)
     s.key_qpos = borrow(key_qpos)
     s.key_qvel = borrow(key_qvel)
@@ -260,10 +275,6 @@ def _model_set6(s, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsil
     s.body_treedofadr = borrow(body_treedofadr)
     s.body_treedofnum = borrow(body_treedofnum)
     s.dof_invweight0 = borrow(dof_invweight0)
-
-
-@njit(cache=True)
-def _model_set7(s, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
     s.dof_M0 = borrow(dof_M0)
     s.body_isfree = borrow(body_isfree)
     s.D_rownnz = borrow(D_rownnz)
@@ -280,16 +291,16 @@ def _model_set7(s, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, te
 MODEL_KERNELS = ('_model_new', '_model_set0', '_model_set1', '_model_set2', '_model_set3', '_model_set4', '_model_set5', '_model_set6', '_model_set7')
 
 
-def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impedance, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_impedance, jnt_dampratio, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_impedance, geom_dampratio, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_impedance, tendon_dampratio, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
     s = _model_new()
-    _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum)
-    _model_set1(s, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping)
-    _model_set2(s, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode)
-    _model_set3(s, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr)
-    _model_set4(s, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype)
-    _model_set5(s, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_hard, pair_geom1, pair_geom2)
-    _model_set6(s, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0)
-    _model_set7(s, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring)
+    _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impedance, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr)
+    _model_set1(s, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_impedance, jnt_dampratio, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid)
+    _model_set2(s, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_impedance, geom_dampratio, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size)
+    _model_set3(s, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient)
+    _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_impedance, tendon_dampratio)
+    _model_set5(s, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0)
+    _model_set6(s, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise)
+    _model_set7(s, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring)
     return s
 
 
@@ -371,7 +382,7 @@ def _data_set1(s, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_x
 
 
 @njit(cache=True)
-def _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match):
+def _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_impedance, contact_dampratio, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude):
     s.qfrc_actuator = borrow(qfrc_actuator)
     s.qfrc_smooth = borrow(qfrc_smooth)
     s.qacc_smooth = borrow(qacc_smooth)
@@ -397,17 +408,19 @@ def _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc
     s.contact_epsilon = borrow(contact_epsilon)
     s.contact_kappa = borrow(contact_kappa)
     s.contact_rmin = borrow(contact_rmin)
+    s.contact_impedance = borrow(contact_impedance)
+    s.contact_dampratio = borrow(contact_dampratio)
     s.contact_geom1 = borrow(contact_geom1)
     s.contact_geom2 = borrow(contact_geom2)
     s.contact_geom = borrow(contact_geom)
     s.contact_dim = borrow(contact_dim)
     s.contact_exclude = borrow(contact_exclude)
-    s.contact_efc_address = borrow(contact_efc_address)
-    s.sensor_match = borrow(sensor_match)
 
 
 @njit(cache=True)
-def _data_set3(s, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B):
+def _data_set3(s, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu):
+    s.contact_efc_address = borrow(contact_efc_address)
+    s.sensor_match = borrow(sensor_match)
     s.sensor_criterion = borrow(sensor_criterion)
     s.geom_aabb_world = borrow(geom_aabb_world)
     s.bp_order = borrow(bp_order)
@@ -438,14 +451,15 @@ def _data_set3(s, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand
     s.efc_margin = borrow(efc_margin)
     s.efc_frictionloss = borrow(efc_frictionloss)
     s.efc_mu = borrow(efc_mu)
-    s.efc_R = borrow(efc_R)
-    s.efc_B = borrow(efc_B)
 
 
 @njit(cache=True)
-def _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam, solver_eig, solver_X, solver_vec):
+def _data_set4(s, efc_R, efc_B, efc_K, efc_kappa, efc_imp, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam):
+    s.efc_R = borrow(efc_R)
+    s.efc_B = borrow(efc_B)
     s.efc_K = borrow(efc_K)
     s.efc_kappa = borrow(efc_kappa)
+    s.efc_imp = borrow(efc_imp)
     s.efc_hard = borrow(efc_hard)
     s.efc_vstar = borrow(efc_vstar)
     s.efc_vel = borrow(efc_vel)
@@ -473,13 +487,13 @@ def _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc
     s.solver_y = borrow(solver_y)
     s.solver_L = borrow(solver_L)
     s.solver_lam = borrow(solver_lam)
-    s.solver_eig = borrow(solver_eig)
-    s.solver_X = borrow(solver_X)
-    s.solver_vec = borrow(solver_vec)
 
 
 @njit(cache=True)
-def _data_set5(s, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, newton_CU, newton_Y, newton_S, newton_w, newton_cross, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+def _data_set5(s, solver_eig, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, newton_CU, newton_Y, newton_S, newton_w, newton_cross, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+    s.solver_eig = borrow(solver_eig)
+    s.solver_X = borrow(solver_X)
+    s.solver_vec = borrow(solver_vec)
     s.solver_mat = borrow(solver_mat)
     s.newton_H = borrow(newton_H)
     s.newton_vec = borrow(newton_vec)
@@ -509,12 +523,12 @@ def _data_set5(s, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton
 DATA_KERNELS = ('_data_new', '_data_set0', '_data_set1', '_data_set2', '_data_set3', '_data_set4', '_data_set5')
 
 
-def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam, solver_eig, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, newton_CU, newton_Y, newton_S, newton_w, newton_cross, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
+def new_data_struct(time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_impedance, contact_dampratio, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B, efc_K, efc_kappa, efc_imp, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam, solver_eig, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, newton_CU, newton_Y, newton_S, newton_w, newton_cross, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M):
     s = _data_new()
     _data_set0(s, time, qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, mocap_pos, mocap_quat, qacc, act_dot, warning, warning_info, xpos, xquat, xmat, xipos, ximat, xanchor, xaxis, geom_xpos, geom_xmat, site_xpos, site_xmat, cam_xpos, cam_xmat, light_xpos, light_xdir, subtree_com, cdof, cinert, ten_wrapadr)
     _data_set1(s, ten_wrapnum, ten_length, ten_J, ten_velocity, wrap_obj, wrap_xpos, actuator_length, actuator_moment, actuator_velocity, actuator_force, cvel, cdof_dot, crb, qM, qLD, qLDiagInv, qDeriv, qLU, qH, qHDiagInv, qacc_implicit, deriv_cvel, deriv_cacc, deriv_cfrc, deriv_jac, deriv_B, implicit_free, qfrc_bias, qfrc_spring, qfrc_damper, qfrc_fluid, qfrc_passive)
-    _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude, contact_efc_address, sensor_match)
-    _data_set3(s, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu, efc_R, efc_B)
-    _data_set4(s, efc_K, efc_kappa, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam, solver_eig, solver_X, solver_vec)
-    _data_set5(s, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, newton_CU, newton_Y, newton_S, newton_w, newton_cross, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M)
+    _data_set2(s, qfrc_actuator, qfrc_smooth, qacc_smooth, qfrc_constraint, qfrc_inverse, qacc_continuous, cacc, cfrc_int, cfrc_ext, energy, subtree_linvel, subtree_angmom, sensordata, sensor_qacc, sensor_qLD, sensor_qLDiagInv, ncon, contact_dist, contact_pos, contact_frame, contact_includemargin, contact_friction, contact_epsilon, contact_kappa, contact_rmin, contact_impedance, contact_dampratio, contact_geom1, contact_geom2, contact_geom, contact_dim, contact_exclude)
+    _data_set3(s, contact_efc_address, sensor_match, sensor_criterion, geom_aabb_world, bp_order, bp_pairs, bp_cand, bp_npairs, bp_axis, col_dist, col_pos, col_frame, col_work, gjk_simplex, epa_vert, epa_face, epa_fdata, epa_falive, epa_edge, hfield_prism, geom_meshwarm, col_hullpt, col_hullid, nefc, nefc_overflow, efc_type, efc_id, efc_J, efc_pos, efc_margin, efc_frictionloss, efc_mu)
+    _data_set4(s, efc_R, efc_B, efc_K, efc_kappa, efc_imp, efc_hard, efc_vstar, efc_vel, efc_range, efc_Jrow, efc_force, efc_impulse, efc_warm, warm_nefc, warm_type, warm_id, warm_ncon, warm_contact_geom, warm_contact_pos, warm_contact_adr, efc_A, efc_MinvJT, efc_Y, efc_run, efc_b, efc_grad, qacc_warmstart, solver_w, solver_v, solver_y, solver_L, solver_lam)
+    _data_set5(s, solver_eig, solver_X, solver_vec, solver_mat, newton_H, newton_vec, newton_DJ, newton_Jv, newton_Jp, newton_CU, newton_Y, newton_S, newton_w, newton_cross, dense_M, solver_niter, solver_residual, qpos_save, qvel_save, act_save, rk_qvel, rk_qacc, rk_act_dot, qpos_stage, act_stage, scratch_nv, scratch_M)
     return s

@@ -29,9 +29,9 @@ mj_collision:
 Contact parameters of dynamic pairs (MuJoCo's mj_contactParam): the higher geom_priority wins
 condim, friction and softness; equal priorities take condim = max, friction = elementwise max
 (unpacked to 5: sliding, sliding, torsional, rolling, rolling). Softness: MuJoCo
-mixes solref (time constant, damping ratio) and solimp by the average (solmix 1:1); the
-engine's kappa is a time constant and epsilon an impedance scaling, so both are averaged, and
-so is the regulariser floor rmin. A
+mixes solref (time constant, damping ratio) and solimp by the average (solmix 1:1): kappa (the
+time constant), the damping ratio, the impedance shape and the regulariser floor rmin are
+averaged, epsilon and epsilon at width through their impedances 1 / (1 + eps). A
 geom value of -1 means "use m.opt"; when both geoms say -1 the contact keeps -1 so that the
 constraint stage reads the live option, otherwise the -1 side is replaced by the option value
 before averaging.
@@ -192,6 +192,38 @@ def _mix_soft(a, b, opt):
 
 
 @jit
+def _mix_epsilon(a, b, opt):
+    """_mix_soft of two epsilons by their impedances d = 1 / (1 + eps) (MuJoCo averages
+    solimp)."""
+    if a < 0 and b < 0:
+        return -1.0
+    d = _mix_soft(1.0 / (1.0 + a) if a >= 0 else -1.0, 1.0 / (1.0 + b) if b >= 0 else -1.0,
+                  1.0 / (1.0 + opt))
+    return (1.0 - d) / d
+
+
+@jit
+def _set_impedance(m, d, n, src, k, k2):
+    """d.contact_impedance[n]: row k of src, or the average of its rows k and k2 (k2 >= 0), a
+    width < 0 meaning the option's shape (kept when both are)."""
+    a = src[k]
+    if k2 < 0:
+        d.contact_impedance[n, :] = a
+        return
+    b = src[k2]
+    if a[1] < 0.0 and b[1] < 0.0:
+        d.contact_impedance[n, :] = a
+        return
+    if a[1] < 0.0:
+        a = m.opt_impedance
+    if b[1] < 0.0:
+        b = m.opt_impedance
+    d.contact_impedance[n, 0] = _mix_epsilon(a[0], b[0], 0.0)
+    for j in range(1, 4):
+        d.contact_impedance[n, j] = 0.5 * (a[j] + b[j])
+
+
+@jit
 def add_contacts(m, d, num, g1, g2, ipair, margin):
     """Append the num contacts of d.col_* for geoms g1, g2 with their mixed parameters;
     margin: the pair's includemargin."""
@@ -202,6 +234,8 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
         eps = m.pair_epsilon[ipair]
         kap = m.pair_kappa[ipair]
         rmin = m.pair_rmin[ipair]
+        dampratio = m.pair_dampratio[ipair]
+        imps, ia, ib = m.pair_impedance, ipair, -1
     else:
         p1 = m.geom_priority[g1]
         p2 = m.geom_priority[g2]
@@ -215,14 +249,18 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
             eps = m.geom_epsilon[gh]
             kap = m.geom_kappa[gh]
             rmin = m.geom_rmin[gh]
+            dampratio = m.geom_dampratio[gh]
+            imps, ia, ib = m.geom_impedance, gh, -1
         else:
             condim = max(m.geom_condim[g1], m.geom_condim[g2])
             f0 = max(m.geom_friction[g1, 0], m.geom_friction[g2, 0])
             f1 = max(m.geom_friction[g1, 1], m.geom_friction[g2, 1])
             f2 = max(m.geom_friction[g1, 2], m.geom_friction[g2, 2])
-            eps = _mix_soft(m.geom_epsilon[g1], m.geom_epsilon[g2], m.opt_epsilon[0])
+            eps = _mix_epsilon(m.geom_epsilon[g1], m.geom_epsilon[g2], m.opt_epsilon[0])
             kap = _mix_soft(m.geom_kappa[g1], m.geom_kappa[g2], m.opt_kappa[0])
             rmin = _mix_soft(m.geom_rmin[g1], m.geom_rmin[g2], m.opt_rmin[0])
+            dampratio = 0.5 * (m.geom_dampratio[g1] + m.geom_dampratio[g2])
+            imps, ia, ib = m.geom_impedance, g1, g2
         fr = (f0, f0, f1, f2, f2)
     for i in range(num):
         n = d.ncon[0]
@@ -241,6 +279,8 @@ def add_contacts(m, d, num, g1, g2, ipair, margin):
         d.contact_epsilon[n] = eps
         d.contact_kappa[n] = kap
         d.contact_rmin[n] = rmin
+        d.contact_dampratio[n] = dampratio
+        _set_impedance(m, d, n, imps, ia, ib)
         d.contact_geom1[n] = g1
         d.contact_geom2[n] = g2
         d.contact_geom[n, 0] = g1

@@ -9,6 +9,15 @@ values, or m.opt's where it has none):
     R_ii = max(A_ii eps, rmin)                      (27)  A_ii approximated at qpos0
     B_ii = 2 (1 + eps) / kappa, K_ii = (1 + eps) / kappa^2   (28)  K = 0 on friction rows
     v*   = J v - h B J v - h K x                    (24)  x: violation (pos - margin)
+MuJoCo's impedance (solimp) generalises the constant epsilon: with d = 1 / (1 + eps), an
+object's impedance shape (m.*_impedance: epsilon at width, width, midpoint, power) makes
+d(x) run from d0 = 1 / (1 + eps) at x = 0 to dw = 1 / (1 + eps_width) at |x| >= width
+(impedance()), and its damping ratio r scales the stiffness (MuJoCo's solref dampratio):
+    R_ii = max(A_ii (1 - d(x)) / d(x), rmin),  B_ii = 2 / (dw kappa),
+    K_ii = d(x) / (dw kappa r)^2,
+which is (27), (28) when the width is 0 (d = dw = d0) and r = 1. A contact's rows all take the
+impedance of its normal distance, a connect's or weld's that of the norm of its violations
+(MuJoCo's getposdim); friction-loss rows that of x = 0.
 Friction rows of a contact get r_j = r_F mu_j^-2 / <mu^-2> (22), which makes the cone circular
 in the metric of R so that it can be projected analytically (Algorithm 5); r_F, the mean of
 (27) over the friction rows, is divided by MuJoCo's impratio (m.opt.impratio, default 1), the
@@ -70,25 +79,87 @@ ZERO3 = (0.0, 0.0, 0.0)
 
 
 @jit
-def softness(m, eps, kappa, rmin):
-    """The object's softness (epsilon, kappa, rmin), each falling back on m.opt when negative;
-    kappa kept >= 2 h."""
+def softness(m, eps, kappa, rmin, imp, dampratio):
+    """The object's softness: (epsilon, kappa, rmin, epsilon at width, width, midpoint, power,
+    dampratio). epsilon, kappa and rmin fall back on m.opt when negative, the impedance shape
+    imp (4,) on m.opt.impedance when its width is negative; kappa kept >= 2 h."""
     if eps < 0.0:
         eps = m.opt_epsilon[0]
     if kappa < 0.0:
         kappa = m.opt_kappa[0]
     if rmin < 0.0:
         rmin = m.opt_rmin[0]
-    return eps, max(kappa, 2.0 * m.opt_timestep[0]), rmin
+    if imp[1] < 0.0:
+        imp = m.opt_impedance
+    return (eps, max(kappa, 2.0 * m.opt_timestep[0]), rmin, imp[0], imp[1], imp[2], imp[3],
+            dampratio)
 
 
 @jit
-def _add_row(m, d, ctype, cid, pos, margin, approx, soft, friction, b1, b2):
+def _joint_softness(m, j):
+    return softness(m, m.jnt_epsilon[j], m.jnt_kappa[j], m.jnt_rmin[j], m.jnt_impedance[j],
+                    m.jnt_dampratio[j])
+
+
+@jit
+def _tendon_softness(m, t):
+    return softness(m, m.tendon_epsilon[t], m.tendon_kappa[t], m.tendon_rmin[t],
+                    m.tendon_impedance[t], m.tendon_dampratio[t])
+
+
+@jit
+def impedance(soft, x):
+    """The impedance d(x) = 1 / (1 + epsilon(x)) of a violation x and its derivative d'(x)
+    (MuJoCo's getimpedance): d0 = 1 / (1 + epsilon) at x = 0 to dw = 1 / (1 + epsilon_width)
+    at |x| >= width along y(|x| / width), y(t) = t^p / m^(p-1) up to the midpoint m and
+    1 - (1 - t)^p / (1 - m)^(p-1) after it. Width 0: d0 everywhere (the paper's constant
+    epsilon)."""
+    eps, _, _, epsw, width, mid, power, _ = soft
+    d0 = 1.0 / (1.0 + eps)
+    if width <= MINVAL or epsw == eps:
+        return d0, 0.0
+    dw = 1.0 / (1.0 + epsw)
+    t = x / width
+    sgn = 1.0
+    if t < 0.0:
+        t = -t
+        sgn = -1.0
+    if t >= 1.0:
+        return dw, 0.0
+    if t <= 0.0:
+        return d0, 0.0
+    if power == 1.0:
+        y = t
+        dy = 1.0
+    elif t <= mid:
+        a = 1.0 / mid ** (power - 1.0)
+        y = a * t ** power
+        dy = power * a * t ** (power - 1.0)
+    else:
+        b = 1.0 / (1.0 - mid) ** (power - 1.0)
+        y = 1.0 - b * (1.0 - t) ** power
+        dy = power * b * (1.0 - t) ** (power - 1.0)
+    return d0 + y * (dw - d0), dy * sgn * (dw - d0) / width
+
+
+@jit
+def row_epsilon(soft, x):
+    """epsilon(x) = (1 - d(x)) / d(x), the impulse regularisation of (27) at the violation x."""
+    d, _ = impedance(soft, x)
+    return (1.0 - d) / d
+
+
+@jit
+def _add_row(m, d, ctype, cid, pos, margin, approx, soft, x, friction, b1, b2):
     """Append a row (J left at zero for the caller to fill); returns its index or -1 if full.
 
-    soft: the object's (epsilon, kappa, rmin); b1, b2: the bodies whose trees hold the row's
-    nonzero dofs (efc_range); -1: any dof."""
-    eps, kappa, rmin = soft
+    soft: the object's softness (softness()); x: the violation its impedance depends on
+    (pos - margin, a connect's or weld's norm, a contact's normal distance for all its rows);
+    b1, b2: the bodies whose trees hold the row's nonzero dofs (efc_range); -1: any dof."""
+    kappa, rmin, epsw, width, dampratio = soft[1], soft[2], soft[3], soft[4], soft[7]
+    imp, dimp = impedance(soft, x)
+    # the impedance at width: B and K do not follow d(x) (MuJoCo's solimp[1])
+    dw = imp if width <= MINVAL or epsw == soft[0] else 1.0 / (1.0 + epsw)
     i = d.nefc[0]
     if i >= d.efc_type.shape[0]:
         d.nefc_overflow[0] = 1
@@ -118,11 +189,17 @@ def _add_row(m, d, ctype, cid, pos, margin, approx, soft, friction, b1, b2):
     d.efc_margin[i] = margin
     d.efc_frictionloss[i] = 0.0   # impulse bound of friction-loss rows (eta h)
     d.efc_mu[i] = 0.0
-    # (27) and (28)
-    d.efc_R[i] = max(approx * eps, rmin)
-    d.efc_B[i] = 2.0 * (1.0 + eps) / kappa
-    d.efc_K[i] = 0.0 if friction else (1.0 + eps) / (kappa * kappa)
+    # (27) and (28) with epsilon(x) = (1 - d) / d and MuJoCo's damping ratio:
+    # B = 2 / (dw kappa), K = d / (dw kappa dampratio)^2; with a constant impedance
+    # d = dw = 1 / (1 + epsilon): B = 2 (1 + epsilon) / kappa, K = (1 + epsilon) / kappa^2
+    r = approx * (1.0 - imp) / imp
+    d.efc_R[i] = max(r, rmin)
+    d.efc_B[i] = 2.0 / (dw * kappa)
+    d.efc_K[i] = 0.0 if friction else imp / (dw * kappa * dampratio) ** 2
     d.efc_kappa[i] = kappa
+    d.efc_imp[i, 0] = imp
+    d.efc_imp[i, 1] = dimp
+    d.efc_imp[i, 2] = -approx * dimp / (imp * imp) if r > rmin else 0.0
     d.efc_hard[i] = 0
     return i
 
@@ -170,12 +247,14 @@ def _equality_rows(m, d):
     for e in range(m.eq_type.shape[0]):
         if not m.eq_active0[e]:
             continue
-        soft = softness(m, m.eq_epsilon[e], m.eq_kappa[e], m.eq_rmin[e])
+        soft = softness(m, m.eq_epsilon[e], m.eq_kappa[e], m.eq_rmin[e], m.eq_impedance[e],
+                        m.eq_dampratio[e])
         # hard rows need the dense layout and the dense Newton (a Data made while m.eq_hard
         # was clear has neither when sparse: its rows stay soft)
         hard = m.eq_hard[e] and d.dense_M.shape[0] == d.qvel.shape[0]
         if hard:
-            soft = (0.0, soft[1], soft[2])   # B, K of (28) in the limit eps -> 0; R = 0 below
+            # B, K of (28) in the limit eps -> 0; R = 0 below
+            soft = (0.0, soft[1], soft[2], 0.0, 0.0, soft[5], soft[6], soft[7])
         first_row = d.nefc[0]
         t = m.eq_type[e]
         o1 = m.eq_obj1id[e]
@@ -183,9 +262,22 @@ def _equality_rows(m, d):
         if t == EqType.CONNECT or t == EqType.WELD:
             b1, b2, p1, p2, fq1, fq2 = equality_frames(m, d, e)
             err = sub3(p1, p2)
+            x = norm3(err)
+            if t == EqType.WELD:
+                # orientation error Im(q2^-1 q1 relquat), scaled by torquescale (as MuJoCo)
+                relq = (m.eq_data[e, 6], m.eq_data[e, 7], m.eq_data[e, 8], m.eq_data[e, 9])
+                if m.eq_objtype[e] == OBJ_SITE:
+                    relq = (1.0, 0.0, 0.0, 0.0)      # site frames are aligned, no relpose
+                q1r = quat_mul(fq1, relq)
+                q2inv = (fq2[0], -fq2[1], -fq2[2], -fq2[3])
+                dif = quat_mul(q2inv, q1r)
+                ts = m.eq_data[e, 10]
+                x = np.sqrt(x * x + ts * ts * (dif[1] * dif[1] + dif[2] * dif[2]
+                                               + dif[3] * dif[3]))
+            # the impedance of all the rows follows the norm of the violation (MuJoCo)
             approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
             for k in range(3):
-                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, soft, False, b1, b2)
+                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, soft, x, False, b1, b2)
                 if i < 0:
                     return
                 axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
@@ -194,20 +286,11 @@ def _equality_rows(m, d):
                 _jac_dot(m, d, J, b2, p2, axis, False, -1.0)
                 row_end(d, i, 0)
             if t == EqType.WELD:
-                # orientation error Im(q2^-1 q1 relquat) and its Jacobian
-                # 1/2 Im(q2^-1 (jacr1 - jacr2) q1 relquat), scaled by torquescale (as MuJoCo)
-                relq = (m.eq_data[e, 6], m.eq_data[e, 7], m.eq_data[e, 8], m.eq_data[e, 9])
-                if m.eq_objtype[e] == OBJ_SITE:
-                    relq = (1.0, 0.0, 0.0, 0.0)      # site frames are aligned, no relpose
-                q1r = quat_mul(fq1, relq)
-                q2 = fq2
-                q2inv = (q2[0], -q2[1], -q2[2], -q2[3])
-                dif = quat_mul(q2inv, q1r)
-                ts = m.eq_data[e, 10]
+                # the orientation rows' Jacobian 1/2 Im(q2^-1 (jacr1 - jacr2) q1 relquat) ts
                 approx = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
                 first = d.nefc[0]
                 for k in range(3):
-                    i = _add_row(m, d, EQUALITY, e, dif[k + 1] * ts, 0.0, approx, soft,
+                    i = _add_row(m, d, EQUALITY, e, dif[k + 1] * ts, 0.0, approx, soft, x,
                                  False, b1, b2)
                     if i < 0:
                         return
@@ -254,7 +337,7 @@ def _equality_rows(m, d):
                 jb2 = m.jnt_bodyid[o2] if o2 >= 0 else 0
             else:
                 jb1 = jb2 = -1
-            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, soft, False, jb1, jb2)
+            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, soft, pos, False, jb1, jb2)
             if i < 0:
                 return
             J = row_begin(d, i, 0)
@@ -276,13 +359,13 @@ def _equality_rows(m, d):
 
 @jit
 def _friction_rows(m, d):
+    """Friction loss: the global softness (MuJoCo's default solreffriction, solimpfriction)."""
+    soft = softness(m, -1.0, -1.0, -1.0, m.opt_impedance, 1.0)
     for k in range(m.dof_frictionloss.shape[0]):
         eta = m.dof_frictionloss[k]
         if eta > 0.0:
-            j = m.dof_jntid[k]
-            soft = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j], m.jnt_rmin[j])
-            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], soft, True,
-                         m.dof_bodyid[k], 0)
+            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], soft, 0.0,
+                         True, m.dof_bodyid[k], 0)
             if i < 0:
                 return
             row_begin(d, i, 0)[k] = 1.0
@@ -291,9 +374,8 @@ def _friction_rows(m, d):
     for t in range(m.tendon_frictionloss.shape[0]):
         eta = m.tendon_frictionloss[t]
         if eta > 0.0:
-            soft = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t], m.tendon_rmin[t])
             i = _add_row(m, d, FRICTION_TENDON, t, 0.0, 0.0, m.tendon_invweight0[t], soft,
-                         True, -1, -1)
+                         0.0, True, -1, -1)
             if i < 0:
                 return
             row_begin(d, i, 0)[:] = d.ten_J[t]
@@ -315,9 +397,10 @@ def _limit_rows(m, d):
             angle = norm3(rv)
             dist = max(m.jnt_range[j, 0], m.jnt_range[j, 1]) - angle
             if dist < m.jnt_margin[j]:
-                soft = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j], m.jnt_rmin[j])
+                soft = _joint_softness(m, j)
                 i = _add_row(m, d, LIMIT_JOINT, j, dist, m.jnt_margin[j],
-                             m.dof_invweight0[da], soft, False, m.jnt_bodyid[j], 0)
+                             m.dof_invweight0[da], soft, dist - m.jnt_margin[j], False,
+                             m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
                 J = row_begin(d, i, 0)
@@ -328,13 +411,13 @@ def _limit_rows(m, d):
         q = d.qpos[m.jnt_qposadr[j]]
         da = m.jnt_dofadr[j]
         margin = m.jnt_margin[j]
-        soft = softness(m, m.jnt_epsilon[j], m.jnt_kappa[j], m.jnt_rmin[j])
+        soft = _joint_softness(m, j)
         for side in range(2):
             # lower: x = q - lo, J = +1; upper: x = hi - q, J = -1
             dist = q - m.jnt_range[j, 0] if side == 0 else m.jnt_range[j, 1] - q
             if dist < margin:
                 i = _add_row(m, d, LIMIT_JOINT, j, dist, margin, m.dof_invweight0[da], soft,
-                             False, m.jnt_bodyid[j], 0)
+                             dist - margin, False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
                 row_begin(d, i, 0)[da] = 1.0 if side == 0 else -1.0
@@ -344,12 +427,12 @@ def _limit_rows(m, d):
             continue
         length = d.ten_length[t]
         margin = m.tendon_margin[t]
-        soft = softness(m, m.tendon_epsilon[t], m.tendon_kappa[t], m.tendon_rmin[t])
+        soft = _tendon_softness(m, t)
         for side in range(2):
             dist = length - m.tendon_range[t, 0] if side == 0 else m.tendon_range[t, 1] - length
             if dist < margin:
                 i = _add_row(m, d, LIMIT_TENDON, t, dist, margin, m.tendon_invweight0[t], soft,
-                             False, -1, -1)
+                             dist - margin, False, -1, -1)
                 if i < 0:
                     return
                 sgn = 1.0 if side == 0 else -1.0
@@ -404,8 +487,14 @@ def _contact_rows(m, d):
             continue
         b1 = m.geom_bodyid[d.contact_geom1[c]]
         b2 = m.geom_bodyid[d.contact_geom2[c]]
-        soft = softness(m, d.contact_epsilon[c], d.contact_kappa[c], d.contact_rmin[c])
-        eps, rmin = soft[0], soft[2]
+        soft = softness(m, d.contact_epsilon[c], d.contact_kappa[c], d.contact_rmin[c],
+                        d.contact_impedance[c], d.contact_dampratio[c])
+        # all the contact's rows follow the impedance of its normal violation (MuJoCo)
+        x = dist - margin
+        imp, dimp = impedance(soft, x)
+        eps, rmin = (1.0 - imp) / imp, soft[2]
+        # d ln(eps) / dx: the friction rows' R are proportional to eps where above rmin
+        dlog_eps = -dimp / (imp * (1.0 - imp)) if dimp != 0.0 else 0.0
         dim = d.contact_dim[c]
         ctype = CONTACT_FRICTIONLESS if dim == 1 else CONTACT_ELLIPTIC
         nrows = dim
@@ -427,13 +516,14 @@ def _contact_rows(m, d):
             mu1 = _friction_of_dim(d, c, 1)
             rpy = (2.0 * mu1 * mu1 * max((1.0 + mu1 * mu1) * tran * eps, rmin)
                    / m.opt_impratio[0])
+            drpy = rpy * dlog_eps if (1.0 + mu1 * mu1) * tran * eps > rmin else 0.0
             for k in range(1, dim):
                 mu = _friction_of_dim(d, c, k)
                 axis = _frame_axis(d, c, k)
                 rotational = k >= 3
                 for side in range(2):
                     sgn = mu if side == 0 else -mu
-                    i = _add_row(m, d, ctype, c, dist, margin, 0.0, soft, False, b1, b2)
+                    i = _add_row(m, d, ctype, c, dist, margin, 0.0, soft, x, False, b1, b2)
                     J = row_begin(d, i, 0)
                     _jac_dot(m, d, J, b2, p, n_axis, False, 1.0)
                     _jac_dot(m, d, J, b1, p, n_axis, False, -1.0)
@@ -442,12 +532,15 @@ def _contact_rows(m, d):
                     row_end(d, i, 0)
                     d.efc_mu[i] = mu
                     d.efc_R[i] = rpy
+                    d.efc_imp[i, 2] = drpy
             continue
         # mean friction regulariser r_F and mean of mu^-2 over the friction dimensions (22)
         rf = 0.0
         mu2inv = 0.0
+        clamped = False
         for k in range(1, dim):
             rf += max((tran if k < 3 else rot) * eps, rmin)
+            clamped = clamped or (tran if k < 3 else rot) * eps <= rmin
             mu = _friction_of_dim(d, c, k)
             mu2inv += 1.0 / (mu * mu)
         if dim > 1:
@@ -458,11 +551,12 @@ def _contact_rows(m, d):
         for k in range(dim):
             approx = _normal_weight(m, d, b1, b2, p, n_axis) if k == 0 else 0.0
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
-                         approx, soft, k > 0, b1, b2)
+                         approx, soft, x, k > 0, b1, b2)
             if k > 0:
                 mu = _friction_of_dim(d, c, k)
                 d.efc_mu[i] = mu
                 d.efc_R[i] = rf / (mu * mu) / mu2inv       # (22)
+                d.efc_imp[i, 2] = 0.0 if clamped else d.efc_R[i] * dlog_eps
         _contact_jac(m, d, c, first, dim, b2, p, 1.0)
         _contact_jac(m, d, c, first, dim, b1, p, -1.0)
         for k in range(dim):

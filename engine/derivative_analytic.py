@@ -35,7 +35,8 @@ from .collision_driver import (C_BOX_BOX, C_CAPSULE_BOX, C_CAPSULE_CAPSULE, C_CO
                                C_SPHERE_BOX, C_SPHERE_CAPSULE, C_SPHERE_SPHERE, COLLISION_FUNC)
 from .constraint import (CONTACT_ELLIPTIC, CONTACT_FRICTIONLESS, CONTACT_PYRAMIDAL, EQUALITY,
                          FRICTION_DOF, FRICTION_TENDON, LIMIT_JOINT, OBJ_SITE, contact_nrows,
-                         equality_frames, row_axpy, row_col, row_dot, softness)
+                         equality_frames, row_axpy, row_col, row_dot, row_epsilon,
+                         softness)
 from .derivative import actuator_vel, passive_vel, rne_vel
 from .derivative_fd import restore_state, save_state
 from .enums import (BiasType, DisableBit, DynType, EqType, GainType, GeomType, Integrator,
@@ -1558,8 +1559,9 @@ def contact_derivs(m, d, w, c, f, scale, out):
     dVw = sub3(V2w, V1w)
     dWw = sub3(W2w, W1w)
     # the normal's R depends on the lever arms (constraint._normal_weight)
-    soft = softness(m, d.contact_epsilon[c], d.contact_kappa[c], d.contact_rmin[c])
-    eps = soft[0]
+    soft = softness(m, d.contact_epsilon[c], d.contact_kappa[c], d.contact_rmin[c],
+                    d.contact_impedance[c], d.contact_dampratio[c])
+    eps = row_epsilon(soft, d.contact_dist[c] - d.contact_includemargin[c])
     normal_R = not pyramidal and d.efc_R[adr] > soft[2]       # (27) above rmin
     # d efc_pos / d q = d dist / d q (Gd per dof below), for every row of the contact; the
     # normal row of J where the contact point stays on the normal through its features
@@ -1931,6 +1933,7 @@ def constraint_jacobians(m, d, w, vnext, f, Fq, Fv, H):
         i += 1
     Y = np.empty((6, nv))
     u = np.empty(nv)
+    dx = np.empty(nv)
     i = 0
     while i < nefc:
         n = object_size(d, i)
@@ -1942,6 +1945,8 @@ def constraint_jacobians(m, d, w, vnext, f, Fq, Fv, H):
             for c in range(nv):
                 Y[a, c] = (cb * rows.DJv[r, c] - rows.DJw[r, c] - ck * rows.Jpos[r, c]
                            - z[r] * rows.dR[r, c]) * inv
+        if d.efc_imp[i, 1] != 0.0:
+            impedance_terms(d, i, n, h, z, rows.Jpos, dx, Y)
         for a in range(n):
             u[:] = 0.0
             for b in range(n):
@@ -1965,6 +1970,37 @@ def constraint_jacobians(m, d, w, vnext, f, Fq, Fv, H):
             _outer_row(d, i + a, u, Fv, 1.0)
         i += n
     return OK
+
+
+@jit
+def impedance_terms(d, i, n, h, z, Jpos, dx, Y):
+    """The terms of an object whose impedance d(x) changes with its violation x
+    (constraint.impedance) in Y[a] = d z_(i+a) / d q (constraint_jacobians): with
+    dx = d x / d q (the rows' Jpos; for a connect or weld x is the norm of its n violations,
+    dx = sum_r pos_r Jpos_r / x; a contact's x is its normal distance, Jpos of every row),
+    row r's h K (pos_r - margin_r) gains h K d'/d (pos_r - margin_r) dx (K holds d(x)) and its
+    R gains dR/dx dx (efc_imp[r, 2]), i.e. Y[a] -= (h K d'/d (pos_r - margin_r) + z_r dR/dx)
+    dx / R_r."""
+    nv = dx.shape[0]
+    if d.efc_type[i] == EQUALITY and n > 1:
+        x = 0.0
+        for a in range(n):
+            x += d.efc_pos[i + a] ** 2
+        x = np.sqrt(x)
+        dx[:] = 0.0
+        for a in range(n):
+            for c in range(nv):
+                dx[c] += d.efc_pos[i + a] / x * Jpos[i + a, c]
+    else:
+        dx[:] = Jpos[i]
+    imp = d.efc_imp[i, 0]
+    dimp = d.efc_imp[i, 1]
+    for a in range(n):
+        r = i + a
+        g = (h * d.efc_K[r] * dimp / imp * (d.efc_pos[r] - d.efc_margin[r])
+             + z[r] * d.efc_imp[r, 2]) / d.efc_R[r]
+        for c in range(nv):
+            Y[a, c] -= g * dx[c]
 
 
 @jit

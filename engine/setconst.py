@@ -11,8 +11,7 @@ import math
 
 import numpy as np
 
-from .enums import (BiasType, ConstraintType, DisableBit, EqType, GainType, Integrator,
-                    JointType, ObjType, TrnType)
+from .enums import BiasType, DisableBit, GainType, Integrator, JointType, TrnType
 from .math import MINVAL
 from .types import Data, Model, ModelError
 from . import actuator, collision_driver, derivative, smooth
@@ -89,14 +88,10 @@ def set_length_range(m: Model) -> None:
     the largest length over the last `interval` seconds.
 
     Where the run ends is where the limits hold the push, so the range includes the limits'
-    penetration under that push, which depends on their softness. MuJoCo defines the range
-    through its own constraint law (solref, and solimp's impedance that grows with the
-    violation), which this engine's (epsilon, kappa) mapping approximates (compile_objects.soft):
-    the run therefore gives its limit and equality rows MuJoCo's softness (_mujoco_softness,
-    from the solref / solimp the compiler kept), and steps as MuJoCo's mj_step1 / mj_step2 do
-    (Euler, or the implicit integrators; RK4 steps as Euler there), with MuJoCo's solver (Newton
-    unless the file asks for PGS). A model without them (built from arrays) runs on its own
-    softness and solver."""
+    penetration under that push, which depends on their softness (solref and solimp, which the
+    rows follow as MuJoCo's do). The run steps as MuJoCo's mj_step1 / mj_step2 do (Euler, or
+    the implicit integrators; RK4 steps as Euler there), with MuJoCo's solver (Newton unless
+    the file asks for PGS). A model built from arrays runs on its own solver."""
     opt = getattr(m, "lengthrange_options", None)
     if opt is None or opt["mode"] == "none":
         return
@@ -166,8 +161,8 @@ def set_length_range(m: Model) -> None:
 
 
 def _length_range_step(m: Model, d: Data, i: int, side: float, opt: dict, decay: float):
-    """One step of the length-range run (MuJoCo's evalAct): damp qvel, forward with MuJoCo's
-    softness on the constraint rows, push actuator i, integrate. Returns the actuator's length
+    """One step of the length-range run (MuJoCo's evalAct): damp qvel, forward, push actuator
+    i, integrate. Returns the actuator's length
     at the start of the step, or None when the state went bad."""
     from .forward import (_grow, euler, fwd_acceleration, fwd_constraint, fwd_position,
                           fwd_velocity, implicit)
@@ -180,9 +175,6 @@ def _length_range_step(m: Model, d: Data, i: int, side: float, opt: dict, decay:
         _grow(m, d)
         ms, ds = m._struct, d._struct
         fwd_position(ms, ds)
-    soft = getattr(m, "mujoco_softness", None)
-    if soft is not None:
-        _mujoco_softness(m, d, soft)
     fwd_velocity(ms, ds)
     # qfrc_applied = moment a / |M^-1 moment|, M factored by fwd_position
     moment = d.actuator_moment[i]
@@ -203,91 +195,6 @@ def _length_range_step(m: Model, d: Data, i: int, side: float, opt: dict, decay:
     else:
         euler(ms, ds)
     return length
-
-
-# MuJoCo's bounds of the impedance (mjMINIMP, mjMAXIMP) and its default solref
-MINIMP, MAXIMP = 0.0001, 0.9999
-DEFAULT_SOLREF = (0.02, 1.0)
-
-
-def _impedance(solimp, x):
-    """MuJoCo's impedance d(x) of a violation x: solimp = (d0, dwidth, width, midpoint, power);
-    d0 at x = 0 to dwidth at |x| >= width along two power curves joined at the midpoint."""
-    d0, dw, width, mid, power = solimp
-    if d0 == dw or width <= MINVAL:
-        return 0.5 * (d0 + dw)
-    y = min(abs(x) / width, 1.0)
-    if y == 1.0 or y == 0.0:
-        return dw if y == 1.0 else d0
-    if power != 1:  # power 1 is the straight line y
-        if y <= mid:
-            y = y ** power / mid ** (power - 1)
-        else:
-            y = 1 - (1 - y) ** power / (1 - mid) ** (power - 1)
-    return d0 + y * (dw - d0)
-
-
-def _mujoco_softness(m: Model, d: Data, soft: dict) -> None:
-    """efc_R, efc_B, efc_K of the equality and limit rows by MuJoCo's law: with the row's
-    solref (timeconst, dampratio) or (-stiffness, -damping), solimp, the impedance d of its
-    violation and A_ii approximated from the mean inverse inertias at qpos0 (MuJoCo's
-    diagApprox, as this engine's rows): R = (1 - d) / d A_ii, B = 2 / (dwidth timeconst) or
-    damping / dwidth, K = d / (dwidth timeconst dampratio)^2 or d stiffness / dwidth^2, i.e.
-    MuJoCo's reference acceleration -B v - K x. A connect's or weld's impedance is that of
-    the norm of its 3 or 6 violations."""
-    h = m.opt.timestep
-    nefc = d.nefc
-    i = 0
-    while i < nefc:
-        t, oid = d.efc_type[i], d.efc_id[i]
-        if t == ConstraintType.EQUALITY:
-            ref, imp = soft["eq"][0][oid], soft["eq"][1][oid]
-            et = m.eq_type[oid]
-            b1, b2 = m.eq_obj1id[oid], m.eq_obj2id[oid]
-            if et in (EqType.CONNECT, EqType.WELD) and m.eq_objtype[oid] == ObjType.SITE:
-                b1, b2 = m.site_bodyid[b1], m.site_bodyid[b2]
-            if et == EqType.CONNECT or et == EqType.WELD:
-                dim = 3 if et == EqType.CONNECT else 6
-                diag = [m.body_invweight0[b1, k // 3] + m.body_invweight0[b2, k // 3]
-                        for k in range(dim)]
-            elif et == EqType.JOINT:
-                dim = 1
-                diag = [m.dof_invweight0[m.jnt_dofadr[b1]]
-                        + (m.dof_invweight0[m.jnt_dofadr[b2]] if b2 >= 0 else 0.0)]
-            else:
-                dim = 1
-                diag = [m.tendon_invweight0[b1] + (m.tendon_invweight0[b2] if b2 >= 0 else 0.0)]
-        elif t == ConstraintType.LIMIT_JOINT:
-            ref, imp = soft["jnt"][0][oid], soft["jnt"][1][oid]
-            dim, diag = 1, [m.dof_invweight0[m.jnt_dofadr[oid]]]
-        elif t == ConstraintType.LIMIT_TENDON:
-            ref, imp = soft["tendon"][0][oid], soft["tendon"][1][oid]
-            dim, diag = 1, [m.tendon_invweight0[oid]]
-        else:           # friction loss and contacts are off in the length-range run
-            i += 1
-            continue
-        ref, imp = np.array(ref, float), np.array(imp, float)
-        if (ref[0] > 0) != (ref[1] > 0):          # mixed formats: MuJoCo's default
-            ref[:] = DEFAULT_SOLREF
-        if ref[0] > 0:                            # refsafe: timeconst >= 2 h
-            ref[0] = max(ref[0], 2 * h)
-        imp[[0, 1, 3]] = np.clip(imp[[0, 1, 3]], MINIMP, MAXIMP)
-        imp[2], imp[4] = max(0.0, imp[2]), max(1.0, imp[4])
-        x = np.linalg.norm(d.efc_pos[i:i + dim] - d.efc_margin[i:i + dim])
-        dimp = _impedance(imp, x)
-        dw = max(MINVAL, imp[1])
-        if ref[0] > 0:
-            K = 1.0 / max(MINVAL, dw * dw * ref[0] * ref[0] * ref[1] * ref[1])
-            B = 2.0 / max(MINVAL, dw * ref[0])
-        else:
-            K = -ref[0] / max(MINVAL, dw * dw)
-            B = -ref[1] / dw
-        for k in range(dim):
-            d.efc_R[i + k] = max(MINVAL, (1 - dimp) * diag[k] / dimp)
-            d.efc_B[i + k] = B
-            d.efc_K[i + k] = K * dimp
-            d.efc_hard[i + k] = 0
-        i += dim
 
 
 def _set_springdamper(m: Model) -> None:

@@ -61,6 +61,9 @@ opt_tolerance       f 1          # solver tolerance
 opt_epsilon         f 1          # impulse regularisation scaling (paper eq. 27)
 opt_kappa           f 1          # error-reduction time constant in s (paper eq. 28)
 opt_rmin            f 1          # regulariser floor (paper eq. 27)
+opt_impedance       f 4          # impedance shape of objects without their own (constraint.py):
+                                 # epsilon reached at |x| >= width, width (0: constant
+                                 # epsilon), midpoint, power (MuJoCo's solimp[1:5])
 opt_impratio        f 1          # ratio of frictional to normal impedance (MuJoCo)
 opt_integrator      i 1          # Integrator
 opt_solver          i 1          # Solver
@@ -109,6 +112,8 @@ jnt_margin          f njnt       # minimum distance for limit detection
 jnt_epsilon         f njnt       # softness epsilon of the joint's limit (-1: use opt)
 jnt_kappa           f njnt       # softness kappa of the joint's limit (-1: use opt)
 jnt_rmin            f njnt       # regulariser floor rmin (-1: use opt)
+jnt_impedance       f njnt 4     # impedance shape (width < 0: use opt)
+jnt_dampratio       f njnt       # damping ratio of the error reduction (1: critical)
 jnt_actfrclimited   i njnt       # is the actuator force on the joint limited (0/1)
 jnt_actfrcrange     f njnt 2     # range of the total actuator force on the joint
 # dofs
@@ -139,6 +144,8 @@ geom_gap            f ngeom      # detect within margin + gap; no rows beyond ma
 geom_epsilon        f ngeom      # softness epsilon (-1: use opt)
 geom_kappa          f ngeom      # softness kappa (-1: use opt)
 geom_rmin           f ngeom      # regulariser floor rmin (-1: use opt)
+geom_impedance      f ngeom 4    # impedance shape (width < 0: use opt)
+geom_dampratio      f ngeom      # damping ratio of the error reduction (1: critical)
 geom_rgba           f ngeom 4    # colour
 geom_sameframe      i ngeom      # SameFrame: the geom frame is (the orientation of) the body's
                                  # or inertial frame, copied in kinematics
@@ -220,6 +227,8 @@ tendon_length0      f ntendon    # tendon length at qpos0
 tendon_epsilon      f ntendon    # softness epsilon of the tendon's limit (-1: use opt)
 tendon_kappa        f ntendon    # softness kappa of the tendon's limit (-1: use opt)
 tendon_rmin         f ntendon    # regulariser floor rmin (-1: use opt)
+tendon_impedance    f ntendon 4  # impedance shape (width < 0: use opt)
+tendon_dampratio    f ntendon    # damping ratio of the error reduction (1: critical)
 tendon_width        f ntendon    # width for rendering
 tendon_rgba         f ntendon 4  # colour
 wrap_type           i nwrap      # WrapType
@@ -258,6 +267,8 @@ eq_data             f neq 11     # type-specific data
 eq_epsilon          f neq        # softness epsilon (-1: use opt)
 eq_kappa            f neq        # softness kappa (-1: use opt)
 eq_rmin             f neq        # regulariser floor rmin (-1: use opt)
+eq_impedance        f neq 4      # impedance shape (width < 0: use opt)
+eq_dampratio        f neq        # damping ratio of the error reduction (1: critical)
 eq_hard             i neq        # 1: hard constraint (R_E -> 0, solved exactly; paper section II.C)
 # explicit contact pairs and exclusions (stored for the collision stage)
 pair_geom1          i npair      # id of geom 1
@@ -269,6 +280,8 @@ pair_gap            f npair      # detect within margin + gap; no rows beyond ma
 pair_epsilon        f npair      # softness epsilon (-1: use opt)
 pair_kappa          f npair      # softness kappa (-1: use opt)
 pair_rmin           f npair      # regulariser floor rmin (-1: use opt)
+pair_impedance      f npair 4    # impedance shape (width < 0: use opt)
+pair_dampratio      f npair      # damping ratio of the error reduction (1: critical)
 exclude_body1       i nexclude   # id of body 1
 exclude_body2       i nexclude   # id of body 2
 # sensors (outputs in d.sensordata[sensor_adr : sensor_adr + sensor_dim])
@@ -416,6 +429,8 @@ contact_friction    f nconmax 5  # tangent1, tangent2, spin, roll1, roll2
 contact_epsilon     f nconmax    # softness epsilon of the contact
 contact_kappa       f nconmax    # softness kappa of the contact
 contact_rmin        f nconmax    # regulariser floor rmin of the contact (-1: use opt)
+contact_impedance   f nconmax 4  # impedance shape of the contact (width < 0: use opt)
+contact_dampratio   f nconmax    # damping ratio of the contact
 contact_geom1       i nconmax    # id of geom 1
 contact_geom2       i nconmax    # id of geom 2
 contact_geom        i nconmax 2  # the pair (geom1, geom2), as MuJoCo's mjContact.geom
@@ -463,6 +478,8 @@ efc_R               f njmax      # regulariser R (paper eq. 27)
 efc_B               f njmax      # stabilisation damping B (paper eq. 28)
 efc_K               f njmax      # stabilisation stiffness K (paper eq. 28)
 efc_kappa           f njmax      # time constant kappa of the row (exact stabilization)
+efc_imp             f njmax 3    # impedance d(x) of the row, d'(x) (MuJoCo's efc_KBIP[2:4]),
+                                 # dR/dx (0 where R is rmin)
 efc_hard            i njmax      # 1: hard equality row (R = 0, solved exactly)
 efc_vstar           f njmax      # desired velocity v* (paper eq. 24)
 efc_vel             f njmax      # J qvel
@@ -961,7 +978,7 @@ class Option:
 
     # admissible values: the solvers divide by R >= rmin, kappa and impratio; NaN is refused
     _POSITIVE = ("timestep", "kappa", "rmin", "impratio")
-    _NONNEGATIVE = ("epsilon", "tolerance", "iterations", "density", "viscosity",
+    _NONNEGATIVE = ("epsilon", "impedance", "tolerance", "iterations", "density", "viscosity",
                     "noslip_iterations", "noslip_tolerance", "ccd_iterations", "ccd_tolerance")
 
     def __setattr__(self, name, value):

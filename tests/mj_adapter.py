@@ -49,6 +49,12 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
             n = sizes[shape[0]]
             arrays[name] = -np.ones(n)
             continue
+        if name.endswith("_impedance"):      # the option's constant epsilon
+            arrays[name] = np.tile([0.0, -1.0, 0.5, 2.0], (sizes[shape[0]], 1))
+            continue
+        if name.endswith("_dampratio"):
+            arrays[name] = np.ones(sizes[shape[0]])
+            continue
         if hasattr(mm, name):
             arrays[name] = np.array(getattr(mm, name)).copy()
         else:  # fields MuJoCo 4 renamed; not used by the pipeline stages under test
@@ -62,7 +68,8 @@ def model_from_mujoco(mm: mujoco.MjModel) -> Model:
     arrays.update(
         opt_timestep=[o.timestep], opt_gravity=o.gravity, opt_wind=o.wind, opt_magnetic=o.magnetic,
         opt_density=[o.density], opt_viscosity=[o.viscosity], opt_tolerance=[o.tolerance],
-        opt_epsilon=[0.1], opt_kappa=[0.02], opt_rmin=[1e-8], opt_impratio=[o.impratio],
+        opt_epsilon=[0.1], opt_impedance=[0.1, 0.0, 0.5, 2.0], opt_kappa=[0.02],
+        opt_rmin=[1e-8], opt_impratio=[o.impratio],
         opt_integrator=[Integrator(o.integrator)],   # MuJoCo's values (0-3)
         opt_solver=[Solver.PGS], opt_cone=[Cone.ELLIPTIC], opt_jacobian=[o.jacobian],
         opt_iterations=[o.iterations],

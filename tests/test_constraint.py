@@ -424,10 +424,13 @@ REST = """
 
 @pytest.mark.parametrize("ref, imp", [("0.03 1", "0.95 0.95 0.001 0.5 2"),
                                       ("-2500 -100", "0.9 0.9 0.001 0.5 2"),
-                                      ("-400 -40", "0.8 0.8 0.001 0.5 2")])
+                                      ("-400 -40", "0.8 0.8 0.001 0.5 2"),
+                                      ("0.02 1", "0.9 0.95 0.001 0.5 2"),
+                                      ("0.01 0.6", "0.5 0.99 0.004 0.3 3"),
+                                      ("-3000 -60", "0.7 0.95 0.01 0.5 1")])
 def test_solref_solimp_mapping_matches_mujoco(ref, imp):
-    """Standard and direct (-stiffness, -damping, critical) solref with a flat solimp: the
-    resting penetration and the settling equal MuJoCo's."""
+    """Standard and direct solref, flat and position-dependent solimp, damping ratios other
+    than 1: the resting penetration and the settling equal MuJoCo's."""
     xml = REST.format(ref=ref, imp=imp)
     mm = mujoco.MjModel.from_xml_string(xml)
     md = mujoco.MjData(mm)
@@ -441,19 +444,96 @@ def test_solref_solimp_mapping_matches_mujoco(ref, imp):
     assert 0.1 - d.qpos[2] == pytest.approx(0.1 - md.qpos[2], rel=0.01)
 
 
-def test_solref_solimp_without_counterpart_are_reported():
-    xml = REST.format(ref="0.03 0.5", imp="0.9 0.95 0.001 0.5 2")
-    m = engine.load_model_from_string(xml)
-    assert any("dampratio 0.5" in w for w in m.warnings)
-    assert any("does not depend on the violation" in w for w in m.warnings)
+IMPEDANCE = """
+<mujoco>
+  <option timestep="0.002" cone="elliptic"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" solimp="0.8 0.99 0.01 0.3 3" solref="0.01 0.5"/>
+    <body pos="0 0 0.12"><freejoint/>
+      <geom type="sphere" size="0.1" mass="3" solimp="0.85 0.97 0.02 0.6 1.5"/></body>
+    <body pos="1 0 1">
+      <joint type="hinge" axis="0 1 0" range="-0.3 0.3" solimplimit="0.7 0.98 0.05 0.4 2.5"
+             solreflimit="0.03 0.7" frictionloss="0.1"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+      <body pos="0 0 -0.5">
+        <joint type="slide" axis="1 0 0" range="-0.05 0.05" solreflimit="-2000 -50"
+               solimplimit="0.9 0.99 0.02"/>
+        <geom type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+    <body name="b2" pos="2 0 1"><freejoint/>
+      <geom type="box" size="0.1 0.1 0.1" contype="0" conaffinity="0"/></body>
+    <body name="b3" pos="2.5 0 1"><freejoint/>
+      <geom type="box" size="0.1 0.1 0.1" contype="0" conaffinity="0"/></body>
+  </worldbody>
+  <equality>
+    <connect body1="b2" anchor="0.1 0 0.3" solimp="0.7 0.95 0.05 0.5 2" solref="0.04 0.8"/>
+    <weld body1="b3" solimp="0.6 0.9 0.1 0.5 2" solref="0.05 1.2"/>
+  </equality>
+</mujoco>
+"""
+
+
+def test_impedance_matches_mujoco():
+    """At MuJoCo's states, every row's impedance d(x) and d'(x), R, B and K d(x) equal
+    MuJoCo's (efc_KBIP): a contact whose geoms mix two solimp and a damping ratio, limits with
+    standard and direct solref, friction loss, a connect and a weld (the norm of their
+    violations); and the reference acceleration of the rows other than the connect's and the
+    weld's (MuJoCo 4 adds a Jdot v term to those)."""
+    mm = mujoco.MjModel.from_xml_string(IMPEDANCE)
+    md = mujoco.MjData(mm)
+    m = engine.load_model_from_string(IMPEDANCE)
+    d = engine.make_data(m)
+    md.qvel[:] = np.random.default_rng(0).normal(size=mm.nv) * 0.5
+    checked = 0
+    for k in range(150):
+        mujoco.mj_step(mm, md)
+        if k % 10:
+            continue
+        d.qpos[:], d.qvel[:] = md.qpos, md.qvel
+        engine.forward(m, d)
+        mujoco.mj_forward(mm, md)
+        n = d.nefc
+        assert n == md.nefc and np.array_equal(d.efc_type[:n], md.efc_type)
+        K, B, imp, dimp = md.efc_KBIP.T
+        np.testing.assert_allclose(d.efc_imp[:n, 0], imp, rtol=1e-12)
+        np.testing.assert_allclose(d.efc_imp[:n, 1], dimp, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(d.efc_R[:n], md.efc_R, rtol=1e-9)
+        np.testing.assert_allclose(d.efc_B[:n], B, rtol=1e-12)
+        np.testing.assert_allclose(d.efc_K[:n], K * imp, rtol=1e-12)
+        other = md.efc_type != mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        aref = (d.efc_vstar[:n] - d.efc_vel[:n]) / m.opt.timestep
+        np.testing.assert_allclose(aref[other], md.efc_aref[other], rtol=1e-9,
+                                   atol=1e-9 * np.abs(md.efc_aref).max())
+        checked += int(np.count_nonzero(dimp))
+    assert checked > 10          # rows inside their impedance's width were compared
+
+
+def test_softness_mapping():
+    """solimp becomes epsilon (at d0) and the impedance shape, solref kappa and the damping
+    ratio; a direct solref without damping and a mixed one are reported."""
+    m = engine.load_model_from_string(REST.format(ref="0.03 0.5", imp="0.9 0.95 0.001 0.5 2"))
+    assert not m.warnings
     assert m.geom_kappa[1] == pytest.approx(0.03)
+    assert m.geom_dampratio[1] == pytest.approx(0.5)
     assert m.geom_epsilon[1] == pytest.approx(0.1 / 0.9)
-    m = engine.load_model_from_string(REST.format(ref="-1000 -10", imp="0.9 0.9 0 0.5 2"))
-    assert any("direct stiffness" in w for w in m.warnings)
+    np.testing.assert_allclose(m.geom_impedance[1], [0.05 / 0.95, 0.001, 0.5, 2])
+    m = engine.load_model_from_string(REST.format(ref="-1000 -10", imp="0.8 0.9 0 0.5 2"))
+    assert m.geom_kappa[1] == pytest.approx(0.2)                  # 2 / damping
+    assert m.geom_dampratio[1] == pytest.approx(10 / (2 * np.sqrt(1000)))
+    assert m.geom_epsilon[1] == pytest.approx(0.15 / 0.85)          # flat: mean impedance
+    assert m.geom_impedance[1, 1] == 0
+    m = engine.load_model_from_string(REST.format(ref="-1000 0", imp="0.9 0.9 0 0.5 2"))
+    assert any("without damping" in w for w in m.warnings)
     assert m.geom_kappa[1] == pytest.approx(1 / np.sqrt(1000))
     m = engine.load_model_from_string(REST.format(ref="-1000 10", imp="0.9 0.9 0 0.5 2"))
     assert any("mixes" in w for w in m.warnings)
     assert m.geom_kappa[1] == -1
+    # no solimp anywhere: the option's impedance, MuJoCo's default solimp
+    m = engine.load_model_from_string("<mujoco><worldbody><geom size='1'/></worldbody></mujoco>")
+    assert m.opt.epsilon == pytest.approx(0.1 / 0.9)
+    np.testing.assert_allclose(m.opt.impedance, [0.05 / 0.95, 0.001, 0.5, 2])
+    assert m.geom_impedance[0, 1] < 0 and m.geom_epsilon[0] < 0
 
 
 def test_inverse_refuses_hard_equality():

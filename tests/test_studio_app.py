@@ -401,11 +401,28 @@ BALL = """<mujoco model="ball">
 """
 
 
+def test_predicted_penetration():
+    """The panel's predicted resting depth: MuJoCo's, for a ball under MuJoCo's default
+    impedance; the paper's kappa^2 epsilon g / (1 + epsilon) for a constant epsilon."""
+    import mujoco
+    import engine
+    from studio.ui.options import predicted_penetration
+    mm = mujoco.MjModel.from_xml_string(BALL)
+    md = mujoco.MjData(mm)
+    for _ in range(1500):
+        mujoco.mj_step(mm, md)
+    m = engine.load_model_from_string(BALL)
+    assert predicted_penetration(m.opt) == pytest.approx(-md.contact.dist.min(), rel=0.01)
+    m.opt.impedance = [0.5, 0.0, 0.5, 2.0]
+    m.opt.epsilon = 0.3
+    assert predicted_penetration(m.opt) == pytest.approx(0.02 ** 2 * 0.3 * 9.81 / 1.3)
+
+
 def test_kappa_slider_changes_the_running_engine_and_the_penetration(xdisplay, tmp_path):
     """A click on the kappa slider (log scale, 1e-3 to 1) in the middle of the widget (its frame
-    and its label) sets kappa in the running engine; the ball then rests at the paper's depth
-    for the new kappa, which the panel predicts (the measured depth comes from the contact, an
-    independent number)."""
+    and its label) sets kappa in the running engine; the ball then rests at the depth the panel
+    predicts for the new kappa (MuJoCo's default impedance: the depth where the contact holds
+    the weight; the measured depth comes from the contact, an independent number)."""
     import engine
     from studio.ui.options import measured_penetration, predicted_penetration
     path = tmp_path / "ball.xml"
@@ -416,19 +433,16 @@ def test_kappa_slider_changes_the_running_engine_and_the_penetration(xdisplay, t
         ball = engine.name2id(app.m, "body", "ball")
         app.ui.selected_body = ball
         assert pump_until(app, lambda: r.snapshot.time > 0.5)
-        eps, g = app.m.opt.epsilon, 9.81
         before = -r.snapshot.contact_dist.min()
-        assert before == pytest.approx(0.02 ** 2 * eps * g / (1 + eps), rel=0.05)
+        assert before == pytest.approx(predicted_penetration(app.m.opt), rel=0.05)
         click(app, "kappa", fx=0.5)
         kappa = app.m.opt.kappa
         assert 0.04 < kappa < 0.2                          # about 2/3 of the log scale: 0.1
         t = r.snapshot.time
         assert pump_until(app, lambda: r.snapshot.time > t + 2.0, timeout=30)
         depth = -r.snapshot.contact_dist.min()
-        expected = kappa ** 2 * eps * g / (1 + eps)
-        assert depth == pytest.approx(expected, rel=0.05)
+        assert depth == pytest.approx(predicted_penetration(app.m.opt), rel=0.05)
         assert depth > 5 * before
-        assert predicted_penetration(app.m.opt) == pytest.approx(expected)
         assert measured_penetration(app.m, r.snapshot, ball) == pytest.approx(depth)
     finally:
         app.close()

@@ -12,7 +12,6 @@ from ..types import (DATA_SPEC, DERIVED_SIZES, MODEL_SIZES, MODEL_SPEC, Model, _
                      _shape, check_memory, spec_nbytes)
 from . import frames as F
 from .compile import check_names
-from .elements import SOLIMP, SOLREF
 from .mesh import mesh_graphs
 from .save import SpecLink
 
@@ -58,7 +57,7 @@ def assemble(c):
                  springdamper={j.id: tuple(j.springdamper) for j in c.joints
                                if j.springdamper},
                  light_type=np.array([int(light_type(o.spec)) for o in c.lights], int),
-                 lengthrange_options=length_range_options(c), mujoco_softness=mujoco_softness(c),
+                 lengthrange_options=length_range_options(c),
                  _spec=link)
 
 
@@ -69,24 +68,6 @@ def length_range_options(c):
     o = c.spec.option
     solver = c.opt["solver"] if o.given("solver") else int(Solver.NEWTON)
     return dict(c.lengthrange, solver=solver)
-
-
-def mujoco_softness(c):
-    """MuJoCo's solref and solimp of the joint limits, tendon limits and equalities, as the
-    file gives them or by default: {"jnt" | "tendon" | "eq": (solref (n, 2), solimp (n, 5))}.
-    The length-range simulation uses them (setconst.set_length_range): MuJoCo defines the
-    length range by a run on its own constraint law."""
-    def table(objects, ref_key, imp_key):
-        ref = np.tile(SOLREF, (len(objects), 1))
-        imp = np.tile(SOLIMP, (len(objects), 1))
-        for k, o in enumerate(objects):
-            for out, key in ((ref, ref_key), (imp, imp_key)):
-                given = [float(v) for v in (getattr(o.spec, key, None) or ())][:out.shape[1]]
-                out[k, :len(given)] = given
-        return ref, imp
-    return {"jnt": table(c.joints, "solreflimit", "solimplimit"),
-            "tendon": table(c.tendons, "solreflimit", "solimplimit"),
-            "eq": table(c.eqs, "solref", "solimp")}
 
 
 def model_sizes(c):
@@ -170,6 +151,12 @@ def check_model_memory(c, sizes):
                                f"with the Data of its constants ({_gib(data)})")
 
 
+def copy_softness(A, prefix, k, softness):
+    """Row k of the softness arrays of an object kind (compile_objects.soft)."""
+    for name, v in zip(("epsilon", "kappa", "rmin", "impedance", "dampratio"), softness):
+        A[f"{prefix}_{name}"][k] = v
+
+
 def copy_options(opt, A):
     for name, _, _ in MODEL_SPEC:
         if name.startswith("opt_"):
@@ -239,7 +226,7 @@ def copy_joint(j, A):
     A["jnt_actfrcrange"][k] = s.actuatorfrcrange
     A["jnt_stiffness"][k] = s.stiffness
     A["jnt_margin"][k] = s.margin
-    A["jnt_epsilon"][k], A["jnt_kappa"][k], A["jnt_rmin"][k] = j.softness
+    copy_softness(A, "jnt", k, j.softness)
     qpos0, spring = A["qpos0"], A["qpos_spring"]
     if j.type == JointType.FREE:
         qpos0[q:q + 3] = j.body.pos
@@ -280,7 +267,7 @@ def copy_geom(g, A):
     A["geom_sameframe"][k] = F.same_frame(g.pos, g.quat, g.body.ipos, g.body.iquat)
     A["geom_margin"][k] = s.margin
     A["geom_gap"][k] = s.gap
-    A["geom_epsilon"][k], A["geom_kappa"][k], A["geom_rmin"][k] = g.softness
+    copy_softness(A, "geom", k, g.softness)
     from .inertia import geom_rbound
     A["geom_rbound"][k] = geom_rbound(g.type, g.size, g.aamm,
                                       g.hfield["size"] if g.hfield else None)
@@ -370,7 +357,7 @@ def copy_tendons(c, A):
         A["tendon_rgba"][k] = s.rgba
         for f in ("margin", "stiffness", "damping", "frictionloss", "width"):
             A["tendon_" + f][k] = getattr(s, f)
-        A["tendon_epsilon"][k], A["tendon_kappa"][k], A["tendon_rmin"][k] = t.softness
+        copy_softness(A, "tendon", k, t.softness)
         for wt, oid, prm in t.path:
             A["wrap_type"][adr] = wt
             A["wrap_objid"][adr] = oid
@@ -408,14 +395,14 @@ def copy_constraints(c, A):
         A["eq_active0"][i] = int(e.spec.active)
         A["eq_objtype"][i] = e.objtype
         A["eq_data"][i] = e.data
-        A["eq_epsilon"][i], A["eq_kappa"][i], A["eq_rmin"][i] = e.softness
+        copy_softness(A, "eq", i, e.softness)
         A["eq_hard"][i] = int(e.spec.hard)
     for i, p in enumerate(c.pairs):
         s = p.spec
         A["pair_geom1"][i], A["pair_geom2"][i], A["pair_condim"][i] = p.geom1, p.geom2, s.condim
         A["pair_friction"][i] = s.friction
         A["pair_margin"][i], A["pair_gap"][i] = s.margin, s.gap
-        A["pair_epsilon"][i], A["pair_kappa"][i], A["pair_rmin"][i] = p.softness
+        copy_softness(A, "pair", i, p.softness)
     A["exclude_body1"][:] = [e.geom1 for e in c.excludes]
     A["exclude_body2"][:] = [e.geom2 for e in c.excludes]
 

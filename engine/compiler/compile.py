@@ -21,7 +21,7 @@ from ..constants import EPS
 from ..enums import Cone, DisableBit, Integrator, Jacobian, Solver
 from ..types import CapacityError, ModelError, check_option
 from . import frames as F
-from .elements import ORIENT, TFAuto
+from .elements import ORIENT, SOLIMP, TFAuto
 from .xmltree import Source
 
 log = logging.getLogger("engine.compiler")
@@ -317,6 +317,14 @@ def compile_option(c, o):
                                        "stabilization")}
     for k in ("gravity", "wind", "magnetic"):
         out[k] = list(getattr(o, k))
+    # objects without softness of their own follow MuJoCo's default solimp, unless the file
+    # sets the global epsilon (the paper's constant impedance)
+    if o.given("epsilon"):
+        out["impedance"] = [o.epsilon, 0.0, 0.5, 2.0]
+    else:
+        from .compile_objects import mujoco_impedance     # (it imports this module)
+        out["epsilon"], shape = mujoco_impedance(SOLIMP)
+        out["impedance"] = list(shape)
     src = o.attr_src.get
     integ = keyword(o, "integrator", INTEGRATORS)
     if integ is None:

@@ -25,25 +25,46 @@ from .elements import Actuator, TFAuto
 
 
 # ----------------------------------------------------------------------------------------------
-# softness: solref / solimp -> (epsilon, kappa, rmin)
+# softness: solref / solimp -> (epsilon, kappa, rmin, impedance, dampratio)
 # ----------------------------------------------------------------------------------------------
-def soft(c, obj, ref_key, imp_key, what):
-    """(epsilon, kappa, rmin) overrides of `obj`: our own attributes, else (epsilon, kappa)
-    mapped from solref / solimp; -1 = the global option. Our own values must be admissible
-    (epsilon >= 0, kappa > 0, rmin > 0).
+# MuJoCo's bounds of the impedance (mjMINIMP, mjMAXIMP)
+MINIMP, MAXIMP = 0.0001, 0.9999
+# the impedance shape of an object that has none of its own: the option's (width < 0)
+OPTION_IMPEDANCE = (0.0, -1.0, 0.5, 2.0)
+NO_SOFTNESS = (-1.0, -1.0, -1.0, OPTION_IMPEDANCE, 1.0)
 
-    Both engines' reference acceleration has the same form once R = eps A, i.e. 1 + eps = 1/d:
-    MuJoCo's a_ref = -B v - K d x with B = 2 / (d timeconst), K = 1 / (d timeconst dampratio)^2
-    (standard solref) or B = b / d, K = k / d^2 (direct solref = (-k, -b)), ours
-    -(1 + eps) (2 v / kappa + x / kappa^2) (eq. 24, 28).
-    - standard (timeconst, dampratio): kappa = timeconst (same damping term); our constraints
-      are critically damped, so a dampratio other than 1 is reported;
-    - direct (-k, -b): kappa = 1 / sqrt(k) (same stiffness, hence the same resting
-      penetration); a damping b other than the critical 2 sqrt(k) is reported; with k = 0,
-      kappa = 2 / b;
-    - solimp (d0, dmax, width, ...): epsilon = (1 - d0) / d0, the impedance at zero violation;
-      a position-dependent impedance (d0 != dmax) is reported.
-    Only values given (by the element, its default class or in code) are mapped.
+
+def mujoco_impedance(imp):
+    """(epsilon, impedance shape) of MuJoCo's solimp (d0, dwidth, width, midpoint, power),
+    clamped as MuJoCo does: epsilon = (1 - d0) / d0 at zero violation, the shape (epsilon at
+    width, width, midpoint, power); a flat solimp (d0 = dwidth or width 0) is the constant
+    epsilon of its mean impedance, with width 0."""
+    d0, dw = (min(MAXIMP, max(MINIMP, v)) for v in imp[:2])
+    width = max(0.0, imp[2])
+    mid, power = min(MAXIMP, max(MINIMP, imp[3])), max(1.0, imp[4])
+    if d0 == dw or width <= MINVAL:
+        d = 0.5 * (d0 + dw)
+        return (1 - d) / d, ((1 - d) / d, 0.0, mid, power)
+    return (1 - d0) / d0, ((1 - dw) / dw, width, mid, power)
+
+
+def soft(c, obj, ref_key, imp_key, what):
+    """(epsilon, kappa, rmin, impedance shape, dampratio) of `obj`: our own attributes, else
+    mapped from solref / solimp; -1 (a width of -1) = the global option. Our own values must be
+    admissible (epsilon >= 0, kappa > 0, rmin > 0).
+
+    MuJoCo's reference acceleration is a_ref = -B v - K d(x) x with the impedance d(x) of
+    solimp, B = 2 / (dw timeconst), K = 1 / (dw timeconst dampratio)^2 (standard solref) or
+    B = b / dw, K = k / dw^2 (direct solref = (-k, -b)), dw = solimp[1], and R = (1 - d) / d
+    A_ii; this engine's rows have the same law (constraint.py) with epsilon = (1 - d0) / d0,
+    the impedance shape and kappa = timeconst, dampratio as given:
+    - standard (timeconst, dampratio): kappa = timeconst;
+    - direct (-k, -b): kappa = 2 / b, dampratio = b / (2 sqrt(k)) (infinite for k = 0: no
+      stiffness); with b = 0 (no damping, which the engine's rows cannot express),
+      kappa = 1 / sqrt(k) critically damped, reported;
+    - solimp: mujoco_impedance.
+    Only values given (by the element, its default class or in code) are mapped; our own
+    epsilon replaces d0 alone, and makes the impedance constant where no solimp is given.
     """
     if obj._src is not None:
         what = f"{what} (line {obj._src.line})"
@@ -53,51 +74,39 @@ def soft(c, obj, ref_key, imp_key, what):
         v = getattr(obj, key)
         if v is not None and not ok(v):
             raise obj.error(f"{key} must be {word}, got {v:g}", key)
-    eps, kap = obj.epsilon, obj.kappa
-    if kap is None and ref_key and obj.given(ref_key):
-        kap = _kappa_of_solref(c, [float(v) for v in getattr(obj, ref_key)], ref_key, what)
-    if eps is None and imp_key and obj.given(imp_key):
-        imp = [float(v) for v in getattr(obj, imp_key)]
-        d = imp[0]
-        if 0 < d <= 1:
-            eps = (1 - d) / d
-            if abs(imp[1] - d) > 1e-12 and imp[2] > 0:
-                c.warn_once((imp_key, tuple(imp)),
-                            f"{what}: {imp_key}={imp}: the impedance does not depend on the "
-                            f"violation in this engine; epsilon = (1 - d0) / d0 = {eps:g} from "
-                            f"d0 = {d:g}")
-        else:
-            c.warn_once((imp_key, tuple(imp)), f"{what}: {imp_key}={imp} has no counterpart; "
-                                               "the global epsilon is used")
+    eps, kap, ratio = obj.epsilon, obj.kappa, 1.0
+    if ref_key and obj.given(ref_key):
+        ref_kap, ratio = _kappa_of_solref(c, [float(v) for v in getattr(obj, ref_key)],
+                                          ref_key, what)
+        kap = ref_kap if kap is None else kap
+    shape = OPTION_IMPEDANCE
+    if imp_key and obj.given(imp_key):
+        imp_eps, shape = mujoco_impedance([float(v) for v in getattr(obj, imp_key)])
+        eps = imp_eps if eps is None else eps
+    elif eps is not None:
+        shape = (float(eps), 0.0, 0.5, 2.0)
     return ((-1.0 if eps is None else float(eps)), (-1.0 if kap is None else float(kap)),
-            (float(obj.rmin) if obj.rmin is not None else -1.0))
+            (float(obj.rmin) if obj.rmin is not None else -1.0), shape, ratio)
 
 
 def _kappa_of_solref(c, ref, ref_key, what):
+    """(kappa or None for the option's, dampratio) of a solref."""
     tag = (ref_key, tuple(ref))
     if ref[0] > 0 and ref[1] > 0:
-        kap = ref[0]
-        if abs(ref[1] - 1.0) > 1e-9:
-            c.warn_once(tag, f"{what}: {ref_key}={ref}: constraints are critically damped in "
-                             f"this engine; dampratio {ref[1]:g} is replaced by 1 (kappa = "
-                             f"{kap:g})")
-        return kap
+        return ref[0], ref[1]
     if ref[0] <= 0 and ref[1] <= 0 and (ref[0] < 0 or ref[1] < 0):
         k, b = -ref[0], -ref[1]
-        kap = 1.0 / math.sqrt(k) if k > 0 else 2.0 / b
-        if k > 0 and abs(b / (2.0 * math.sqrt(k)) - 1.0) > 0.01:
-            c.warn_once(tag, f"{what}: {ref_key}={ref} (direct stiffness, damping): mapped to "
-                             f"kappa = 1/sqrt(stiffness) = {kap:g}; constraints are critically "
-                             f"damped in this engine, so the damping {b:g} becomes "
-                             f"{2 * math.sqrt(k):g}")
-        elif k == 0:
-            c.warn_once(tag, f"{what}: {ref_key}={ref} (pure damping): mapped to kappa = "
-                             f"2/damping = {kap:g}, which adds the critical stiffness "
-                             "1/kappa^2")
-        return kap
+        if b > 0:
+            return 2.0 / b, (b / (2.0 * math.sqrt(k)) if k > 0 else math.inf)
+        kap = 1.0 / math.sqrt(k)
+        c.warn_once(tag, f"{what}: {ref_key}={ref} (direct stiffness without damping): mapped "
+                         f"to kappa = 1/sqrt(stiffness) = {kap:g} with the critical damping "
+                         f"{2 * math.sqrt(k):g}, which this engine's constraints cannot go "
+                         "without")
+        return kap, 1.0
     c.warn_once(tag, f"{what}: {ref_key}={ref} mixes the standard and direct formats; the "
                      "global kappa is used")
-    return None
+    return None, 1.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -325,7 +334,7 @@ class CPair:
     geom1: int
     geom2: int
     signature: int
-    softness: tuple = (-1.0, -1.0, -1.0)
+    softness: tuple = NO_SOFTNESS
 
 
 def compile_contact(c):

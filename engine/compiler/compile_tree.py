@@ -17,7 +17,7 @@ from ..enums import CamLight, GeomType, JointType
 from . import frames as F
 from . import inertia as I
 from .compile import check_autolimits, islimited
-from .compile_objects import soft
+from .compile_objects import NO_SOFTNESS, soft
 from .fluid import ellipsoid_fluid_coefs
 from .elements import Body, Camera, Geom, Joint, TFAuto
 
@@ -87,7 +87,7 @@ class CGeom:
     hfield: Optional[dict] = None
     hfieldid: int = -1
     aamm: Optional[list] = None
-    softness: tuple = (-1.0, -1.0, -1.0)
+    softness: tuple = NO_SOFTNESS
     fluid: list = field(default_factory=lambda: [0.0] * 12)   # ellipsoid fluid model (fluid.py)
     mass: float = 0.0
     inertia: list = field(default_factory=lambda: [0.0, 0.0, 0.0])

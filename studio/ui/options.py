@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 from imgui_bundle import imgui
+from scipy.optimize import brentq
 
 from . import checkbox_grid, header, push_width_for_labels, track
 
 import engine
+from engine import constraint
 
 INTEGRATORS = [e.name for e in engine.Integrator]
 SOLVERS = [e.name for e in engine.Solver]
@@ -21,9 +23,23 @@ def set_option(app, name, value) -> None:
 
 
 def predicted_penetration(opt) -> float:
-    """Resting penetration kappa^2 epsilon g / (1 + epsilon) of the paper's soft contact."""
+    """Resting penetration x of a body on a contact of the global softness: the impedance
+    d(x) of the option's epsilon and impedance shape (engine.constraint.impedance) makes the
+    contact hold the weight where K d(x)^2 x = (1 - d(x)) g, K = 1 / (dw kappa)^2 (MuJoCo's
+    law); with a constant epsilon, kappa^2 epsilon g / (1 + epsilon), the paper's."""
     g = float(np.linalg.norm(opt.gravity))
-    return opt.kappa ** 2 * opt.epsilon * g / (1.0 + opt.epsilon)
+    imp = [float(v) for v in opt.impedance]
+    soft = (opt.epsilon, opt.kappa, opt.rmin, *imp, 1.0)
+    impedance = getattr(constraint.impedance, "py_func", constraint.impedance)
+    dw = impedance(soft, imp[1])[0] if imp[1] > 0 else impedance(soft, 0.0)[0]
+    k = 1.0 / (dw * opt.kappa) ** 2
+
+    def excess(x):
+        d = impedance(soft, x)[0]
+        return k * d * d * x - (1.0 - d) * g
+    dmin = min(impedance(soft, 0.0)[0], dw)
+    hi = (1.0 - dmin) * g / (k * dmin * dmin)
+    return brentq(excess, 0.0, hi) if hi > 0 else 0.0
 
 
 def measured_penetration(m, snap, body) -> float | None:
@@ -53,8 +69,20 @@ def _log_slider(app, label, name, lo, hi, fmt="%.3g"):
         set_option(app, name, float(v))
 
 
+def _impedance_slider(app, label, k, lo, hi):
+    """Element k of the global impedance shape (m.opt.impedance) on a log scale; the width at
+    its lower end means 0 (a constant epsilon)."""
+    imp = np.array(app.m.opt.impedance, float)
+    changed, v = imgui.slider_float(label, max(float(imp[k]), lo), lo, hi, "%.3g",
+                                    imgui.SliderFlags_.logarithmic)
+    if changed:
+        imp[k] = 0.0 if k == 1 and v <= lo else float(v)
+        set_option(app, "impedance", imp)
+
+
 LABELS = ("timestep", "integrator", "solver", "cone", "stabilization", "iterations",
-          "tolerance", "noslip iterations", "noslip tolerance", "gravity", "epsilon", "kappa",
+          "tolerance", "noslip iterations", "noslip tolerance", "gravity", "epsilon",
+          "epsilon at width", "impedance width", "kappa",
           "rmin", "impratio", "viscosity", "density", "wind")
 # MuJoCo's enable flags: (name, state in this engine, explanation). "fwdinv" is the studio's
 # live forward-vs-inverse check; the others are fixed by the engine.
@@ -103,6 +131,14 @@ def _draw(app) -> None:
         set_option(app, "gravity", np.array(g, float))
     imgui.separator_text("constraint softness (Todorov 2014)")
     _log_slider(app, "epsilon", "epsilon", 1e-4, 10.0)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("impulse regularisation at zero violation (MuJoCo: solimp d0 =\n"
+                          "1 / (1 + epsilon)) of the objects without their own")
+    _impedance_slider(app, "epsilon at width", 0, 1e-4, 10.0)
+    _impedance_slider(app, "impedance width", 1, 1e-5, 1.0)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("the violation over which epsilon runs to its value at width\n"
+                          "(MuJoCo's solimp width; at the left end: constant epsilon)")
     _log_slider(app, "kappa", "kappa", 1e-3, 1.0)
     track(app, "kappa")
     _log_slider(app, "rmin", "rmin", 1e-9, 1e-1)
