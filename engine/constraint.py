@@ -270,10 +270,10 @@ def _equality_rows(m, d):
                     relq = (1.0, 0.0, 0.0, 0.0)      # site frames are aligned, no relpose
                 q1r = quat_mul(fq1, relq)
                 q2inv = (fq2[0], -fq2[1], -fq2[2], -fq2[3])
-                dif = quat_mul(q2inv, q1r)
+                qdif = quat_mul(q2inv, q1r)
                 ts = m.eq_data[e, 10]
-                x = np.sqrt(x * x + ts * ts * (dif[1] * dif[1] + dif[2] * dif[2]
-                                               + dif[3] * dif[3]))
+                x = np.sqrt(x * x + ts * ts * (qdif[1] * qdif[1] + qdif[2] * qdif[2]
+                                               + qdif[3] * qdif[3]))
             # the impedance of all the rows follows the norm of the violation (MuJoCo)
             approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
             for k in range(3):
@@ -290,7 +290,7 @@ def _equality_rows(m, d):
                 approx = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
                 first = d.nefc[0]
                 for k in range(3):
-                    i = _add_row(m, d, EQUALITY, e, dif[k + 1] * ts, 0.0, approx, soft, x,
+                    i = _add_row(m, d, EQUALITY, e, qdif[k + 1] * ts, 0.0, approx, soft, x,
                                  False, b1, b2)
                     if i < 0:
                         return

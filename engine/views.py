@@ -301,8 +301,9 @@ def _contact_array(d, name, owner):
 class Contact:
     """Contact i of a Data, with MuJoCo's field names: ``dist``, ``pos`` (3,), ``frame`` (9,),
     ``includemargin``, ``friction`` (5,), ``dim``, ``geom`` (2,), ``geom1``, ``geom2``,
-    ``exclude``, ``efc_address`` (and the softness ``epsilon``, ``kappa``, ``rmin``). Array
-    fields are views and scalars Python numbers; assigning a field writes into the Data."""
+    ``exclude``, ``efc_address`` (and the softness ``epsilon``, ``kappa``, ``rmin``,
+    ``impedance``, ``dampratio``). Array fields are views and scalars Python numbers;
+    assigning a field writes into the Data."""
 
     __slots__ = ("_d", "_i")
 

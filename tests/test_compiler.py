@@ -223,7 +223,9 @@ def test_option_defaults():
     assert m.opt.solver == engine.Solver.PGS
     assert m.opt.cone == engine.Cone.ELLIPTIC
     assert m.opt.integrator == Integrator.SEMIIMPLICIT
-    assert (m.opt.epsilon, m.opt.kappa, m.opt.rmin) == (0.1, 0.02, 1e-8)
+    # MuJoCo's default solimp (0.9 0.95 0.001 0.5 2) and solref (0.02 1)
+    assert (m.opt.epsilon, m.opt.kappa, m.opt.rmin) == (pytest.approx(1 / 9), 0.02, 1e-8)
+    np.testing.assert_allclose(m.opt.impedance, [1 / 19, 0.001, 0.5, 2])
     assert m.opt.timestep == 0.002 and list(m.opt.gravity) == [0, 0, -9.81]
     assert list(m.opt.magnetic) == [0, -0.5, 0]
     assert m.warnings == []

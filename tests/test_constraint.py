@@ -599,8 +599,9 @@ RMIN = """
      7e-3),                                                      # the pair's own
 ])
 def test_rmin_per_object(floor, ball, pair, expected):
-    """rmin, the floor of R in (27), is set per geom (mixed as epsilon and kappa), pair, joint,
-    tendon and equality; with epsilon = 0 every row's R is its floor."""
+    """rmin, the floor of R in (27), is set per geom (mixed as epsilon and kappa), pair, joint
+    limit, tendon and equality; friction loss takes the option's (MuJoCo's friction rows do
+    not follow the limit's softness either); with epsilon = 0 every row's R is its floor."""
     m = engine.load_model_from_string(RMIN.format(floor=floor, ball=ball, pair=pair))
     d = engine.make_data(m)
     engine.forward(m, d)
@@ -609,10 +610,12 @@ def test_rmin_per_object(floor, ball, pair, expected):
     assert d.ncon == 1
     np.testing.assert_allclose(d.efc_R[d.contact_efc_address[0]], expected, rtol=1e-12)
     np.testing.assert_allclose(R[CT.EQUALITY], 5e-3, rtol=1e-12)
-    np.testing.assert_allclose(R[CT.FRICTION_DOF], 3e-3, rtol=1e-12)
+    np.testing.assert_allclose(R[CT.FRICTION_DOF], 1e-7, rtol=1e-12)
     np.testing.assert_allclose(R[CT.LIMIT_TENDON], 4e-3, rtol=1e-12)
     m.opt.rmin = 1e-6                   # objects without their own floor follow the option
     engine.forward(m, d)
+    np.testing.assert_allclose(d.efc_R[d.efc_type[:d.nefc] == CT.FRICTION_DOF], 1e-6,
+                               rtol=1e-12)
     if not floor and not ball and not pair:
         np.testing.assert_allclose(d.efc_R[d.contact_efc_address[0]], 1e-6, rtol=1e-12)
 

@@ -238,6 +238,29 @@ def test_save_model_xml_writes_live_edits(tmp_path):
     assert mj.opt.timestep == 0.004 and mj.body_mass[1] == 3.5
 
 
+def test_save_model_xml_writes_softness_edits(tmp_path):
+    """Edited softness (the option's epsilon and impedance, an object's impedance shape and
+    damping ratio) is saved and loads back to the same constraint law."""
+    path = os.path.join(os.path.dirname(__file__), "data", "compiler_constraints.xml")
+    m = engine.load_model(path)
+    m.opt.epsilon = 0.2
+    m.geom_impedance[1] = [0.3, 0.004, 0.4, 3.0]
+    m.geom_dampratio[1] = 0.6
+    m.jnt_impedance[0] = [0.05, 0.02, 0.5, 2.0]
+    m.jnt_dampratio[0] = 1.5
+    out = tmp_path / "saved.xml"
+    engine.save_model_xml(m, out)
+    saved = engine.load_model(out)
+    np.testing.assert_allclose(saved.opt.epsilon, 0.2, rtol=1e-15)
+    for field in ("opt_impedance", "geom_impedance", "geom_dampratio", "jnt_impedance",
+                  "jnt_dampratio", "jnt_kappa"):
+        np.testing.assert_allclose(getattr(saved, field), getattr(m, field), rtol=1e-14,
+                                   err_msg=field)
+    # epsilon at zero violation: the geom's own now, the option's value before
+    np.testing.assert_allclose(saved.geom_epsilon[1], 0.2, rtol=1e-14)
+    np.testing.assert_allclose(saved.jnt_epsilon[0], m.jnt_epsilon[0], rtol=1e-14)
+
+
 def test_urdf_spec_to_mjcf(tmp_path):
     path = os.path.join(os.path.dirname(__file__), "data", "urdf_arm.urdf")
     spec = Spec.from_file(path)

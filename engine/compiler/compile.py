@@ -317,13 +317,18 @@ def compile_option(c, o):
                                        "stabilization")}
     for k in ("gravity", "wind", "magnetic"):
         out[k] = list(getattr(o, k))
-    # objects without softness of their own follow MuJoCo's default solimp, unless the file
-    # sets the global epsilon (the paper's constant impedance)
-    if o.given("epsilon"):
+    # objects without softness of their own follow the option's impedance shape: as given,
+    # else constant if the file sets the global epsilon (the paper's impedance), else MuJoCo's
+    # default solimp
+    from .compile_objects import mujoco_impedance     # (it imports this module)
+    eps, shape = mujoco_impedance(SOLIMP)
+    if not o.given("epsilon"):
+        out["epsilon"] = eps
+    if o.impedance is not None:
+        out["impedance"] = list(o.impedance)
+    elif o.given("epsilon"):
         out["impedance"] = [o.epsilon, 0.0, 0.5, 2.0]
     else:
-        from .compile_objects import mujoco_impedance     # (it imports this module)
-        out["epsilon"], shape = mujoco_impedance(SOLIMP)
         out["impedance"] = list(shape)
     src = o.attr_src.get
     integ = keyword(o, "integrator", INTEGRATORS)

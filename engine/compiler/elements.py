@@ -802,6 +802,7 @@ class Option(Element):
     epsilon: float = 0.1
     kappa: float = 0.02
     rmin: float = 1e-8
+    impedance: Optional[list] = None   # epsilon at width, width, midpoint, power
     stabilization: int = 0
     flags: dict = field(default_factory=dict)   # <flag> attribute -> "enable" / "disable"
 

@@ -48,6 +48,10 @@ DIRECT = {
     "pair_gap": ("pair", "gap"),
 }
 SOFTNESS = {"jnt": "joint", "geom": "geom", "tendon": "tendon", "eq": "equality", "pair": "pair"}
+# the MJCF attributes of an object kind's impedance shape and damping ratio
+SOLIMP_SOLREF = {"joint": ("solimplimit", "solreflimit"), "tendon": ("solimplimit", "solreflimit"),
+                 "geom": ("solimp", "solref"), "equality": ("solimp", "solref"),
+                 "pair": ("solimp", "solref")}
 LIMITS = {"jnt_limited": ("joint", "limited"), "tendon_limited": ("tendon", "limited"),
           "actuator_ctrllimited": ("actuator", "ctrllimited"),
           "actuator_forcelimited": ("actuator", "forcelimited")}
@@ -55,11 +59,12 @@ DOF = {"dof_damping": "damping", "dof_armature": "armature", "dof_frictionloss":
 INERTIA = ("body_mass", "body_inertia", "body_ipos", "body_iquat")
 OPTIONS = ("timestep", "gravity", "wind", "magnetic", "density", "viscosity", "impratio",
            "tolerance", "iterations", "noslip_iterations", "noslip_tolerance", "ccd_iterations",
-           "ccd_tolerance", "epsilon", "kappa", "rmin", "stabilization")
+           "ccd_tolerance", "epsilon", "kappa", "rmin", "impedance", "stabilization")
 
 
 def editable_fields():
-    soft = [f"{p}_{k}" for p in SOFTNESS for k in ("epsilon", "kappa", "rmin")]
+    soft = [f"{p}_{k}" for p in SOFTNESS
+            for k in ("epsilon", "kappa", "rmin", "impedance", "dampratio")]
     return (list(DIRECT) + soft + list(LIMITS) + list(DOF) + list(INERTIA) +
             ["jnt_range", "qpos_spring", "tendon_lengthspring"] +
             ["opt_" + k for k in OPTIONS + ("integrator", "solver", "cone", "jacobian",
@@ -109,6 +114,8 @@ def update_spec(m):
             values = getattr(m, f"{prefix}_{k}")
             for i in changed[f"{prefix}_{k}"]:
                 setattr(obj[kind][i], k, None if values[i] < 0 else float(values[i]))
+    for prefix, kind in SOFTNESS.items():
+        _write_impedance(m, prefix, obj[kind], changed, *SOLIMP_SOLREF[kind])
     for field, attr in DOF.items():
         for d in changed[field]:
             setattr(obj["joint"][int(m.dof_jntid[d])], attr, float(getattr(m, field)[d]))
@@ -118,6 +125,22 @@ def update_spec(m):
     for i in sorted(set().union(*(changed[f] for f in INERTIA))):
         _write_inertial(m, obj["body"][i], link.inertial_frames[i], i)
     return spec
+
+
+def _write_impedance(m, prefix, objects, changed, imp_key, ref_key):
+    """Changed impedance shapes as solimp (d0 from the object's epsilon or the option's) and
+    changed damping ratios as a standard solref (kappa, dampratio)."""
+    for i in changed[f"{prefix}_impedance"]:
+        epsw, width, mid, power = (float(x) for x in getattr(m, f"{prefix}_impedance")[i])
+        if width >= 0:
+            eps = float(getattr(m, f"{prefix}_epsilon")[i])
+            d0 = 1.0 / (1.0 + (eps if eps >= 0 else m.opt.epsilon))
+            dw = 1.0 / (1.0 + epsw) if width > 0 else d0
+            setattr(objects[i], imp_key, [d0, dw, width, mid, power])
+    for i in changed[f"{prefix}_dampratio"]:
+        kappa = float(getattr(m, f"{prefix}_kappa")[i])
+        setattr(objects[i], ref_key, [kappa if kappa > 0 else m.opt.kappa,
+                                      float(getattr(m, f"{prefix}_dampratio")[i])])
 
 
 def _changed_rows(now, then):
@@ -141,6 +164,8 @@ def _value(v):
 
 def _write_options(m, o, changed):
     opt = m.opt
+    if changed["opt_epsilon"]:        # an <option epsilon> alone would make it constant
+        changed["opt_impedance"] = [0]
     for k in OPTIONS:
         if changed["opt_" + k]:
             v = getattr(m, "opt_" + k)

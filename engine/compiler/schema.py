@@ -152,7 +152,7 @@ OPTION = {"timestep": F1, "impratio": F1, "tolerance": F1, "ls_tolerance": F1,
           "jacobian": K("dense", "sparse", "auto"), "solver": S, "iterations": I1,
           "ls_iterations": I1, "noslip_iterations": I1, "ccd_iterations": I1,
           "sdf_iterations": I1, "sdf_initpoints": I1, "actuatorgroupdisable": V,
-          "epsilon": F1, "kappa": F1, "rmin": F1,
+          "epsilon": F1, "kappa": F1, "rmin": F1, "impedance": F(4),
           "stabilization": K(values={"diagonal": 0, "exact": 1})}
 FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring", "damper",
          "gravity", "clampctrl", "warmstart", "filterparent", "actuation", "refsafe", "sensor",
