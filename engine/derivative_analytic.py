@@ -1976,21 +1976,32 @@ def constraint_jacobians(m, d, w, vnext, f, Fq, Fv, H):
 def impedance_terms(d, i, n, h, z, Jpos, dx, Y):
     """The terms of an object whose impedance d(x) changes with its violation x
     (constraint.impedance) in Y[a] = d z_(i+a) / d q (constraint_jacobians): with
-    dx = d x / d q (the rows' Jpos; for a connect or weld x is the norm of its n violations,
-    dx = sum_r pos_r Jpos_r / x; a contact's x is its normal distance, Jpos of every row),
+    dx = d x / d q (the rows' Jpos; for a connect or weld x is the norm of the violations of
+    its rows r, dx = sum_r pos_r Jpos_r / x; a contact's x is its normal distance, Jpos of every
+    row),
     row r's h K (pos_r - margin_r) gains h K d'/d (pos_r - margin_r) dx (K holds d(x)) and its
     R gains dR/dx dx (efc_imp[r, 2]), i.e. Y[a] -= (h K d'/d (pos_r - margin_r) + z_r dR/dx)
     dx / R_r."""
     nv = dx.shape[0]
-    if d.efc_type[i] == EQUALITY and n > 1:
+    # the rows whose violations make x: an equality's (each of its rows is an object of its
+    # own), else the object's first
+    lo = i
+    hi = i + 1
+    if d.efc_type[i] == EQUALITY:
+        while lo > 0 and d.efc_type[lo - 1] == EQUALITY and d.efc_id[lo - 1] == d.efc_id[i]:
+            lo -= 1
+        while (hi < d.nefc[0] and d.efc_type[hi] == EQUALITY
+               and d.efc_id[hi] == d.efc_id[i]):
+            hi += 1
+    if hi - lo > 1:
         x = 0.0
-        for a in range(n):
-            x += d.efc_pos[i + a] ** 2
+        for r in range(lo, hi):
+            x += d.efc_pos[r] ** 2
         x = np.sqrt(x)
         dx[:] = 0.0
-        for a in range(n):
+        for r in range(lo, hi):
             for c in range(nv):
-                dx[c] += d.efc_pos[i + a] / x * Jpos[i + a, c]
+                dx[c] += d.efc_pos[r] / x * Jpos[r, c]
     else:
         dx[:] = Jpos[i]
     imp = d.efc_imp[i, 0]

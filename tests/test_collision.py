@@ -814,7 +814,8 @@ def test_parameter_mixing(c1, f1, p1, c2, f2, p2):
 
 def test_softness_mixing():
     """epsilon/kappa: -1 on both geoms stays -1 (live option); otherwise the average with
-    -1 read as the option value; a higher priority geom gives its own."""
+    -1 read as the option value (epsilons through their impedances 1 / (1 + eps), as MuJoCo
+    averages solimp); a higher priority geom gives its own."""
     xml = """<mujoco><option epsilon="0.2" kappa="0.05"/><worldbody>
     <geom type="plane" size="5 5 .1"/>
     <body pos="0 0 .09"><freejoint/><geom type="sphere" size=".1"/></body>
@@ -826,7 +827,8 @@ def test_softness_mixing():
     m.geom_epsilon[1] = 0.4
     m.geom_kappa[0] = 0.15
     c = run_ours(m, d, q)[0]
-    assert abs(c["epsilon"] - 0.5 * (0.4 + m.opt.epsilon)) < 1e-15
+    imp = 0.5 * (1 / 1.4 + 1 / (1 + m.opt.epsilon))
+    assert abs(c["epsilon"] - (1 - imp) / imp) < 1e-15
     assert abs(c["kappa"] - 0.5 * (0.15 + m.opt.kappa)) < 1e-15
     m.geom_priority[1] = 1
     c = run_ours(m, d, q)[0]

@@ -283,9 +283,9 @@ def test_softness_mapping():
     m = _model(body)
     assert m.jnt_kappa[0] == 0.05 and abs(m.jnt_epsilon[0] - 0.2 / 0.8) < 1e-15
     assert (m.geom_epsilon[0], m.geom_kappa[0]) == (0.3, 0.04)
-    # direct (-stiffness, -damping): kappa = 1/sqrt(stiffness); the non-critical damping is
-    # reported
-    assert m.geom_kappa[1] == pytest.approx(0.1) and any("solref" in w for w in m.warnings)
+    # direct (-stiffness, -damping): kappa = 2 / damping, dampratio damping / 2 sqrt(stiffness)
+    assert m.geom_kappa[1] == pytest.approx(0.2) and m.geom_dampratio[1] == pytest.approx(0.5)
+    np.testing.assert_allclose(m.jnt_impedance[0], [0.1 / 0.9, 0.01, 0.5, 2])
     assert (m.geom_epsilon[2], m.geom_kappa[2]) == (-1, -1)
 
 

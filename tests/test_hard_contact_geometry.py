@@ -20,7 +20,10 @@ SLAB = "-.3 -.3 -.1  .3 -.3 -.1  .3 .3 -.1  -.3 .3 -.1  -.3 -.3 .1  .3 -.3 .1  .
 WEDGE = ("-.1 -.08 -.05  .1 -.08 -.05  .1 .08 -.05  -.1 .08 -.05  -.07 -.05 .06  .07 -.05 .04  "
          ".07 .05 .05  -.06 .05 .06")
 
-SCENE = """<mujoco><option timestep="0.01"/>
+# a constant impedance (<option epsilon>): several scenes press exactly 1 mm deep, the width of
+# MuJoCo's default solimp, where the impedance's second derivative jumps and the differences
+# of the soft transition would straddle it
+SCENE = """<mujoco><option timestep="0.01" epsilon="0.1"/>
 <asset><mesh name="octa" vertex="{OCTA}"/><mesh name="slab" vertex="{SLAB}"/>
 <mesh name="wedge" vertex="{WEDGE}"/></asset>
 <worldbody>{fixed}

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # a box resting on a plane, and a ball rolling next to it
 BOX = """<mujoco model="box on a plane">
-  <option timestep="0.005"/>
+  <option timestep="0.005" epsilon="0.1"/>
   <worldbody>
     <geom name="floor" type="plane" size="2 2 0.1"/>
     <body name="box" pos="0 0 0.1"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
