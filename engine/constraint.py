@@ -17,7 +17,8 @@ d(x) run from d0 = 1 / (1 + eps) at x = 0 to dw = 1 / (1 + eps_width) at |x| >= 
     K_ii = d(x) / (dw kappa r)^2,
 which is (27), (28) when the width is 0 (d = dw = d0) and r = 1. A contact's rows all take the
 impedance of its normal distance, a connect's or weld's that of the norm of its violations
-(MuJoCo's getposdim); friction-loss rows that of x = 0.
+(MuJoCo's getposdim); friction-loss rows take the global softness (MuJoCo's default
+solreffriction, solimpfriction) at x = 0.
 Friction rows of a contact get r_j = r_F mu_j^-2 / <mu^-2> (22), which makes the cone circular
 in the metric of R so that it can be projected analytically (Algorithm 5); r_F, the mean of
 (27) over the friction rows, is divided by MuJoCo's impratio (m.opt.impratio, default 1), the
