@@ -110,15 +110,15 @@ def _tendon_softness(m, t):
 
 @jit
 def impedance(soft, x):
-    """The impedance d(x) = 1 / (1 + epsilon(x)) of a violation x and its derivative d'(x)
-    (MuJoCo's getimpedance): d0 = 1 / (1 + epsilon) at x = 0 to dw = 1 / (1 + epsilon_width)
-    at |x| >= width along y(|x| / width), y(t) = t^p / m^(p-1) up to the midpoint m and
-    1 - (1 - t)^p / (1 - m)^(p-1) after it. Width 0: d0 everywhere (the paper's constant
-    epsilon)."""
+    """(d(x), d'(x), dw): the impedance d(x) = 1 / (1 + epsilon(x)) of a violation x, its
+    derivative and its value at the width (MuJoCo's getimpedance): d0 = 1 / (1 + epsilon) at
+    x = 0 to dw = 1 / (1 + epsilon_width) at |x| >= width along y(|x| / width),
+    y(t) = t^p / m^(p-1) up to the midpoint m and 1 - (1 - t)^p / (1 - m)^(p-1) after it.
+    Width 0: d0 everywhere (the paper's constant epsilon), dw = d0."""
     eps, _, _, epsw, width, mid, power, _ = soft
     d0 = 1.0 / (1.0 + eps)
     if width <= MINVAL or epsw == eps:
-        return d0, 0.0
+        return d0, 0.0, d0
     dw = 1.0 / (1.0 + epsw)
     t = x / width
     sgn = 1.0
@@ -126,9 +126,9 @@ def impedance(soft, x):
         t = -t
         sgn = -1.0
     if t >= 1.0:
-        return dw, 0.0
+        return dw, 0.0, dw
     if t <= 0.0:
-        return d0, 0.0
+        return d0, 0.0, dw
     if power == 1.0:
         y = t
         dy = 1.0
@@ -140,27 +140,26 @@ def impedance(soft, x):
         b = 1.0 / (1.0 - mid) ** (power - 1.0)
         y = 1.0 - b * (1.0 - t) ** power
         dy = power * b * (1.0 - t) ** (power - 1.0)
-    return d0 + y * (dw - d0), dy * sgn * (dw - d0) / width
+    return d0 + y * (dw - d0), dy * sgn * (dw - d0) / width, dw
 
 
 @jit
 def row_epsilon(soft, x):
     """epsilon(x) = (1 - d(x)) / d(x), the impulse regularisation of (27) at the violation x."""
-    d, _ = impedance(soft, x)
+    d = impedance(soft, x)[0]
     return (1.0 - d) / d
 
 
 @jit
-def _add_row(m, d, ctype, cid, pos, margin, approx, soft, x, friction, b1, b2):
+def _add_row(m, d, ctype, cid, pos, margin, approx, soft, law, friction, b1, b2):
     """Append a row (J left at zero for the caller to fill); returns its index or -1 if full.
 
-    soft: the object's softness (softness()); x: the violation its impedance depends on
-    (pos - margin, a connect's or weld's norm, a contact's normal distance for all its rows);
-    b1, b2: the bodies whose trees hold the row's nonzero dofs (efc_range); -1: any dof."""
-    kappa, rmin, epsw, width, dampratio = soft[1], soft[2], soft[3], soft[4], soft[7]
-    imp, dimp = impedance(soft, x)
-    # the impedance at width: B and K do not follow d(x) (MuJoCo's solimp[1])
-    dw = imp if width <= MINVAL or epsw == soft[0] else 1.0 / (1.0 + epsw)
+    soft: the object's softness (softness()); law: impedance(soft, x) at the violation x the
+    object's impedance depends on (pos - margin, a connect's or weld's norm, a contact's normal
+    distance for all its rows), computed once per object; b1, b2: the bodies whose trees hold
+    the row's nonzero dofs (efc_range); -1: any dof."""
+    kappa, rmin, dampratio = soft[1], soft[2], soft[7]
+    imp, dimp, dw = law      # B and K follow the impedance at width (MuJoCo's solimp[1])
     i = d.nefc[0]
     if i >= d.efc_type.shape[0]:
         d.nefc_overflow[0] = 1
@@ -276,9 +275,10 @@ def _equality_rows(m, d):
                 x = np.sqrt(x * x + ts * ts * (qdif[1] * qdif[1] + qdif[2] * qdif[2]
                                                + qdif[3] * qdif[3]))
             # the impedance of all the rows follows the norm of the violation (MuJoCo)
+            law = impedance(soft, x)
             approx = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
             for k in range(3):
-                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, soft, x, False, b1, b2)
+                i = _add_row(m, d, EQUALITY, e, err[k], 0.0, approx, soft, law, False, b1, b2)
                 if i < 0:
                     return
                 axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0)
@@ -291,8 +291,8 @@ def _equality_rows(m, d):
                 approx = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
                 first = d.nefc[0]
                 for k in range(3):
-                    i = _add_row(m, d, EQUALITY, e, qdif[k + 1] * ts, 0.0, approx, soft, x,
-                                 False, b1, b2)
+                    i = _add_row(m, d, EQUALITY, e, qdif[k + 1] * ts, 0.0, approx, soft,
+                                 law, False, b1, b2)
                     if i < 0:
                         return
                     axis = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0,
@@ -338,7 +338,8 @@ def _equality_rows(m, d):
                 jb2 = m.jnt_bodyid[o2] if o2 >= 0 else 0
             else:
                 jb1 = jb2 = -1
-            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, soft, pos, False, jb1, jb2)
+            i = _add_row(m, d, EQUALITY, e, pos, 0.0, approx, soft, impedance(soft, pos), False,
+                         jb1, jb2)
             if i < 0:
                 return
             J = row_begin(d, i, 0)
@@ -362,10 +363,11 @@ def _equality_rows(m, d):
 def _friction_rows(m, d):
     """Friction loss: the global softness (MuJoCo's default solreffriction, solimpfriction)."""
     soft = softness(m, -1.0, -1.0, -1.0, m.opt_impedance, 1.0)
+    law = impedance(soft, 0.0)
     for k in range(m.dof_frictionloss.shape[0]):
         eta = m.dof_frictionloss[k]
         if eta > 0.0:
-            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], soft, 0.0,
+            i = _add_row(m, d, FRICTION_DOF, k, 0.0, 0.0, m.dof_invweight0[k], soft, law,
                          True, m.dof_bodyid[k], 0)
             if i < 0:
                 return
@@ -376,7 +378,7 @@ def _friction_rows(m, d):
         eta = m.tendon_frictionloss[t]
         if eta > 0.0:
             i = _add_row(m, d, FRICTION_TENDON, t, 0.0, 0.0, m.tendon_invweight0[t], soft,
-                         0.0, True, -1, -1)
+                         law, True, -1, -1)
             if i < 0:
                 return
             row_begin(d, i, 0)[:] = d.ten_J[t]
@@ -400,8 +402,8 @@ def _limit_rows(m, d):
             if dist < m.jnt_margin[j]:
                 soft = _joint_softness(m, j)
                 i = _add_row(m, d, LIMIT_JOINT, j, dist, m.jnt_margin[j],
-                             m.dof_invweight0[da], soft, dist - m.jnt_margin[j], False,
-                             m.jnt_bodyid[j], 0)
+                             m.dof_invweight0[da], soft,
+                             impedance(soft, dist - m.jnt_margin[j]), False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
                 J = row_begin(d, i, 0)
@@ -418,7 +420,7 @@ def _limit_rows(m, d):
             dist = q - m.jnt_range[j, 0] if side == 0 else m.jnt_range[j, 1] - q
             if dist < margin:
                 i = _add_row(m, d, LIMIT_JOINT, j, dist, margin, m.dof_invweight0[da], soft,
-                             dist - margin, False, m.jnt_bodyid[j], 0)
+                             impedance(soft, dist - margin), False, m.jnt_bodyid[j], 0)
                 if i < 0:
                     return
                 row_begin(d, i, 0)[da] = 1.0 if side == 0 else -1.0
@@ -433,7 +435,7 @@ def _limit_rows(m, d):
             dist = length - m.tendon_range[t, 0] if side == 0 else m.tendon_range[t, 1] - length
             if dist < margin:
                 i = _add_row(m, d, LIMIT_TENDON, t, dist, margin, m.tendon_invweight0[t], soft,
-                             dist - margin, False, -1, -1)
+                             impedance(soft, dist - margin), False, -1, -1)
                 if i < 0:
                     return
                 sgn = 1.0 if side == 0 else -1.0
@@ -491,8 +493,8 @@ def _contact_rows(m, d):
         soft = softness(m, d.contact_epsilon[c], d.contact_kappa[c], d.contact_rmin[c],
                         d.contact_impedance[c], d.contact_dampratio[c])
         # all the contact's rows follow the impedance of its normal violation (MuJoCo)
-        x = dist - margin
-        imp, dimp = impedance(soft, x)
+        law = impedance(soft, dist - margin)
+        imp, dimp = law[0], law[1]
         eps, rmin = (1.0 - imp) / imp, soft[2]
         # d ln(eps) / dx: the friction rows' R are proportional to eps where above rmin
         dlog_eps = -dimp / (imp * (1.0 - imp)) if dimp != 0.0 else 0.0
@@ -524,7 +526,7 @@ def _contact_rows(m, d):
                 rotational = k >= 3
                 for side in range(2):
                     sgn = mu if side == 0 else -mu
-                    i = _add_row(m, d, ctype, c, dist, margin, 0.0, soft, x, False, b1, b2)
+                    i = _add_row(m, d, ctype, c, dist, margin, 0.0, soft, law, False, b1, b2)
                     J = row_begin(d, i, 0)
                     _jac_dot(m, d, J, b2, p, n_axis, False, 1.0)
                     _jac_dot(m, d, J, b1, p, n_axis, False, -1.0)
@@ -552,7 +554,7 @@ def _contact_rows(m, d):
         for k in range(dim):
             approx = _normal_weight(m, d, b1, b2, p, n_axis) if k == 0 else 0.0
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
-                         approx, soft, x, k > 0, b1, b2)
+                         approx, soft, law, k > 0, b1, b2)
             if k > 0:
                 mu = _friction_of_dim(d, c, k)
                 d.efc_mu[i] = mu

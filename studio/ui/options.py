@@ -31,13 +31,13 @@ def predicted_penetration(opt) -> float:
     imp = [float(v) for v in opt.impedance]
     soft = (opt.epsilon, opt.kappa, opt.rmin, *imp, 1.0)
     impedance = getattr(constraint.impedance, "py_func", constraint.impedance)
-    dw = impedance(soft, imp[1])[0] if imp[1] > 0 else impedance(soft, 0.0)[0]
+    d0, _, dw = impedance(soft, 0.0)
     k = 1.0 / (dw * opt.kappa) ** 2
 
     def excess(x):
         d = impedance(soft, x)[0]
         return k * d * d * x - (1.0 - d) * g
-    dmin = min(impedance(soft, 0.0)[0], dw)
+    dmin = min(d0, dw)
     hi = (1.0 - dmin) * g / (k * dmin * dmin)
     return brentq(excess, 0.0, hi) if hi > 0 else 0.0
 
