@@ -162,8 +162,8 @@ def set_length_range(m: Model) -> None:
 
 def _length_range_step(m: Model, d: Data, i: int, side: float, opt: dict, decay: float):
     """One step of the length-range run (MuJoCo's evalAct): damp qvel, forward, push actuator
-    i, integrate. Returns the actuator's length
-    at the start of the step, or None when the state went bad."""
+    i, integrate. Returns the actuator's length at the start of the step, or None when the
+    state went bad."""
     from .forward import (_grow, euler, fwd_acceleration, fwd_constraint, fwd_position,
                           fwd_velocity, implicit)
     ms, ds = m._struct, d._struct
