@@ -19,8 +19,15 @@ best multiple of its impulse, then its friction within the ellipse: _cone_split)
 exact minimum when the unconstrained one lies in the cone (a sticking contact), else by a
 semismooth Newton step on its natural map, safeguarded by a step of a diagonal majoriser
 W >= (A + R)_block whose weights satisfy (17), an exact projection on the cone in the metric of
-W (Algorithm 5): _cone_block (_cone_block3 for a condim-3 contact, in scalars). Every update
-decreases the cost, so the sweeps converge to the optimum.
+W (Algorithm 5): _cone_block (_cone_block3 for a condim-3 contact, in scalars). As in MuJoCo's
+PGS, each sweep visits the objects in a new pseudo-random order (the same sequence at every
+call) and starts from Nesterov's extrapolation of the last two sweeps' impulses, projected on
+the feasible set, with O'Donoghue and Candes' adaptive restart (Found. Comput. Math. 15, 2015:
+the momentum restarts when a sweep's correction opposes the extrapolation); unlike MuJoCo's,
+an extrapolation that would raise the cost is not taken (and the momentum restarts). Every
+update then decreases the cost, so the sweeps converge to the optimum. On many contacts of one
+light body the fixed order and no momentum needed thousands of sweeps (MyoSuite's wine glass
+pressed into a table: 2 495 to a residual of 1e-8, against 50 now).
 
 NEWTON: the same optimum from the primal side. With y = J v' and
     f*(y) = Proj_K^R(R^-1 (v* - y))        (the inverse dynamics of Theorem 4)
@@ -612,6 +619,9 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     rows, nor the dofs of their trees as M^-1 J' f would. After condense_hard the rows are J
     and the condensed M^-1 J' instead, and y is M^-1 J' f.
 
+    A sweep visits the objects in a shuffled order from Nesterov's extrapolation of the
+    impulses (module docstring); y is then computed again from f.
+
     The sweeps stop when one lowers the cost by less than tolerance relative to the cost
     (tolerance 0 runs every iteration). MuJoCo's PGS divides the decrease by meaninertia * nv
     instead: on go1 standing and the humanoid lying that stops later (17 and 24 sweeps a step
@@ -657,19 +667,51 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
         if n > 3:
             _friction_eigen(d, i, n - 1, P)
         i += n
+    # the objects' first rows, in the order of a sweep (hard rows are eliminated by
+    # condense_hard: their impulses stay 0 here)
+    order = d.solver_order
+    nobj = 0
+    i = 0
+    while i < nefc:
+        if not efc_hard[i]:
+            order[nobj] = i
+            nobj += 1
+        i += object_size(d, i)
+    fprev, fmom = d.solver_fprev, d.solver_fmom
+    momentum = 0                      # sweeps since the momentum last restarted
+    seed = SHUFFLE_SEED
     # y of f (again every 16 sweeps: incremental updates accumulate rounding)
     _run_velocity(runs, nefc, f, rows_y, y)
     it = 0
     for it in range(1, iterations + 1):
-        if it % 16 == 1 and it > 1:
-            _run_velocity(runs, nefc, f, rows_y, y)
+        # Nesterov's extrapolation f + beta (f - f_prev), projected on the feasible set
+        beta = (momentum - 1.0) / (momentum + 2.0)
+        if it > 1 and beta > 0.0:
+            for k in range(nefc):
+                fk = f[k]
+                f[k] += beta * (fk - fprev[k])
+                fprev[k] = fk
+            _project_all(d, order, nobj, f, z, out)
+            moved = dual_cost(d, f)              # (and y = Y' f when not condensed)
+            if moved <= cost:
+                cost = moved
+                if condensed:
+                    _run_velocity(runs, nefc, f, rows_y, y)
+            else:
+                # kept only when it lowers the cost: else back, and the momentum restarts
+                f[:nefc] = fprev[:nefc]
+                momentum = 0
+                _run_velocity(runs, nefc, f, rows_y, y)
+        else:
+            fprev[:nefc] = f[:nefc]
+            if it % 16 == 1 and it > 1:
+                _run_velocity(runs, nefc, f, rows_y, y)
+        fmom[:nefc] = f[:nefc]
+        seed = _shuffle(order, nobj, seed)
         improvement = 0.0
-        i = 0
-        while i < nefc:
+        for o in range(nobj):
+            i = order[o]
             t = efc_type[i]
-            if efc_hard[i]:
-                i += 1                 # eliminated (condense_hard); its impulse stays 0 here
-                continue
             if t != CONTACT_ELLIPTIC:
                 # a scalar row: exact minimisation along it, then projection
                 gi = efc_b[i] + efc_R[i] * f[i] + run_dot(runs, i, rows_g, y)
@@ -680,7 +722,6 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                     f[i] = fi
                     run_axpy(runs, i, rows_y, delta, y)
                     improvement -= delta * (gi + 0.5 * h * delta)
-                i += 1
                 continue
             n = d.contact_dim[d.efc_id[i]]
             if n == 3:
@@ -714,7 +755,6 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                     f[i + 2] = n2
                     improvement -= _decrease3(efc_A, efc_R, i, e0, e1, e2, g0, g1, g2)
                     run_axpy3(runs, i, rows_y, e0, e1, e2, y)
-                i += 3
                 continue
             # gradient of the block: (A + R) f + b
             _rows_dot(runs, i, n, rows_g, y, g)
@@ -734,8 +774,12 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                 _cone_block(d, i, n, f, g, z, out, wt, x, c, xn, zh, P, S)
             improvement = _commit_block(runs, efc_A, efc_R, rows_y, i, n, f, old, gold, y,
                                         improvement)
-            i += n
         cost -= improvement
+        # O'Donoghue and Candes' restart: when the sweep undid part of the extrapolation
+        if it > 1 and _opposed(f, fmom, fprev, nefc):
+            momentum = 0
+        else:
+            momentum += 1
         if tolerance > 0.0 and improvement < tolerance * max(abs(cost), MINVAL):
             break
     # the residual at the returned impulses
@@ -756,6 +800,42 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     if not condensed:
         _velocity_of_half(m, d, y, d.solver_w)
     return it, emax / max(fmax, MINVAL)
+
+
+SHUFFLE_SEED = 12345
+
+
+@inlined
+def _shuffle(order, n, seed):
+    """Fisher-Yates shuffle of order[:n] drawing from the Park-Miller generator (exact in
+    int64: seed < 2^31); returns the generator's state."""
+    for k in range(n - 1, 0, -1):
+        seed = seed * 48271 % 2147483647
+        j = seed % (k + 1)
+        order[k], order[j] = order[j], order[k]
+    return seed
+
+
+@jit
+def _project_all(d, order, nobj, f, z, out):
+    """Every object's impulses onto its feasible set (project_object in the metric R)."""
+    for o in range(nobj):
+        i = order[o]
+        n = object_size(d, i)
+        for k in range(n):
+            z[k] = f[i + k]
+        project_object(d, i, n, z, out, d.efc_R[i:i + n])
+        for k in range(n):
+            f[i + k] = out[k]
+
+
+@inlined
+def _opposed(f, fmom, fprev, n):
+    """True when the sweep's correction f - fmom opposes the extrapolation fmom - fprev."""
+    s = 0.0
+    for k in range(n):
+        s += (f[k] - fmom[k]) * (fmom[k] - fprev[k])
+    return s < 0.0
 
 
 @jit

@@ -512,6 +512,9 @@ solver_v            f nv         # scratch: M^-1 J' f of the cost (solver.dual_c
 solver_y            f nv         # scratch: Y' f, PGS's impulse velocity before L^-1 D^-1/2
 solver_L            f njmax 6    # scratch: Cholesky factors of the contact blocks (PGS)
 solver_lam          f njmax      # scratch: a contact's ellipse multiplier in PGS's last sweep
+solver_order        i njmax      # scratch: PGS's order of the objects in a sweep (first rows)
+solver_fprev        f njmax      # scratch: PGS's impulses before the last sweep (momentum)
+solver_fmom         f njmax      # scratch: PGS's extrapolated impulses (momentum restart)
 solver_eig          f njmax 7    # scratch: Q and Theta of Q Theta Q' = diag(mu) H diag(mu), H the
                                  # friction block of a condim 4 or 6 contact: row i+1+a holds
                                  # row a of Q, column 6 theta_a (PGS, _friction_eigen)
