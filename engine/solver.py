@@ -583,7 +583,7 @@ def dual_cost(d, f):
         for i in range(nefc):
             c += f[i] * (0.5 * row_dot(d, i, d.efc_J, w) + 0.5 * d.efc_R[i] * f[i] + d.efc_b[i])
         return c
-    y = d.solver_y           # (scratch here: pgs_from computes it again at its first sweep)
+    y = d.solver_y           # (pgs_from's y: after an extrapolation it is the new f's)
     _run_velocity(d.efc_run, nefc, f, d.efc_Y, y)
     for k in range(y.shape[0]):
         c += 0.5 * y[k] * y[k]
