@@ -686,7 +686,8 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
     for it in range(1, iterations + 1):
         # Nesterov's extrapolation f + beta (f - f_prev), projected on the feasible set
         beta = (momentum - 1.0) / (momentum + 2.0)
-        if it > 1 and beta > 0.0:
+        extrapolated = it > 1 and beta > 0.0
+        if extrapolated:
             for k in range(nefc):
                 fk = f[k]
                 f[k] += beta * (fk - fprev[k])
@@ -695,18 +696,19 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
             moved = dual_cost(d, f)              # (and y = Y' f when not condensed)
             if moved <= cost:
                 cost = moved
+                fmom[:nefc] = f[:nefc]
                 if condensed:
                     _run_velocity(runs, nefc, f, rows_y, y)
             else:
                 # kept only when it lowers the cost: else back, and the momentum restarts
                 f[:nefc] = fprev[:nefc]
                 momentum = 0
+                extrapolated = False
                 _run_velocity(runs, nefc, f, rows_y, y)
         else:
             fprev[:nefc] = f[:nefc]
             if it % 16 == 1 and it > 1:
                 _run_velocity(runs, nefc, f, rows_y, y)
-        fmom[:nefc] = f[:nefc]
         seed = _shuffle(order, nobj, seed)
         improvement = 0.0
         for o in range(nobj):
@@ -776,7 +778,8 @@ def pgs_from(m, d, f, iterations, tolerance, cost):
                                         improvement)
         cost -= improvement
         # O'Donoghue and Candes' restart: when the sweep undid part of the extrapolation
-        if it > 1 and _opposed(f, fmom, fprev, nefc):
+        # (without one, fmom = fprev: nothing to undo)
+        if extrapolated and _opposed(f, fmom, fprev, nefc):
             momentum = 0
         else:
             momentum += 1
