@@ -20,17 +20,21 @@ impedance of its normal distance, a connect's or weld's that of the norm of its 
 (MuJoCo's getposdim); friction-loss rows take the global softness (MuJoCo's default
 solreffriction, solimpfriction) at x = 0.
 Friction rows of a contact get r_j = r_F mu_j^-2 / <mu^-2> (22), which makes the cone circular
-in the metric of R so that it can be projected analytically (Algorithm 5); r_F, the mean of
-(27) over the friction rows, is divided by MuJoCo's impratio (m.opt.impratio, default 1), the
-ratio of the normal to the friction regulariser that MuJoCo applies the same way.
+in the metric of R (r_j mu_j^2 the same on every row) so that it can be projected analytically
+(Algorithm 5). The paper leaves the mean friction regulariser r_F to the model (21); here it is
+the one that gives the first (sliding) row (27) with the translational weight, divided by
+MuJoCo's impratio (m.opt.impratio, default 1): r_j = r_1 mu_1^2 / mu_j^2, MuJoCo's R. (r_F as
+the mean of (27) over the rows would let the torsional and rolling coefficients of condim 4
+and 6, lengths of a few mm where the sliding ones are ratios near 1, make the sliding
+regulariser thousands of times smaller than MuJoCo's: a far stiffer stick.)
 A_ii is approximated, as in the paper (section IV), from the mean inverse inertias of the
 bodies at qpos0 (MuJoCo's invweight0), so that the inverse dynamics computes the same R without
 the inertia matrix. The normal row of an elliptic or frictionless contact includes the lever arm
 of the contact point (_normal_weight: exact for a free body with an isotropic inertia), so that
-a body sinks as deep on several contacts as on one. Friction rows keep the translational
-(sliding) or rotational (torsion, rolling) weight alone: it is smaller than the exact diagonal
-when the point has a lever arm, and a smaller friction regulariser makes a sticking contact
-creep less (the soft model creeps at a speed proportional to R).
+a body sinks as deep on several contacts as on one. The friction rows' r_1 keeps the
+translational weight alone: it is smaller than the exact diagonal when the point has a lever
+arm, and a smaller friction regulariser makes a sticking contact creep less (the soft model
+creeps at a speed proportional to R).
 kappa is kept >= 2 h: a shorter time constant cannot be resolved by the step and would reverse
 velocities (MuJoCo's refsafe rule).
 
@@ -512,7 +516,6 @@ def _contact_rows(m, d):
         d.contact_efc_address[c] = first
         n_axis = _frame_axis(d, c, 0)
         tran = m.body_invweight0[b1, 0] + m.body_invweight0[b2, 0]
-        rot = m.body_invweight0[b1, 1] + m.body_invweight0[b2, 1]
         if ctype == CONTACT_PYRAMIDAL:
             # edges J_n +- mu_k J_k; one R for all, as MuJoCo: (27) on the first edge,
             # A_ii ~ (1 + mu_1^2) tran, times 2 mu_1^2 (the friction match)
@@ -537,20 +540,13 @@ def _contact_rows(m, d):
                     d.efc_R[i] = rpy
                     d.efc_imp[i, 2] = drpy
             continue
-        # mean friction regulariser r_F and mean of mu^-2 over the friction dimensions (22)
-        rf = 0.0
-        mu2inv = 0.0
-        clamped = False
-        for k in range(1, dim):
-            rf += max((tran if k < 3 else rot) * eps, rmin)
-            clamped = clamped or (tran if k < 3 else rot) * eps <= rmin
-            mu = _friction_of_dim(d, c, k)
-            mu2inv += 1.0 / (mu * mu)
-        if dim > 1:
-            rf /= (dim - 1) * m.opt_impratio[0]
-            mu2inv /= dim - 1
-        # (27) with A_ii ~ the normal's weight with its lever arms; the friction rows' R is set
-        # by (22) from r_F
+        # the friction rows' regularisers (22): r_j = r_F mu_j^-2 / <mu^-2>, r_j mu_j^2 the
+        # same on every row; r_F, free in (21), is the one that gives the first (sliding) row
+        # (27) with the translational weight, over impratio: r_j = r_1 mu_1^2 / mu_j^2
+        r1 = max(tran * eps, rmin) / m.opt_impratio[0]
+        clamped = tran * eps <= rmin
+        mu1 = _friction_of_dim(d, c, 1) if dim > 1 else 1.0
+        # (27) with A_ii ~ the normal's weight with its lever arms
         for k in range(dim):
             approx = _normal_weight(m, d, b1, b2, p, n_axis) if k == 0 else 0.0
             i = _add_row(m, d, ctype, c, dist if k == 0 else 0.0, margin if k == 0 else 0.0,
@@ -558,7 +554,7 @@ def _contact_rows(m, d):
             if k > 0:
                 mu = _friction_of_dim(d, c, k)
                 d.efc_mu[i] = mu
-                d.efc_R[i] = rf / (mu * mu) / mu2inv       # (22)
+                d.efc_R[i] = r1 * (mu1 * mu1) / (mu * mu)     # (22)
                 d.efc_imp[i, 2] = 0.0 if clamped else d.efc_R[i] * dlog_eps
         _contact_jac(m, d, c, first, dim, b2, p, 1.0)
         _contact_jac(m, d, c, first, dim, b1, p, -1.0)

@@ -509,6 +509,58 @@ def test_impedance_matches_mujoco():
     assert checked > 10          # rows inside their impedance's width were compared
 
 
+FRICTION_R = """
+<mujoco>
+  <option timestep="0.002" cone="elliptic" impratio="10"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1"/>
+    <body pos="0 0 0.1"><freejoint/>
+      <geom name="s3" size="0.1" mass="1" friction="0.7 0.005 0.0001"/></body>
+    <body pos="1 0 0.1"><freejoint/>
+      <geom size="0.1" mass="2" condim="4" friction="0.9 0.02 0.001"/></body>
+    <body pos="2 0 0.1"><freejoint/>
+      <geom size="0.1" mass="3" condim="6" friction="0.8 0.02 0.01"/></body>
+  </worldbody>
+  <contact>
+    <pair geom1="floor" geom2="s3" condim="3" friction="1 0.3 0.005 0.0001 0.0001"/>
+  </contact>
+</mujoco>
+"""
+
+
+def test_friction_regularisers_match_mujoco():
+    """The friction rows' R of (22) with r_F chosen as MuJoCo's (the sliding row's (27) over
+    impratio, r_j mu_j^2 the same on every row), for anisotropic sliding friction (condim 3
+    pair), torsion (condim 4) and rolling (condim 6): spheres rolling and spinning on a plane,
+    whose normals pass through their centres (no lever arm in the normal's R either), so that
+    every row's R equals MuJoCo's at its states."""
+    mm = mujoco.MjModel.from_xml_string(FRICTION_R)
+    md = mujoco.MjData(mm)
+    m = engine.load_model_from_string(FRICTION_R)
+    d = engine.make_data(m)
+    qvel = np.random.default_rng(1).normal(size=(3, 6))
+    qvel[:, 2] = 0.0                    # sliding and spinning, not lifting off
+    md.qvel[:] = qvel.ravel()
+    seen = {3: 0, 4: 0, 6: 0}
+    for _ in range(10):
+        mujoco.mj_step(mm, md, nstep=10)
+        d.qpos[:], d.qvel[:] = md.qpos, md.qvel
+        engine.forward(m, d)
+        mujoco.mj_forward(mm, md)
+        assert sorted(d.contact_dim[:d.ncon]) == sorted(md.contact.dim)
+        for c in range(d.ncon):
+            mc = list(md.contact.geom2).index(d.contact_geom2[c])
+            a, b = d.contact_efc_address[c], md.contact.efc_address[mc]
+            dim = d.contact_dim[c]
+            np.testing.assert_allclose(d.efc_R[a:a + dim], md.efc_R[b:b + dim], rtol=1e-9)
+            # the cone is circular in the metric of R: r_j mu_j^2 the same on every row
+            mu = md.contact.friction[mc, :dim - 1]
+            np.testing.assert_allclose(d.efc_R[a + 1:a + dim] * mu ** 2,
+                                       d.efc_R[a + 1] * mu[0] ** 2, rtol=1e-12)
+            seen[dim] += 1
+    assert min(seen.values()) >= 5          # (the rolling sphere hops now and then)
+
+
 def test_softness_mapping():
     """solimp becomes epsilon (at d0) and the impedance shape, solref kappa and the damping
     ratio; a direct solref without damping and a mixed one are reported."""
