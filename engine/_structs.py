@@ -155,7 +155,7 @@ def _model_set3(s, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam
 
 
 @njit(cache=True)
-def _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_impedance, tendon_dampratio):
+def _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mesh_clusteradr, mesh_clusternum, mesh_cluster, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa):
     s.light_diffuse = borrow(light_diffuse)
     s.light_specular = borrow(light_specular)
     s.mesh_vertadr = borrow(mesh_vertadr)
@@ -167,6 +167,9 @@ def _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, me
     s.mesh_graphadr = borrow(mesh_graphadr)
     s.mesh_graph = borrow(mesh_graph)
     s.mesh_extrema = borrow(mesh_extrema)
+    s.mesh_clusteradr = borrow(mesh_clusteradr)
+    s.mesh_clusternum = borrow(mesh_clusternum)
+    s.mesh_cluster = borrow(mesh_cluster)
     s.mat_rgba = borrow(mat_rgba)
     s.hfield_size = borrow(hfield_size)
     s.hfield_nrow = borrow(hfield_nrow)
@@ -185,13 +188,13 @@ def _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, me
     s.tendon_length0 = borrow(tendon_length0)
     s.tendon_epsilon = borrow(tendon_epsilon)
     s.tendon_kappa = borrow(tendon_kappa)
-    s.tendon_rmin = borrow(tendon_rmin)
-    s.tendon_impedance = borrow(tendon_impedance)
-    s.tendon_dampratio = borrow(tendon_dampratio)
 
 
 @njit(cache=True)
-def _model_set5(s, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0):
+def _model_set5(s, tendon_rmin, tendon_impedance, tendon_dampratio, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id):
+    s.tendon_rmin = borrow(tendon_rmin)
+    s.tendon_impedance = borrow(tendon_impedance)
+    s.tendon_dampratio = borrow(tendon_dampratio)
     s.tendon_width = borrow(tendon_width)
     s.tendon_rgba = borrow(tendon_rgba)
     s.wrap_type = borrow(wrap_type)
@@ -221,13 +224,13 @@ def _model_set5(s, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, a
     s.actuator_lengthrange = borrow(actuator_lengthrange)
     s.eq_type = borrow(eq_type)
     s.eq_obj1id = borrow(eq_obj1id)
-    s.eq_obj2id = borrow(eq_obj2id)
-    s.eq_objtype = borrow(eq_objtype)
-    s.eq_active0 = borrow(eq_active0)
 
 
 @njit(cache=True)
-def _model_set6(s, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise):
+def _model_set6(s, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim):
+    s.eq_obj2id = borrow(eq_obj2id)
+    s.eq_objtype = borrow(eq_objtype)
+    s.eq_active0 = borrow(eq_active0)
     s.eq_data = borrow(eq_data)
     s.eq_epsilon = borrow(eq_epsilon)
     s.eq_kappa = borrow(eq_kappa)
@@ -257,13 +260,13 @@ def _model_set6(s, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_damp
     s.sensor_refid = borrow(sensor_refid)
     s.sensor_intprm = borrow(sensor_intprm)
     s.sensor_dim = borrow(sensor_dim)
-    s.sensor_adr = borrow(sensor_adr)
-    s.sensor_cutoff = borrow(sensor_cutoff)
-    s.sensor_noise = borrow(sensor_noise)
 
 
 @njit(cache=True)
-def _model_set7(s, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+def _model_set7(s, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+    s.sensor_adr = borrow(sensor_adr)
+    s.sensor_cutoff = borrow(sensor_cutoff)
+    s.sensor_noise = borrow(sensor_noise)
     s.key_time = borrow(key_time)
     s.key_qpos = borrow(key_qpos)
     s.key_qvel = borrow(key_qvel)
@@ -291,16 +294,16 @@ def _model_set7(s, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, ke
 MODEL_KERNELS = ('_model_new', '_model_set0', '_model_set1', '_model_set2', '_model_set3', '_model_set4', '_model_set5', '_model_set6', '_model_set7')
 
 
-def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impedance, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_impedance, jnt_dampratio, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_impedance, geom_dampratio, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_impedance, tendon_dampratio, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
+def new_model_struct(opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impedance, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_impedance, jnt_dampratio, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_impedance, geom_dampratio, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mesh_clusteradr, mesh_clusternum, mesh_cluster, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_impedance, tendon_dampratio, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring):
     s = _model_new()
     _model_set0(s, opt_timestep, opt_gravity, opt_wind, opt_magnetic, opt_density, opt_viscosity, opt_tolerance, opt_epsilon, opt_kappa, opt_rmin, opt_impedance, opt_impratio, opt_integrator, opt_solver, opt_cone, opt_jacobian, opt_stabilization, opt_iterations, opt_noslip_iterations, opt_noslip_tolerance, opt_ccd_iterations, opt_ccd_tolerance, opt_disableflags, opt_enableflags, body_parentid, body_rootid, body_weldid, body_mocapid, body_jntnum, body_jntadr, body_dofnum, body_dofadr)
     _model_set1(s, body_geomnum, body_geomadr, body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia, body_gravcomp, body_sameframe, jnt_type, jnt_qposadr, jnt_dofadr, jnt_bodyid, jnt_group, jnt_limited, jnt_pos, jnt_axis, jnt_stiffness, jnt_range, jnt_margin, jnt_epsilon, jnt_kappa, jnt_rmin, jnt_impedance, jnt_dampratio, jnt_actfrclimited, jnt_actfrcrange, dof_bodyid, dof_jntid, dof_parentid)
     _model_set2(s, dof_Madr, dof_armature, dof_damping, dof_frictionloss, geom_type, geom_contype, geom_conaffinity, geom_condim, geom_bodyid, geom_dataid, geom_matid, geom_group, geom_priority, geom_size, geom_rbound, geom_pos, geom_quat, geom_friction, geom_margin, geom_gap, geom_epsilon, geom_kappa, geom_rmin, geom_impedance, geom_dampratio, geom_rgba, geom_sameframe, geom_fluid, site_type, site_bodyid, site_group, site_size)
     _model_set3(s, site_pos, site_quat, site_rgba, site_sameframe, cam_mode, cam_bodyid, cam_targetbodyid, cam_pos, cam_quat, cam_poscom0, cam_pos0, cam_mat0, cam_fovy, cam_projection, cam_resolution, cam_sensorsize, cam_intrinsic, light_mode, light_bodyid, light_targetbodyid, light_directional, light_castshadow, light_active, light_pos, light_dir, light_poscom0, light_pos0, light_dir0, light_attenuation, light_cutoff, light_exponent, light_ambient)
-    _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa, tendon_rmin, tendon_impedance, tendon_dampratio)
-    _model_set5(s, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id, eq_obj2id, eq_objtype, eq_active0)
-    _model_set6(s, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim, sensor_adr, sensor_cutoff, sensor_noise)
-    _model_set7(s, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring)
+    _model_set4(s, light_diffuse, light_specular, mesh_vertadr, mesh_vertnum, mesh_faceadr, mesh_facenum, mesh_vert, mesh_face, mesh_graphadr, mesh_graph, mesh_extrema, mesh_clusteradr, mesh_clusternum, mesh_cluster, mat_rgba, hfield_size, hfield_nrow, hfield_ncol, hfield_adr, hfield_data, tendon_adr, tendon_num, tendon_limited, tendon_range, tendon_margin, tendon_stiffness, tendon_damping, tendon_frictionloss, tendon_lengthspring, tendon_length0, tendon_epsilon, tendon_kappa)
+    _model_set5(s, tendon_rmin, tendon_impedance, tendon_dampratio, tendon_width, tendon_rgba, wrap_type, wrap_objid, wrap_prm, actuator_trntype, actuator_dyntype, actuator_gaintype, actuator_biastype, actuator_trnid, actuator_actadr, actuator_actnum, actuator_group, actuator_ctrllimited, actuator_forcelimited, actuator_actlimited, actuator_actearly, actuator_dynprm, actuator_gainprm, actuator_biasprm, actuator_ctrlrange, actuator_forcerange, actuator_actrange, actuator_gear, actuator_cranklength, actuator_length0, actuator_lengthrange, eq_type, eq_obj1id)
+    _model_set6(s, eq_obj2id, eq_objtype, eq_active0, eq_data, eq_epsilon, eq_kappa, eq_rmin, eq_impedance, eq_dampratio, eq_hard, pair_geom1, pair_geom2, pair_condim, pair_friction, pair_margin, pair_gap, pair_epsilon, pair_kappa, pair_rmin, pair_impedance, pair_dampratio, exclude_body1, exclude_body2, sensor_type, sensor_datatype, sensor_needstage, sensor_objtype, sensor_objid, sensor_reftype, sensor_refid, sensor_intprm, sensor_dim)
+    _model_set7(s, sensor_adr, sensor_cutoff, sensor_noise, key_time, key_qpos, key_qvel, key_act, key_ctrl, key_mpos, key_mquat, body_invweight0, body_treedofadr, body_treedofnum, dof_invweight0, dof_M0, body_isfree, D_rownnz, D_rowadr, D_diag, D_colind, tendon_invweight0, actuator_acc0, geom_aabb, qpos0, qpos_spring)
     return s
 
 

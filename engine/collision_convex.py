@@ -20,8 +20,8 @@ none with multiccd disabled (MuJoCo then gives one contact). A model with native
 collides these pairs by MPR instead (collision_mpr).
 
 Scratch (no allocation in a step) lives in Data: ``gjk_simplex``, the ``epa_*`` arrays, ``col_work``
-(face polygons and their clipping) and ``col_hullpt``/``col_hullid`` (a hull's vertices below a
-plane, or its heights along a face normal).
+(face polygons and their clipping) and ``col_hullpt``/``col_hullid`` (the clusters of a hull
+that reach below a plane, or a hull's heights along a face normal).
 """
 import math
 
@@ -48,6 +48,7 @@ POLISH_EPS = 1e-6    # their finite-difference step of the support direction
 TOLPLANEMESH = 1e-3  # least spacing of plane-mesh contacts (fraction of rbound)
 FACE_TOL = 1e-3      # relative tolerance for the vertices of a flat contact face
 HILLCLIMB_MIN = 10   # meshes with fewer vertices are searched exhaustively (MuJoCo's value)
+CLUSTER = 16         # hull vertices per cluster of the plane-mesh searches (m.mesh_cluster)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,12 +243,85 @@ def plane_convex(m, d, g1, g2, margin):
     return _plane_mesh_patch(m, d, g2, n, pos1, s, margin)
 
 
+# the searches of _plane_mesh_patch: the objective of each pick at a point (u, v) of the plane
+FARTHEST = 0     # from contact 0 (the origin): u^2 + v^2
+AREA = 1         # twice the area of the triangle with contacts 0 and 1: |u1 v - v1 u|
+OUTSIDE = 2      # distance outside triangle 0, 1, 2 (times an edge): the largest outward area
+APART = 3        # the squared distance to the nearest of contacts 0, 1, 2
+
+
 @inlined
-def _dist2(P, k, u, v):
-    """Squared distance in the plane from candidate k of P to the point (u, v)."""
-    du = P[k, 0] - u
-    dv = P[k, 1] - v
-    return du * du + dv * dv
+def _pick_value(kind, u, v, u1, v1, u2, v2, orient):
+    """The objective of a plane-mesh pick (FARTHEST ... APART) at (u, v), and the squared
+    distance to the nearest contact so far (the candidates closer than TOLPLANEMESH do not
+    count)."""
+    d0 = u * u + v * v
+    d1 = (u - u1) * (u - u1) + (v - v1) * (v - v1)
+    d2 = (u - u2) * (u - u2) + (v - v2) * (v - v2)
+    if kind == FARTHEST:
+        return d0, d0
+    if kind == AREA:
+        return abs(u1 * v - v1 * u), min(d0, d1)
+    near = min(d0, d1, d2)
+    if kind == OUTSIDE:
+        return -min(orient * (u1 * v - v1 * u),
+                    orient * ((u2 - u1) * (v - v1) - (v2 - v1) * (u - u1)),
+                    orient * (v2 * (u - u2) - u2 * (v - v2))), near
+    return near, near
+
+
+@inlined
+def _pick_bound(kind, u, v, r, u1, v1, u2, v2, orient):
+    """An upper bound of the objective of a pick over the disk of radius r about (u, v) (the
+    objectives grow by at most their slope times r; APART's distances by r)."""
+    if kind == FARTHEST:
+        return (math.sqrt(u * u + v * v) + r) ** 2
+    if kind == AREA:
+        return abs(u1 * v - v1 * u) + math.sqrt(u1 * u1 + v1 * v1) * r
+    if kind == OUTSIDE:
+        e1 = math.sqrt(u1 * u1 + v1 * v1)
+        e2 = math.sqrt((u2 - u1) * (u2 - u1) + (v2 - v1) * (v2 - v1))
+        e3 = math.sqrt(u2 * u2 + v2 * v2)
+        return max(-orient * (u1 * v - v1 * u) + e1 * r,
+                   -orient * ((u2 - u1) * (v - v1) - (v2 - v1) * (u - u1)) + e2 * r,
+                   -orient * (v2 * (u - u2) - u2 * (v - v2)) + e3 * r)
+    return min((math.sqrt(u * u + v * v) + r) ** 2,
+               (math.sqrt((u - u1) * (u - u1) + (v - v1) * (v - v1)) + r) ** 2,
+               (math.sqrt((u - u2) * (u - u2) + (v - v2) * (v - v2)) + r) ** 2)
+
+
+@jit
+def _pick(m, d, adr, nlive, kind, frame, margin, tol2, floor, u1, v1, u2, v2, orient):
+    """The row of m.mesh_cluster of the hull vertex below the margin that maximises the pick's
+    objective above floor (the lowest hull index among equals), none nearer than tol2 to a
+    contact so far; -1 if there is none. Of the clusters below the margin (d.col_hullid, their
+    centres in the plane in d.col_hullpt), only those whose bound reaches the best so far are
+    read (the bound's slack covers its rounding)."""
+    C = m.mesh_cluster
+    P = d.col_hullpt
+    live = d.col_hullid
+    nl, off, t1, t2, u0, v0 = frame
+    best = floor
+    row = -1
+    index = -1.0
+    for q in range(nlive):
+        base = adr + live[q] * (1 + CLUSTER)
+        if _pick_bound(kind, P[q, 0], P[q, 1], C[base, 3], u1, v1, u2, v2, orient) \
+                < best * (1.0 - 1e-9):
+            continue
+        for j in range(base + 1, base + 1 + CLUSTER):
+            x = (C[j, 0], C[j, 1], C[j, 2])
+            if dot3(nl, x) + off > margin:
+                continue
+            u = dot3(t1, x) - u0
+            v = dot3(t2, x) - v0
+            value, near = _pick_value(kind, u, v, u1, v1, u2, v2, orient)
+            if (value > best or (value == best and row >= 0 and C[j, 3] < index)) \
+                    and near >= tol2:
+                best = value
+                row = j
+                index = C[j, 3]
+    return row
 
 
 @jit
@@ -255,14 +329,22 @@ def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
     """Contacts 1-3 of plane : mesh g2 (see plane_convex), contact 0 being at its deepest hull
     point s; returns the number of contacts.
 
-    One pass over the hull keeps the vertices below the margin (d.col_hullid) with their
-    coordinates in the plane (d.col_hullpt, relative to contact 0 along two tangents of the
-    normal, in the geom frame: distances and areas in the plane do not change under the
-    geom's rotation); the picks then only compare these 2D points. A candidate counts when
-    it is TOLPLANEMESH * rbound away, in the plane, from every contact so far. Twice the area
-    of the triangle a, b, q is the 2D cross product (b - a) x (q - a)."""
-    P = d.col_hullpt
-    ids = d.col_hullid
+    Each pick is the hull vertex below the margin that maximises its objective (FARTHEST,
+    AREA, OUTSIDE, APART) in the plane (coordinates relative to contact 0 along two tangents
+    of the normal, in the geom frame: distances and areas in the plane do not change under the
+    geom's rotation), the lowest hull index among equals, as a scan in hull order would find;
+    a candidate counts when it is TOLPLANEMESH * rbound away, in the plane, from every contact
+    so far. The hull's vertices are searched cluster by cluster (m.mesh_cluster, made by the
+    compiler): a first pass keeps the clusters whose sphere reaches below the margin, with their
+    centres in the plane (d.col_hullid, d.col_hullpt); a pick then reads only the clusters
+    whose bound of its objective over the sphere (a point moves in the plane by at most its
+    distance) reaches the best so far: on a dense hull deep in the floor, those near the
+    patch's rim. A mesh made collidable after loading has no clusters: contact 0 alone."""
+    k = m.geom_dataid[g2]
+    adr = m.mesh_clusteradr[k]
+    if adr < 0:
+        return 1
+    C = m.mesh_cluster
     r2 = mat9(d.geom_xmat, g2)
     p2 = vec3(d.geom_xpos, g2)
     rbound = m.geom_rbound[g2]
@@ -278,81 +360,50 @@ def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
     x0 = mulmattvec3(r2, sub3(s, p2))
     u0 = dot3(t1, x0)
     v0 = dot3(t2, x0)
-    # the candidates, and the one farthest from contact 0 (at the origin)
-    # (the arrays read once and indexed unsigned: no reloads or checks in the loop)
-    V = m.mesh_vert
-    G = m.mesh_graph
-    base, globalid, graph = hull_layout(m, g2)
-    nc = 0
-    k1 = -1
-    best = floor
-    for i in range(hull_size(m, g2)):
-        a = hull_row(G, base, globalid, graph, i)
-        x = (float64(V[a, 0]), float64(V[a, 1]), float64(V[a, 2]))
-        if dot3(nl, x) + off > margin:
+    frame = (nl, off, t1, t2, u0, v0)
+    # the clusters whose sphere reaches below the margin (with a slack for rounding)
+    P = d.col_hullpt
+    live = d.col_hullid
+    nlive = 0
+    for q in range(m.mesh_clusternum[k]):
+        base = adr + q * (1 + CLUSTER)
+        c = (C[base, 0], C[base, 1], C[base, 2])
+        if dot3(nl, c) + off - C[base, 3] > margin + 1e-9 * rbound:
             continue
-        u = dot3(t1, x) - u0
-        v = dot3(t2, x) - v0
-        ku = uint64(nc)
-        P[ku, 0] = u
-        P[ku, 1] = v
-        ids[ku] = i
-        r = u * u + v * v
-        if r >= tol2 and r > best:
-            best = r
-            k1 = nc
-        nc += 1
-    if k1 < 0:
+        P[nlive, 0] = dot3(t1, c) - u0
+        P[nlive, 1] = dot3(t2, c) - v0
+        live[nlive] = q
+        nlive += 1
+    j1 = _pick(m, d, adr, nlive, FARTHEST, frame, margin, tol2, floor, 0.0, 0.0, 0.0, 0.0, 0.0)
+    if j1 < 0:
         return 1
-    _plane_mesh_put(m, d, g2, n, pos1, ids[k1], 1)
-    u1, v1 = P[k1, 0], P[k1, 1]
-    # the largest triangle with contacts 0 and 1
-    k2 = -1
-    best = floor
-    for k in range(nc):
-        if min(_dist2(P, k, 0.0, 0.0), _dist2(P, k, u1, v1)) < tol2:
-            continue
-        area = abs(u1 * P[k, 1] - v1 * P[k, 0])
-        if area > best:
-            best = area
-            k2 = k
-    if k2 < 0:
+    _plane_mesh_put(d, g2, n, pos1, C, j1, 1)
+    x1 = (C[j1, 0], C[j1, 1], C[j1, 2])
+    u1, v1 = dot3(t1, x1) - u0, dot3(t2, x1) - v0
+    j2 = _pick(m, d, adr, nlive, AREA, frame, margin, tol2, floor, u1, v1, 0.0, 0.0, 0.0)
+    if j2 < 0:
         return 2
-    _plane_mesh_put(m, d, g2, n, pos1, ids[k2], 2)
-    u2, v2 = P[k2, 0], P[k2, 1]
-    # the farthest outside an edge of triangle 0, 1, 2 (outward areas positive) ...
+    _plane_mesh_put(d, g2, n, pos1, C, j2, 2)
+    x2 = (C[j2, 0], C[j2, 1], C[j2, 2])
+    u2, v2 = dot3(t1, x2) - u0, dot3(t2, x2) - v0
+    # the farthest outside an edge of triangle 0, 1, 2 (outward areas positive), or, with
+    # none outside, the farthest from the three
     orient = 1.0 if u1 * v2 - v1 * u2 > 0 else -1.0
-    k3 = -1
-    best = floor
-    for k in range(nc):
-        if min(_dist2(P, k, 0.0, 0.0), _dist2(P, k, u1, v1), _dist2(P, k, u2, v2)) < tol2:
-            continue
-        u, v = P[k, 0], P[k, 1]
-        out = -min(orient * (u1 * v - v1 * u),
-                   orient * ((u2 - u1) * (v - v1) - (v2 - v1) * (u - u1)),
-                   orient * (v2 * (u - u2) - u2 * (v - v2)))
-        if out > best:
-            best = out
-            k3 = k
-    if k3 < 0:
-        # ... or, with none outside, the farthest from the three
-        best = floor
-        for k in range(nc):
-            r = min(_dist2(P, k, 0.0, 0.0), _dist2(P, k, u1, v1), _dist2(P, k, u2, v2))
-            if r >= tol2 and r > best:
-                best = r
-                k3 = k
-    if k3 < 0:
+    j3 = _pick(m, d, adr, nlive, OUTSIDE, frame, margin, tol2, floor, u1, v1, u2, v2, orient)
+    if j3 < 0:
+        j3 = _pick(m, d, adr, nlive, APART, frame, margin, tol2, floor, u1, v1, u2, v2, orient)
+    if j3 < 0:
         return 3
-    _plane_mesh_put(m, d, g2, n, pos1, ids[k3], 3)
+    _plane_mesh_put(d, g2, n, pos1, C, j3, 3)
     return 4
 
 
 @jit
-def _plane_mesh_put(m, d, g2, n, pos1, i, count):
-    """Contact `count` of plane : mesh at hull vertex i of g2: midway between the vertex and
-    the plane, at the vertex's depth, along the plane's normal."""
-    v = add3(mulmatvec3(mat9(d.geom_xmat, g2), hull_vertex(m, g2, i)), vec3(d.geom_xpos, g2))
+def _plane_mesh_put(d, g2, n, pos1, C, j, count):
+    """Contact `count` of plane : mesh at the hull vertex of row j of m.mesh_cluster (C): midway
+    between the vertex and the plane, at the vertex's depth, along the plane's normal."""
+    x = (C[j, 0], C[j, 1], C[j, 2])
+    v = add3(mulmatvec3(mat9(d.geom_xmat, g2), x), vec3(d.geom_xpos, g2))
     depth = dot3(n, sub3(v, pos1))
     put(d.col_dist, d.col_pos, d.col_frame, count, depth, add3(v, scl3(n, -0.5 * depth)), n)
 

@@ -42,7 +42,8 @@ from .views import ContactView, accessor, unknown_attribute
 # Model
 # --------------------------------------------------------------------------------------------
 MODEL_SIZES = (
-    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nmeshgraph nhfield "
+    "nq nv nu na nbody njnt ngeom nsite ncam nlight nmesh nmeshvert nmeshface nmeshgraph "
+    "nmeshcluster nhfield "
     "nhfielddata ntendon nwrap nmat "
     "neq nkey npair nexclude nM nD nmocap nsensor nsensordata"
 ).split()
@@ -203,6 +204,10 @@ mesh_face           i nmeshface 3  # vertex indices (relative to mesh_vertadr) o
 mesh_graphadr       i nmesh      # address of the mesh's convex hull graph, -1 if none
 mesh_graph          i nmeshgraph # convex hull graphs (MuJoCo's layout: compiler.mesh.hull_graph)
 mesh_extrema        i nmesh 27   # hull vertex (graph local id) farthest along 27 grid directions
+mesh_clusteradr     i nmesh      # first row of the mesh's hull clusters in mesh_cluster, -1 if none
+mesh_clusternum     i nmesh      # number of those clusters
+mesh_cluster        f nmeshcluster 4  # a cluster's sphere (centre, radius), then CLUSTER rows
+#                                       (hull vertex, its hull index): compiler.mesh.hull_clusters
 # materials (the rest of a material is rendering data: m.materials)
 mat_rgba            f nmat 4     # colour; alpha 0 hides the geoms that use it from rays
 # height fields (elevation of grid point (r, c) at x = -radius_x + 2 radius_x c / (ncol - 1),
@@ -459,8 +464,8 @@ epa_falive          i 512        # EPA face still on the polytope (0/1)
 epa_edge            i 256 2      # EPA horizon edges
 hfield_prism        f 6 3        # vertices of the height-field prism under test (world frame)
 geom_meshwarm       i ngeom      # hull vertex of a mesh geom's last support point (-1: none)
-col_hullpt          f nhullmax 2 # hull vertices: in-plane coordinates (plane-mesh) or heights (faces)
-col_hullid          i nhullmax   # plane-mesh: hull indices of the vertices in col_hullpt
+col_hullpt          f nhullmax 2 # plane-mesh: clusters' centres in the plane; faces: heights
+col_hullid          i nhullmax   # plane-mesh: the clusters below the plane (m.mesh_cluster)
 # constraints: the first nefc rows are valid; the capacity njmax grows on demand
 nefc                i 1          # number of constraint rows
 nefc_overflow       i 1          # set when contacts or rows did not fit: the caller grows Data

@@ -596,6 +596,89 @@ def test_plane_mesh(name):
     assert nsmall > 10 and nlarge > 10
 
 
+def _scan_picks(depth, xy, margin, rbound):
+    """The plane-mesh picks by a scan over the hull in its order (numpy): indices of the
+    deepest vertex, then the farthest from it, the largest triangle with those two, the
+    farthest outside that triangle (or, with none outside, the farthest from the three),
+    each among the vertices below the margin, TOLPLANEMESH rbound away from the picks so far,
+    its objective above 1e-12 rbound^2, the first in hull order among equals."""
+    tol2, floor = (1e-3 * rbound) ** 2, 1e-12 * rbound ** 2
+    picks = [int(np.argmin(depth))]
+    p = xy - xy[picks[0]]
+    below = depth <= margin
+
+    def best(value, away):
+        ok = below & away & (value > floor)
+        return int(np.flatnonzero(ok)[np.argmax(value[ok])]) if ok.any() else None
+
+    def d2(k):
+        return ((p - p[k]) ** 2).sum(axis=1)
+
+    k = best(d2(picks[0]), d2(picks[0]) >= tol2)
+    if k is None:
+        return picks
+    picks.append(k)
+    u1, v1 = p[k]
+    near = np.minimum(d2(picks[0]), d2(k))
+    k = best(np.abs(u1 * p[:, 1] - v1 * p[:, 0]), near >= tol2)
+    if k is None:
+        return picks
+    picks.append(k)
+    u2, v2 = p[k]
+    near = np.minimum(near, d2(k))
+    o = 1.0 if u1 * v2 - v1 * u2 > 0 else -1.0
+    u, v = p[:, 0], p[:, 1]
+    out = -np.minimum.reduce([o * (u1 * v - v1 * u),
+                              o * ((u2 - u1) * (v - v1) - (v2 - v1) * (u - u1)),
+                              o * (v2 * (u - u2) - u2 * (v - v2))])
+    k = best(out, near >= tol2)
+    if k is None:
+        k = best(near, near >= tol2)
+    return picks + ([k] if k is not None else [])
+
+
+def test_plane_mesh_on_a_dense_hull_picks_as_a_scan():
+    """A dense convex mesh (500 points on an ellipsoid: dozens of clusters for the bounded
+    searches of plane : mesh) on a plane at random poses, from a touch to half its height
+    deep: the contacts are the picks of a scan over the whole hull in its order (numpy), each
+    contact at its vertex, and the clusters cover the hull, each vertex inside its sphere."""
+    rng = np.random.default_rng(7)
+    pts = rng.normal(size=(500, 3))
+    pts = pts / np.linalg.norm(pts, axis=1)[:, None] * [0.1, 0.07, 0.05]
+    verts = " ".join(f"{x:.12f} {y:.12f} {z:.12f}" for x, y, z in pts)
+    xml = (f'<mujoco><asset><mesh name="m" vertex="{verts}"/></asset><worldbody>'
+           f'<geom type="plane" size="5 5 .1" margin="0.01"/><body><freejoint/>'
+           f'<geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
+    m = engine.load_model_from_string(xml)
+    d = engine.make_data(m)
+    graph = m.mesh_graph[m.mesh_graphadr[0]:]
+    n = graph[0]
+    hull = m.mesh_vert[graph[2 + n:2 + 2 * n]]
+    rows = m.mesh_cluster.reshape(m.mesh_clusternum[0], -1, 4)
+    assert len(rows) > 20
+    assert sorted(set(rows[:, 1:, 3].ravel().astype(int))) == list(range(n))
+    for c in rows:
+        np.testing.assert_array_equal(c[1:, :3], hull[c[1:, 3].astype(int)])
+        assert (np.linalg.norm(c[1:, :3] - c[0, :3], axis=1) <= c[0, 3]).all()
+    rbound = m.geom_rbound[1]
+    deep = 0
+    for trial in range(200):
+        q = np.r_[0.0, 0.0, rng.uniform(-0.03, 0.06), random_quat(rng)]
+        ours = run_ours(m, d, q)
+        R, p = d.geom_xmat[1].reshape(3, 3), d.geom_xpos[1]
+        world = hull @ R.T + p
+        picks = _scan_picks(world[:, 2], world[:, :2], 0.01, rbound)
+        if world[:, 2].min() > 0.01:
+            assert not ours
+            continue
+        deep += (world[:, 2] <= 0.01).sum() > 100
+        expect = [world[k] - [0, 0, 0.5 * world[k, 2]] for k in picks]
+        assert len(ours) == len(expect), trial
+        for o, e in zip(ours, expect):
+            np.testing.assert_allclose(o["pos"], e, rtol=0, atol=1e-12, err_msg=str(trial))
+    assert deep > 30
+
+
 def test_mesh_cube_rests_flat():
     """A mesh cube set down flat on the floor rests on its 4 corners: no rocking, the same
     height as a box geom of the same size (each corner carries a quarter of the weight)."""

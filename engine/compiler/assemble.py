@@ -81,7 +81,8 @@ def model_sizes(c):
         ngeom=len(c.geoms), nsite=len(c.sites), ncam=len(c.cams), nlight=len(c.lights),
         nmesh=len(c.meshes), nmeshvert=sum(len(m.info.vert) for m in c.meshes),
         nmeshface=sum(len(m.info.face) for m in c.meshes),
-        nmeshgraph=len(c.mesh_graphs[1]), nhfield=len(c.hfields),
+        nmeshgraph=len(c.mesh_graphs[1]), nmeshcluster=len(c.mesh_graphs[5]),
+        nhfield=len(c.hfields),
         nhfielddata=sum(len(h["data"]) for h in c.hfields), ntendon=len(c.tendons),
         nwrap=sum(len(t.path) for t in c.tendons), neq=len(c.eqs),
         nkey=max(len(c.spec.keys), int(c.spec.size.get("nkey", 0) or 0)),
@@ -334,7 +335,8 @@ def copy_assets(c, A):
         A["mesh_faceadr"][i], A["mesh_facenum"][i] = fa, len(face[i])
         va += len(vert[i])
         fa += len(face[i])
-    for name, value in zip(("mesh_graphadr", "mesh_graph", "mesh_extrema"), c.mesh_graphs):
+    for name, value in zip(("mesh_graphadr", "mesh_graph", "mesh_extrema", "mesh_clusteradr",
+                            "mesh_clusternum", "mesh_cluster"), c.mesh_graphs):
         A[name][...] = value
     adr = 0
     for i, h in enumerate(c.hfields):

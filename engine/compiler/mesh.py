@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..collision_convex import CLUSTER
 from ..constants import MINVAL
 from ..enums import GeomType
 from ..types import ModelError
@@ -385,20 +386,60 @@ def hull_extrema(vert, graph):
     return np.argmax(hull @ grid.T, axis=0)
 
 
+def hull_clusters(vert, graph):
+    """Clusters of the vertices of a mesh's convex hull (of every vertex without a hull graph)
+    for the bounded searches of plane : mesh (collision_convex._plane_mesh_patch): the
+    vertices split at the median of their longest extent until a part has at most CLUSTER.
+    Rows: per cluster its bounding sphere (centre of the part's box, radius), then CLUSTER rows
+    (vertex, its hull index), the part's last vertex repeated to fill them."""
+    nvert = graph[0] if graph is not None else len(vert)
+    ids = graph[2 + nvert:2 + 2 * nvert] if graph is not None else np.arange(nvert)
+    pts = np.asarray(vert, dtype=np.float64)[ids]
+    parts, stack = [], [np.arange(nvert)]
+    while stack:
+        p = stack.pop()
+        if len(p) <= CLUSTER:
+            parts.append(np.sort(p))
+            continue
+        axis = int(np.argmax(pts[p].max(axis=0) - pts[p].min(axis=0)))
+        p = p[np.argsort(pts[p, axis], kind="stable")]
+        stack += [p[len(p) // 2:], p[:len(p) // 2]]
+    rows = np.zeros((len(parts) * (1 + CLUSTER), 4))
+    for c, p in enumerate(parts):
+        centre = 0.5 * (pts[p].min(axis=0) + pts[p].max(axis=0))
+        radius = np.sqrt(((pts[p] - centre) ** 2).sum(axis=1)).max()
+        fill = np.concatenate([p, np.full(CLUSTER - len(p), p[-1])])
+        base = c * (1 + CLUSTER)
+        rows[base] = (*centre, radius * (1.0 + 1e-9))       # (covers the rounding of radius)
+        rows[base + 1:base + 1 + CLUSTER, :3] = pts[fill]
+        rows[base + 1:base + 1 + CLUSTER, 3] = fill
+    return rows
+
+
 def mesh_graphs(infos, need):
-    """(mesh_graphadr, mesh_graph, mesh_extrema) of the meshes flagged in `need`;
-    address -1 and extrema 0 for the others."""
+    """(mesh_graphadr, mesh_graph, mesh_extrema, mesh_clusteradr, mesh_clusternum,
+    mesh_cluster) of the meshes flagged in `need`; address -1, extrema 0 and no clusters for
+    the others."""
     adr = np.full(len(infos), -1, dtype=np.int64)
     extrema = np.zeros((len(infos), 27), dtype=np.int64)
+    cluster_adr = np.full(len(infos), -1, dtype=np.int64)
+    cluster_num = np.zeros(len(infos), dtype=np.int64)
     parts, size = [], 0
+    clusters, rows = [], 0
     for k, info in enumerate(infos):
-        graph = hull_graph(info.hull_face) if need[k] else None
+        if not need[k]:
+            continue
+        graph = hull_graph(info.hull_face)
         if graph is not None:
             adr[k] = size
             extrema[k] = hull_extrema(info.vert, graph)
             parts.append(graph)
             size += len(graph)
-    return adr, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)), extrema
+        clusters.append(hull_clusters(info.vert, graph))
+        cluster_adr[k], cluster_num[k] = rows, len(clusters[-1]) // (1 + CLUSTER)
+        rows += len(clusters[-1])
+    return (adr, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)), extrema,
+            cluster_adr, cluster_num, np.concatenate(clusters) if clusters else np.zeros((0, 4)))
 
 
 def process_mesh(vertices, faces, scale=(1.0, 1.0, 1.0), inertia_mode="legacy", *,
