@@ -290,37 +290,54 @@ def _pick_bound(kind, u, v, r, u1, v1, u2, v2, orient):
                (math.sqrt((u - u2) * (u - u2) + (v - v2) * (v - v2)) + r) ** 2)
 
 
+@inlined
+def _consider(X, j, index, frame, margin, tol2, kind, u1, v1, u2, v2, orient, best, row, at):
+    """(best, row, at) after vertex row j of X (hull index `index`) is considered for a pick:
+    taken when below the margin, not nearer than tol2 to a contact so far, and better than the
+    best (or as good with a lower hull index)."""
+    nl, off, t1, t2, u0, v0 = frame
+    x = (X[j, 0], X[j, 1], X[j, 2])
+    if dot3(nl, x) + off > margin:
+        return best, row, at
+    u = dot3(t1, x) - u0
+    v = dot3(t2, x) - v0
+    value, near = _pick_value(kind, u, v, u1, v1, u2, v2, orient)
+    if (value > best or (value == best and row >= 0 and index < at)) and near >= tol2:
+        return value, j, index
+    return best, row, at
+
+
 @jit
-def _pick(m, d, adr, nlive, kind, frame, margin, tol2, floor, u1, v1, u2, v2, orient):
-    """The row of m.mesh_cluster of the hull vertex below the margin that maximises the pick's
-    objective above floor (the lowest hull index among equals), none nearer than tol2 to a
-    contact so far; -1 if there is none. Of the clusters below the margin (d.col_hullid, their
-    centres in the plane in d.col_hullpt), only those whose bound reaches the best so far are
-    read (the bound's slack covers its rounding)."""
+def _pick(m, d, k, nlive, kind, frame, margin, tol2, floor, u1, v1, u2, v2, orient):
+    """The row (of m.mesh_cluster, or of m.mesh_vert for a mesh without clusters) of the hull
+    vertex below the margin that maximises the pick's objective above floor (the lowest hull
+    index among equals), none nearer than tol2 to a contact so far; -1 if there is none. Of
+    the clusters below the margin (d.col_hullid, their centres in the plane in d.col_hullpt),
+    only those whose bound reaches the best so far are read (the bound's slack covers its
+    rounding). A mesh made collidable after loading has no clusters: all its vertices are
+    read."""
+    adr = m.mesh_clusteradr[k]
+    best = floor
+    row = -1
+    at = -1.0
+    if adr < 0:
+        V = m.mesh_vert
+        a = m.mesh_vertadr[k]
+        for j in range(a, a + m.mesh_vertnum[k]):
+            best, row, at = _consider(V, j, float64(j - a), frame, margin, tol2, kind, u1, v1,
+                                      u2, v2, orient, best, row, at)
+        return row
     C = m.mesh_cluster
     P = d.col_hullpt
     live = d.col_hullid
-    nl, off, t1, t2, u0, v0 = frame
-    best = floor
-    row = -1
-    index = -1.0
     for q in range(nlive):
         base = adr + live[q] * (1 + CLUSTER)
         if _pick_bound(kind, P[q, 0], P[q, 1], C[base, 3], u1, v1, u2, v2, orient) \
                 < best * (1.0 - 1e-9):
             continue
         for j in range(base + 1, base + 1 + CLUSTER):
-            x = (C[j, 0], C[j, 1], C[j, 2])
-            if dot3(nl, x) + off > margin:
-                continue
-            u = dot3(t1, x) - u0
-            v = dot3(t2, x) - v0
-            value, near = _pick_value(kind, u, v, u1, v1, u2, v2, orient)
-            if (value > best or (value == best and row >= 0 and C[j, 3] < index)) \
-                    and near >= tol2:
-                best = value
-                row = j
-                index = C[j, 3]
+            best, row, at = _consider(C, j, C[j, 3], frame, margin, tol2, kind, u1, v1, u2, v2,
+                                      orient, best, row, at)
     return row
 
 
@@ -339,12 +356,11 @@ def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
     centres in the plane (d.col_hullid, d.col_hullpt); a pick then reads only the clusters
     whose bound of its objective over the sphere (a point moves in the plane by at most its
     distance) reaches the best so far: on a dense hull deep in the floor, those near the
-    patch's rim. A mesh made collidable after loading has no clusters: contact 0 alone."""
+    patch's rim. A mesh made collidable after loading has no clusters: its picks read every
+    vertex."""
     k = m.geom_dataid[g2]
     adr = m.mesh_clusteradr[k]
-    if adr < 0:
-        return 1
-    C = m.mesh_cluster
+    X = m.mesh_cluster if adr >= 0 else m.mesh_vert       # the rows the picks return
     r2 = mat9(d.geom_xmat, g2)
     p2 = vec3(d.geom_xpos, g2)
     rbound = m.geom_rbound[g2]
@@ -365,7 +381,8 @@ def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
     P = d.col_hullpt
     live = d.col_hullid
     nlive = 0
-    for q in range(m.mesh_clusternum[k]):
+    C = m.mesh_cluster
+    for q in range(m.mesh_clusternum[k] if adr >= 0 else 0):
         base = adr + q * (1 + CLUSTER)
         c = (C[base, 0], C[base, 1], C[base, 2])
         if dot3(nl, c) + off - C[base, 3] > margin + 1e-9 * rbound:
@@ -374,35 +391,36 @@ def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
         P[nlive, 1] = dot3(t2, c) - v0
         live[nlive] = q
         nlive += 1
-    j1 = _pick(m, d, adr, nlive, FARTHEST, frame, margin, tol2, floor, 0.0, 0.0, 0.0, 0.0, 0.0)
+    j1 = _pick(m, d, k, nlive, FARTHEST, frame, margin, tol2, floor, 0.0, 0.0, 0.0, 0.0, 0.0)
     if j1 < 0:
         return 1
-    _plane_mesh_put(d, g2, n, pos1, C, j1, 1)
-    x1 = (C[j1, 0], C[j1, 1], C[j1, 2])
+    _plane_mesh_put(d, g2, n, pos1, X, j1, 1)
+    x1 = (X[j1, 0], X[j1, 1], X[j1, 2])
     u1, v1 = dot3(t1, x1) - u0, dot3(t2, x1) - v0
-    j2 = _pick(m, d, adr, nlive, AREA, frame, margin, tol2, floor, u1, v1, 0.0, 0.0, 0.0)
+    j2 = _pick(m, d, k, nlive, AREA, frame, margin, tol2, floor, u1, v1, 0.0, 0.0, 0.0)
     if j2 < 0:
         return 2
-    _plane_mesh_put(d, g2, n, pos1, C, j2, 2)
-    x2 = (C[j2, 0], C[j2, 1], C[j2, 2])
+    _plane_mesh_put(d, g2, n, pos1, X, j2, 2)
+    x2 = (X[j2, 0], X[j2, 1], X[j2, 2])
     u2, v2 = dot3(t1, x2) - u0, dot3(t2, x2) - v0
     # the farthest outside an edge of triangle 0, 1, 2 (outward areas positive), or, with
     # none outside, the farthest from the three
     orient = 1.0 if u1 * v2 - v1 * u2 > 0 else -1.0
-    j3 = _pick(m, d, adr, nlive, OUTSIDE, frame, margin, tol2, floor, u1, v1, u2, v2, orient)
+    j3 = _pick(m, d, k, nlive, OUTSIDE, frame, margin, tol2, floor, u1, v1, u2, v2, orient)
     if j3 < 0:
-        j3 = _pick(m, d, adr, nlive, APART, frame, margin, tol2, floor, u1, v1, u2, v2, orient)
+        j3 = _pick(m, d, k, nlive, APART, frame, margin, tol2, floor, u1, v1, u2, v2, orient)
     if j3 < 0:
         return 3
-    _plane_mesh_put(d, g2, n, pos1, C, j3, 3)
+    _plane_mesh_put(d, g2, n, pos1, X, j3, 3)
     return 4
 
 
 @jit
-def _plane_mesh_put(d, g2, n, pos1, C, j, count):
-    """Contact `count` of plane : mesh at the hull vertex of row j of m.mesh_cluster (C): midway
-    between the vertex and the plane, at the vertex's depth, along the plane's normal."""
-    x = (C[j, 0], C[j, 1], C[j, 2])
+def _plane_mesh_put(d, g2, n, pos1, X, j, count):
+    """Contact `count` of plane : mesh at the vertex of row j of X (m.mesh_cluster or
+    m.mesh_vert): midway between the vertex and the plane, at the vertex's depth, along the
+    plane's normal."""
+    x = (X[j, 0], X[j, 1], X[j, 2])
     v = add3(mulmatvec3(mat9(d.geom_xmat, g2), x), vec3(d.geom_xpos, g2))
     depth = dot3(n, sub3(v, pos1))
     put(d.col_dist, d.col_pos, d.col_frame, count, depth, add3(v, scl3(n, -0.5 * depth)), n)

@@ -641,16 +641,19 @@ def test_plane_mesh_on_a_dense_hull_picks_as_a_scan():
     """A dense convex mesh (500 points on an ellipsoid: dozens of clusters for the bounded
     searches of plane : mesh) on a plane at random poses, from a touch to half its height
     deep: the contacts are the picks of a scan over the whole hull in its order (numpy), each
-    contact at its vertex, and the clusters cover the hull, each vertex inside its sphere."""
+    contact at its vertex, and the clusters cover the hull, each vertex inside its sphere. The
+    same mesh loaded without collisions (no hull graph, no clusters) and made collidable
+    afterwards: the picks of a scan over its vertices in their order."""
     rng = np.random.default_rng(7)
     pts = rng.normal(size=(500, 3))
     pts = pts / np.linalg.norm(pts, axis=1)[:, None] * [0.1, 0.07, 0.05]
+    from scipy.spatial import ConvexHull
     verts = " ".join(f"{x:.12f} {y:.12f} {z:.12f}" for x, y, z in pts)
-    xml = (f'<mujoco><asset><mesh name="m" vertex="{verts}"/></asset><worldbody>'
+    faces = " ".join(str(i) for i in ConvexHull(pts).simplices.ravel())
+    xml = (f'<mujoco><asset><mesh name="m" vertex="{verts}" face="{faces}"/></asset><worldbody>'
            f'<geom type="plane" size="5 5 .1" margin="0.01"/><body><freejoint/>'
-           f'<geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
-    m = engine.load_model_from_string(xml)
-    d = engine.make_data(m)
+           f'<geom type="mesh" mesh="m" {{flags}}/></body></worldbody></mujoco>')
+    m = engine.load_model_from_string(xml.format(flags=""))
     graph = m.mesh_graph[m.mesh_graphadr[0]:]
     n = graph[0]
     hull = m.mesh_vert[graph[2 + n:2 + 2 * n]]
@@ -660,23 +663,28 @@ def test_plane_mesh_on_a_dense_hull_picks_as_a_scan():
     for c in rows:
         np.testing.assert_array_equal(c[1:, :3], hull[c[1:, 3].astype(int)])
         assert (np.linalg.norm(c[1:, :3] - c[0, :3], axis=1) <= c[0, 3]).all()
-    rbound = m.geom_rbound[1]
-    deep = 0
-    for trial in range(200):
-        q = np.r_[0.0, 0.0, rng.uniform(-0.03, 0.06), random_quat(rng)]
-        ours = run_ours(m, d, q)
-        R, p = d.geom_xmat[1].reshape(3, 3), d.geom_xpos[1]
-        world = hull @ R.T + p
-        picks = _scan_picks(world[:, 2], world[:, :2], 0.01, rbound)
-        if world[:, 2].min() > 0.01:
-            assert not ours
-            continue
-        deep += (world[:, 2] <= 0.01).sum() > 100
-        expect = [world[k] - [0, 0, 0.5 * world[k, 2]] for k in picks]
-        assert len(ours) == len(expect), trial
-        for o, e in zip(ours, expect):
-            np.testing.assert_allclose(o["pos"], e, rtol=0, atol=1e-12, err_msg=str(trial))
-    assert deep > 30
+    late = engine.load_model_from_string(xml.format(flags='contype="0" conaffinity="0"'))
+    assert late.mesh_graphadr[0] == -1 and late.mesh_clusteradr[0] == -1
+    late.geom_contype[1] = late.geom_conaffinity[1] = 1
+    for model, vertices in ((m, hull), (late, late.mesh_vert)):
+        d = engine.make_data(model)
+        rbound = model.geom_rbound[1]
+        deep = 0
+        for trial in range(200):
+            q = np.r_[0.0, 0.0, rng.uniform(-0.03, 0.06), random_quat(rng)]
+            ours = run_ours(model, d, q)
+            R, p = d.geom_xmat[1].reshape(3, 3), d.geom_xpos[1]
+            world = vertices @ R.T + p
+            if world[:, 2].min() > 0.01:
+                assert not ours
+                continue
+            picks = _scan_picks(world[:, 2], world[:, :2], 0.01, rbound)
+            deep += (world[:, 2] <= 0.01).sum() > 100
+            expect = [world[k] - [0, 0, 0.5 * world[k, 2]] for k in picks]
+            assert len(ours) == len(expect), trial
+            for o, e in zip(ours, expect):
+                np.testing.assert_allclose(o["pos"], e, rtol=0, atol=1e-12, err_msg=str(trial))
+        assert deep > 30
 
 
 def test_mesh_cube_rests_flat():
