@@ -6,7 +6,13 @@ scene is drawn into an offscreen framebuffer of ``scale`` times the view's width
 antialiased there by FXAA (``shaders/fxaa.*``: a few texture reads per pixel at the reduced
 size, which also removes the stair steps that the upscaling would enlarge), then stretched over
 the view's rectangle with the texture's bilinear filter (``shaders/blit.*``); the ImGui panels
-are drawn afterwards at full resolution. Multisampling is the other choice (the offscreen target
+are drawn afterwards at full resolution. The upscaling fills the most pixels of a frame; it is
+drawn so that llvmpipe can take its linear rasteriser for it (a rectangle of two triangles, a
+source texture stored in BGRA byte order, a window without depth buffer: ``bgra_storage``),
+several times faster than its general path. That path of Mesa 22 exchanges red and blue, but
+only on the tiles of a frame where nothing else is drawn: the upscaling is flushed as a frame of
+its own (nothing else drawn into its tiles), and a red texel drawn that way once per window
+tells whether to exchange them back (``SWAP_RB``; never on a driver without the fault). Multisampling is the other choice (the offscreen target
 multisampled and resolved); it multiplies a software rasteriser's cost per pixel, so it is off
 there by default. The camera keeps the view's aspect ratio, so a view pixel maps to the same
 scene ray at every scale (picking casts rays in view coordinates and does not depend on it).
@@ -54,6 +60,45 @@ def parse_render_scale(text) -> float | None:
     return value
 
 
+def bgra_storage(texture: moderngl.Texture) -> bool:
+    """Reallocate ``texture`` (2D, 4 x 8 bits, one level, its contents undefined) in BGRA byte
+    order. llvmpipe's linear rasteriser samples only B8G8R8A8 textures, and OpenGL leaves the
+    byte order of an unsized RGBA storage to the format of its upload (moderngl always uploads
+    RGBA). False, and the texture left as it was, where the driver refuses it."""
+    from pyglet import gl
+    try:
+        while gl.glGetError():                       # errors left by earlier calls
+            pass
+        gl.glActiveTexture(gl.GL_TEXTURE0)
+        gl.glBindTexture(gl.GL_TEXTURE_2D, texture.glo)
+        gl.glTexImage2D(gl.GL_TEXTURE_2D, 0, gl.GL_RGBA, texture.width, texture.height, 0,
+                        gl.GL_BGRA, gl.GL_UNSIGNED_BYTE, None)
+        return True
+    except Exception:                                # no pyglet context, or refused
+        return False
+
+
+def target_texture(ctx: moderngl.Context, size) -> moderngl.Texture:
+    """A colour target that the upscaling samples: BGRA when the driver allows, bilinear,
+    clamped to its edges."""
+    t = ctx.texture(size, 4)
+    bgra_storage(t)
+    t.filter = (moderngl.LINEAR, moderngl.LINEAR)
+    t.repeat_x = t.repeat_y = False
+    return t
+
+
+def gl_flush(ctx: moderngl.Context) -> None:
+    """glFlush: what was drawn so far is rasterised (llvmpipe: as a frame of its own, on its
+    threads, while the caller goes on)."""
+    from pyglet import gl
+    _ = ctx.error                                    # (pyglet raises for an earlier error)
+    try:
+        gl.glFlush()
+    except Exception:                                # no pyglet context: a flush is optional
+        pass
+
+
 def scaled_size(width: int, height: int, scale: float) -> tuple[int, int]:
     return max(1, round(width * scale)), max(1, round(height * scale))
 
@@ -65,8 +110,8 @@ class SceneViewport:
     def __init__(self, ctx: moderngl.Context):
         from .renderer import load_shader
         self.ctx = ctx
-        self.blit = ctx.program(vertex_shader=load_shader("blit.vert"),
-                                fragment_shader=load_shader("blit.frag"))
+        self.blit = self._blit_program(swap=False)
+        self._swap_checked = False    # whether the blit must exchange red and blue (once)
         self.fxaa = ctx.program(vertex_shader=load_shader("fxaa.vert"),
                                 fragment_shader=load_shader("fxaa.frag"))
         self.blit_vao = ctx.vertex_array(self.blit, [])
@@ -87,9 +132,7 @@ class SceneViewport:
         ctx = self.ctx
 
         def texture():
-            t = ctx.texture((width, height), 4)
-            t.filter = (moderngl.LINEAR, moderngl.LINEAR)
-            t.repeat_x = t.repeat_y = False
+            t = target_texture(ctx, (width, height))
             self._objects.append(t)
             return t
         self.color = texture()
@@ -141,6 +184,8 @@ class SceneViewport:
                 source = self.smooth
             self._last = (key, source)
         ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
+        if not self._swap_checked:
+            self._check_swap(screen)
         screen.use()
         ctx.viewport = (x, y, width, height)
         ctx.scissor = (x, y, width, height)
@@ -148,9 +193,43 @@ class SceneViewport:
             self._pass(self.fxaa, self.fxaa_vao, source, origin=(x, y))
         else:
             self._pass(self.blit, self.blit_vao, source)
+            gl_flush(ctx)                  # a frame of its own: see the module's docstring
         ctx.scissor = None
 
+    def _blit_program(self, swap: bool) -> moderngl.Program:
+        from .renderer import load_shader
+        head, _, rest = load_shader("blit.frag").partition("\n")      # after #version
+        return self.ctx.program(vertex_shader=load_shader("blit.vert"),
+                                fragment_shader=head + ("\n#define SWAP_RB\n" if swap else "\n")
+                                + rest)
+
+    def _check_swap(self, screen) -> None:
+        """Upscale a red BGRA texel alone into a corner of ``screen`` (then drawn over) and
+        compile the blit with SWAP_RB if it comes out blue (the module's docstring)."""
+        ctx = self.ctx
+        self._swap_checked = True
+        tex = target_texture(ctx, (2, 2))
+        fbo = ctx.framebuffer(color_attachments=[tex])
+        try:
+            fbo.clear(1.0, 0.0, 0.0, 1.0)
+            screen.use()
+            ctx.scissor = None
+            ctx.viewport = (0, 0, 8, 8)
+            self._pass(self.blit, self.blit_vao, tex)
+            gl_flush(ctx)
+            r, _, b = screen.read(viewport=(4, 4, 1, 1), components=3)
+            _ = ctx.error                  # reading the default framebuffer leaves an error
+        finally:
+            fbo.release()
+            tex.release()
+        if b > r:
+            self.blit.release()
+            self.blit_vao.release()
+            self.blit = self._blit_program(swap=True)
+            self.blit_vao = ctx.vertex_array(self.blit, [])
+
     def _pass(self, prog, vao, texture, origin=(0, 0)) -> None:
+        """One full-viewport pass of ``prog`` reading ``texture`` (the blit: two triangles)."""
         texture.use(location=0)
         if "u_origin" in prog:
             prog["u_origin"].value = tuple(float(v) for v in origin)
@@ -158,7 +237,7 @@ class SceneViewport:
             prog["u_texture"].value = 0
         if "u_texel" in prog:
             prog["u_texel"].value = (1.0 / texture.width, 1.0 / texture.height)
-        vao.render(moderngl.TRIANGLES, vertices=3)
+        vao.render(moderngl.TRIANGLES, vertices=6 if prog is self.blit else 3)
 
     def _release_targets(self) -> None:
         for obj in reversed(self._objects):

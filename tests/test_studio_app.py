@@ -1019,6 +1019,27 @@ def test_picking_selects_the_body_shown_under_the_pixel_at_every_render_scale(th
     assert all(picked[(0.5, r, c)] == picked[(1.0, r, c)] for r, c in common)
 
 
+def test_upscaled_view_keeps_its_colours_under_the_panels_and_overlays(three_app):
+    """The view upscaled from half resolution (where llvmpipe's fast path for the upscaling
+    exchanges red and blue unless corrected, studio.viewport) shows each body in its own
+    colour, as at full resolution, also with the panels and the info overlay drawn over it."""
+    from test_studio_render import classify
+    app = three_app
+    app.ui.show_panels = True
+    counts = {}
+    for scale in (0.5, 1.0):
+        app.ui.render_scale_setting = scale
+        img = shown(app)
+        assert app.frame_scale == scale
+        x0, y0, w, h = app.view_rect
+        rows = slice(img.shape[0] - y0 - h, img.shape[0] - y0)
+        cls = classify(img[rows, x0:x0 + w])
+        counts[scale] = np.array([(cls == c).sum() for c in range(3)])
+    # red, green and blue bodies, each seen at both scales over about as many pixels
+    assert (counts[1.0] > 500).all(), counts
+    assert np.allclose(counts[0.5], counts[1.0], rtol=0.1), counts
+
+
 def test_screenshot_and_video_frames_are_drawn_at_full_resolution(three_app, tmp_path,
                                                                    monkeypatch):
     from PIL import Image
