@@ -12,9 +12,9 @@ source texture stored in BGRA byte order, a window without depth buffer: ``bgra_
 several times faster than its general path. That path of Mesa 22 exchanges red and blue, but
 only on the tiles of a frame where nothing else is drawn: the upscaling is flushed as a frame of
 its own (nothing else drawn into its tiles), and a red texel drawn that way once per window
-tells whether to exchange them back (``SWAP_RB``; never on a driver without the fault). Multisampling is the other choice (the offscreen target
-multisampled and resolved); it multiplies a software rasteriser's cost per pixel, so it is off
-there by default. The camera keeps the view's aspect ratio, so a view pixel maps to the same
+tells whether to exchange them back (``SWAP_RB``; never on a driver without the fault).
+Multisampling is the other choice (the offscreen target multisampled and resolved); it
+multiplies a software rasteriser's cost per pixel, so it is off there by default. The camera keeps the view's aspect ratio, so a view pixel maps to the same
 scene ray at every scale (picking casts rays in view coordinates and does not depend on it).
 
 The "auto" scale is chosen once from the OpenGL renderer string rather than adapted from frame
