@@ -14,8 +14,9 @@ only on the tiles of a frame where nothing else is drawn: the upscaling is flush
 its own (nothing else drawn into its tiles), and a red texel drawn that way once per window
 tells whether to exchange them back (``SWAP_RB``; never on a driver without the fault).
 Multisampling is the other choice (the offscreen target multisampled and resolved); it
-multiplies a software rasteriser's cost per pixel, so it is off there by default. The camera keeps the view's aspect ratio, so a view pixel maps to the same
-scene ray at every scale (picking casts rays in view coordinates and does not depend on it).
+multiplies a software rasteriser's cost per pixel, so it is off there by default. The camera
+keeps the view's aspect ratio, so a view pixel maps to the same scene ray at every scale
+(picking casts rays in view coordinates and does not depend on it).
 
 The "auto" scale is chosen once from the OpenGL renderer string rather than adapted from frame
 times: 0.5 when it names a software rasteriser (llvmpipe, softpipe, swrast), 1.0 otherwise.
