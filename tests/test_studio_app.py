@@ -1019,6 +1019,47 @@ def test_picking_selects_the_body_shown_under_the_pixel_at_every_render_scale(th
     assert all(picked[(0.5, r, c)] == picked[(1.0, r, c)] for r, c in common)
 
 
+def test_side_panel_background_cleared_looks_as_drawn_by_imgui(xdisplay, float_model,
+                                                               monkeypatch):
+    """The side panel's opaque background is cleared rather than drawn by ImGui: the window
+    shows the same pixels as when ImGui draws it (its own opaque rectangle), and not those of
+    a panel without background."""
+    from imgui_bundle import imgui
+
+    from studio.app import App
+    from studio.capture import read_pixels
+    app = make_app(float_model, paused=True)
+    try:
+        app.open_panel("Physics options")
+        w, h = app.window.get_framebuffer_size()
+
+        def picture():
+            app.pump(2)
+            app.draw_frame()
+            return read_pixels(app.ctx, (0, 0, w, h)).astype(int)
+        cleared = picture()
+        push = imgui.push_style_color
+
+        def opaque_background(col, value):
+            if col == imgui.Col_.window_bg:
+                value = imgui.ImVec4(value.x, value.y, value.z, 1.0)
+            return push(col, value)
+        monkeypatch.setattr(imgui, "push_style_color", opaque_background)
+        monkeypatch.setattr(App, "_clear_panel", lambda self: None)
+        drawn = picture()
+        x1 = int(app.panel_rect[2])
+        # the same pixels but where a number field scrolled its text between the two frames
+        same = (cleared[:, :x1] == drawn[:, :x1]).all(axis=2)
+        assert same.mean() > 0.9, same.mean()
+        assert np.array_equal(cleared[:, x1 + 1:], drawn[:, x1 + 1:])
+        monkeypatch.undo()                       # and without a background: not the same
+        monkeypatch.setattr(App, "_clear_panel", lambda self: None)
+        assert (np.abs(picture()[:, :x1] - drawn[:, :x1]).max(axis=2) > 8).mean() > 0.1
+    finally:
+        app.close()
+        app.window.close()
+
+
 def test_upscaled_view_keeps_its_colours_under_the_panels_and_overlays(three_app):
     """The view upscaled from half resolution (where llvmpipe's fast path for the upscaling
     exchanges red and blue unless corrected, studio.viewport) shows each body in its own
