@@ -22,7 +22,12 @@ machine inflates less than the wall time, the real-time factor of the engine alo
 steps replayed from the same state without the studio), the load average of the machine, and
 the start-up: the time from launching ``python -m studio MODEL`` with an empty numba cache to
 its window on the screen with the progress screen (xdotool; the process is stopped once the
-progress shows). The last lines state the targets and whether this run met them.
+progress shows). The last lines state the targets and whether this run met them and, under each,
+the CPU time its frames took (all threads) against what the machine's cores give at the target
+frame rate when all of them are busy: a frame rate that no overlap of the threads can reach
+once the first exceeds the second. At the auto settings, the CPU time a frame by thread: the
+main thread (Python, ImGui, and the GL calls, where llvmpipe transforms the vertices and bins
+the triangles), llvmpipe's rasteriser threads (the pixels), the simulation thread and the rest.
 
 ``--breakdown`` adds, per robot at the auto settings, where a frame's time goes: the GL work is
 finished (glFinish) at every boundary between the frame's stages, so the rasteriser's time is
@@ -41,6 +46,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import tempfile
 import time
 from pathlib import Path
@@ -130,6 +136,35 @@ def breakdown(app, seconds=3.0):
     return out
 
 
+def thread_seconds() -> dict:
+    """{thread id: (name, CPU seconds)} of this process's threads (Linux /proc; {} elsewhere)."""
+    import glob
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for path in glob.glob("/proc/self/task/*/stat"):
+        try:
+            text = open(path).read()
+        except OSError:                                 # the thread ended
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text[text.rindex(")") + 2:].split()
+        out[int(path.split("/")[4])] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def cpu_split(before: dict, after: dict, sim_tid) -> dict:
+    """CPU seconds between two thread_seconds() by kind of thread: the main thread (Python,
+    ImGui, and the GL calls: llvmpipe's vertex work and binning), llvmpipe's rasteriser threads,
+    the simulation thread, the rest."""
+    split = dict.fromkeys(("main", "rasteriser", "simulation", "other"), 0.0)
+    main = threading.main_thread().native_id
+    for tid, (name, t) in after.items():
+        kind = ("main" if tid == main else "simulation" if tid == sim_tid
+                else "rasteriser" if name.startswith("llvmpipe") else "other")
+        split[kind] += t - before.get(tid, (name, 0.0))[1]
+    return split
+
+
 def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=False,
             geoms=True, panels=True):
     from studio.__main__ import load
@@ -157,11 +192,13 @@ def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=
         state = (runner.d.qpos.copy(), runner.d.qvel.copy(), runner.d.time)
         steps0 = runner.steps
     f0, s0, t0, c0 = runner.frames, runner.snapshot.time, time.perf_counter(), time.process_time()
+    threads0 = thread_seconds()
     while time.perf_counter() - t0 < seconds:
         app.pump(1)
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     frames = runner.frames - f0
+    split = cpu_split(threads0, thread_seconds(), runner._thread.native_id)
     fps = frames / wall
     rtf = (runner.snapshot.time - s0) / wall
     nsteps = runner.steps - steps0
@@ -180,6 +217,7 @@ def measure(path, render_scale=None, seconds=5.0, warmup=1.0, fxaa=None, stages=
     engine.step(m, d, max(nsteps, 1))
     engine_rtf = max(nsteps, 1) * float(m.opt.timestep) / (time.perf_counter() - t)
     return dict(fps=fps, rtf=rtf, cpu_ms=1e3 * cpu / max(frames, 1), engine_rtf=engine_rtf,
+                split={k: 1e3 * v / max(frames, 1) for k, v in split.items()},
                 scale=scale, msaa=msaa, gl=gl, plotted=plotted, fxaa=aa, stages=parts)
 
 
@@ -323,6 +361,9 @@ def main():
               f"cpu_per_frame={r['cpu_ms']:5.1f} ms  "
               f"engine_alone_realtime_factor={r['engine_rtf']:.3f}  load={load_average()}",
               flush=True)
+        if scale is None and r["split"]:
+            print("  CPU a frame by thread: " + ", ".join(f"{k} {v:.1f} ms"
+                                                        for k, v in r["split"].items()))
         if r["stages"]:
             wall, cpu = (sum(v[i] for k, v in r["stages"].items() if not k.startswith("("))
                          for i in range(2))
@@ -359,6 +400,12 @@ def main():
         print(f"target: {name}: >= {target:.0f} FPS, panels open, realtime_factor >= "
               f"{TARGET_RTF} (auto render scale): fps={r['fps']:.1f} realtime_factor="
               f"{r['rtf']:.3f} -> {'met' if met else 'NOT met'}")
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        if r["split"]:
+            # the CPU a frame takes against what the cores give at the target, all busy
+            print(f"        its frames take {sum(r['split'].values()):.1f} ms of CPU "
+                  f"(rasteriser {r['split']['rasteriser']:.1f}); {target:.0f} FPS on {cores} "
+                  f"cores allows at most {1e3 * cores / target:.1f}")
     if seconds is not None:
         print(f"target: window within {TARGET_WINDOW_SECONDS:.0f} s of launch on an empty cache, "
               f"showing progress: {seconds:.2f} s -> "
