@@ -10,8 +10,8 @@ def _gl_config():
     """OpenGL 3.3 core, double-buffered, single-sampled and without a depth buffer: the scene
     is drawn (and antialiased, when it is) in its own offscreen framebuffer with its own depth
     (``studio.viewport``), the panels need neither. A depth buffer the window does not use
-    still costs: with one attached, llvmpipe fills every pixel drawn to the window (the
-    upscaled view, the panels) about three times slower, depth test off or not."""
+    still costs: with one attached, llvmpipe never takes its linear rasteriser for what is
+    drawn to the window (the upscaled view, studio.viewport), depth test off or not."""
     from pyglet import gl
 
     return gl.Config(major_version=3, minor_version=3, forward_compatible=True, depth_size=0,
