@@ -291,16 +291,22 @@ def _pick_bound(kind, u, v, r, u1, v1, u2, v2, orient):
 
 
 @inlined
+def _in_plane(frame, x):
+    """Coordinates (u, v) in the plane, relative to contact 0, of x (geom frame)."""
+    _, _, t1, t2, u0, v0 = frame
+    return dot3(t1, x) - u0, dot3(t2, x) - v0
+
+
+@inlined
 def _consider(X, j, index, frame, margin, tol2, kind, u1, v1, u2, v2, orient, best, row, at):
     """(best, row, at) after vertex row j of X (hull index `index`) is considered for a pick:
     taken when below the margin, not nearer than tol2 to a contact so far, and better than the
     best (or as good with a lower hull index)."""
-    nl, off, t1, t2, u0, v0 = frame
-    x = (X[j, 0], X[j, 1], X[j, 2])
+    nl, off = frame[0], frame[1]
+    x = vec3(X, j)
     if dot3(nl, x) + off > margin:
         return best, row, at
-    u = dot3(t1, x) - u0
-    v = dot3(t2, x) - v0
+    u, v = _in_plane(frame, x)
     value, near = _pick_value(kind, u, v, u1, v1, u2, v2, orient)
     if (value > best or (value == best and row >= 0 and index < at)) and near >= tol2:
         return value, j, index
@@ -384,25 +390,22 @@ def _plane_mesh_patch(m, d, g2, n, pos1, s, margin):
     C = m.mesh_cluster
     for q in range(m.mesh_clusternum[k] if adr >= 0 else 0):
         base = adr + q * (1 + CLUSTER)
-        c = (C[base, 0], C[base, 1], C[base, 2])
+        c = vec3(C, base)
         if dot3(nl, c) + off - C[base, 3] > margin + 1e-9 * rbound:
             continue
-        P[nlive, 0] = dot3(t1, c) - u0
-        P[nlive, 1] = dot3(t2, c) - v0
+        P[nlive, 0], P[nlive, 1] = _in_plane(frame, c)
         live[nlive] = q
         nlive += 1
     j1 = _pick(m, d, k, nlive, FARTHEST, frame, margin, tol2, floor, 0.0, 0.0, 0.0, 0.0, 0.0)
     if j1 < 0:
         return 1
     _plane_mesh_put(d, g2, n, pos1, X, j1, 1)
-    x1 = (X[j1, 0], X[j1, 1], X[j1, 2])
-    u1, v1 = dot3(t1, x1) - u0, dot3(t2, x1) - v0
+    u1, v1 = _in_plane(frame, vec3(X, j1))
     j2 = _pick(m, d, k, nlive, AREA, frame, margin, tol2, floor, u1, v1, 0.0, 0.0, 0.0)
     if j2 < 0:
         return 2
     _plane_mesh_put(d, g2, n, pos1, X, j2, 2)
-    x2 = (X[j2, 0], X[j2, 1], X[j2, 2])
-    u2, v2 = dot3(t1, x2) - u0, dot3(t2, x2) - v0
+    u2, v2 = _in_plane(frame, vec3(X, j2))
     # the farthest outside an edge of triangle 0, 1, 2 (outward areas positive), or, with
     # none outside, the farthest from the three
     orient = 1.0 if u1 * v2 - v1 * u2 > 0 else -1.0
@@ -420,8 +423,7 @@ def _plane_mesh_put(d, g2, n, pos1, X, j, count):
     """Contact `count` of plane : mesh at the vertex of row j of X (m.mesh_cluster or
     m.mesh_vert): midway between the vertex and the plane, at the vertex's depth, along the
     plane's normal."""
-    x = (X[j, 0], X[j, 1], X[j, 2])
-    v = add3(mulmatvec3(mat9(d.geom_xmat, g2), x), vec3(d.geom_xpos, g2))
+    v = add3(mulmatvec3(mat9(d.geom_xmat, g2), vec3(X, j)), vec3(d.geom_xpos, g2))
     depth = dot3(n, sub3(v, pos1))
     put(d.col_dist, d.col_pos, d.col_frame, count, depth, add3(v, scl3(n, -0.5 * depth)), n)
 

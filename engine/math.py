@@ -37,7 +37,7 @@ def warn(d, warning, info):
 
 @jit
 def vec3(a, i):
-    """Row i of an (n, 3) array as a tuple."""
+    """The first three entries of row i of a 2D array (an (n, 3) vector array) as a tuple."""
     return (a[i, 0], a[i, 1], a[i, 2])
 
 
