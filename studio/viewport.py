@@ -68,8 +68,7 @@ def bgra_storage(texture: moderngl.Texture) -> bool:
     RGBA). False, and the texture left as it was, where the driver refuses it."""
     from pyglet import gl
     try:
-        while gl.glGetError():                       # errors left by earlier calls
-            pass
+        _ = texture.ctx.error                        # (pyglet raises for an earlier error)
         gl.glActiveTexture(gl.GL_TEXTURE0)
         gl.glBindTexture(gl.GL_TEXTURE_2D, texture.glo)
         gl.glTexImage2D(gl.GL_TEXTURE_2D, 0, gl.GL_RGBA, texture.width, texture.height, 0,
